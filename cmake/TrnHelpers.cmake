@@ -1,0 +1,52 @@
+# Helpers shared by every module: warnings, sanitizers, and one-line declarations of a module
+# library, a test executable and a benchmark executable.
+
+function(trn_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+  if(TRN_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+function(trn_set_sanitizers target)
+  if(TRN_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${TRN_SANITIZE} -fno-omit-frame-pointer
+                                             -fno-sanitize-recover=all)
+    target_link_options(${target} PRIVATE -fsanitize=${TRN_SANITIZE})
+  endif()
+endfunction()
+
+# trn_add_module(<name> SOURCES <files...> DEPS <targets...>)
+# Defines the static library trn_<name>, aliased trn::<name>, with public headers in include/.
+function(trn_add_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(trn_${name} STATIC ${ARG_SOURCES})
+  add_library(trn::${name} ALIAS trn_${name})
+  target_include_directories(trn_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  target_link_libraries(trn_${name} PUBLIC ${ARG_DEPS})
+  trn_set_warnings(trn_${name})
+  trn_set_sanitizers(trn_${name})
+endfunction()
+
+# trn_add_test(<name> SOURCES <files...> DEPS <targets...> [LABELS <labels...>])
+# One GoogleTest executable per module; every test case is registered with ctest.
+function(trn_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE TRN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  trn_set_warnings(${name})
+  trn_set_sanitizers(${name})
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# trn_add_bench(<name> SOURCES <files...> DEPS <targets...>)
+function(trn_add_bench name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} benchmark::benchmark)
+  trn_set_warnings(${name})
+endfunction()
