@@ -2,7 +2,10 @@
 # library, a test executable and a benchmark executable.
 
 function(trn_set_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+  # -ffp-contract=off: no compiler-fused multiply-adds, so every fp32 result is the one the
+  # source spells out, identical across compilers and hosts.
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+                                           -ffp-contract=off)
   if(TRN_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
