@@ -1,4 +1,4 @@
-#include "trn/core/matmul_kernel.h"
+#include "trn/isa/matmul_kernel.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-namespace trn::core {
+namespace trn::isa {
 namespace {
 
 struct Matrix {
@@ -154,4 +154,4 @@ TEST(MatmulKernelDeathTest, MismatchedShapesAreABug) {
 }
 
 }  // namespace
-}  // namespace trn::core
+}  // namespace trn::isa

@@ -1,16 +1,16 @@
 // Highway compiles this file once per SIMD target and dispatches at run time.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "src/core/matmul_kernel.cpp"
+#define HWY_TARGET_INCLUDE "src/isa/matmul_kernel.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
 #include <cmath>
 
 #include "trn/base/check.h"
-#include "trn/core/matmul_kernel.h"
+#include "trn/isa/matmul_kernel.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace trn::core {
+namespace trn::isa {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -110,11 +110,11 @@ void MatmulTileImpl(const float* stationary, std::size_t stationaryStride, const
 }
 
 }  // namespace HWY_NAMESPACE
-}  // namespace trn::core
+}  // namespace trn::isa
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-namespace trn::core {
+namespace trn::isa {
 
 HWY_EXPORT(MatmulTileImpl);
 
@@ -157,5 +157,5 @@ void matmulTileReference(MatrixView<const float> stationary, MatrixView<const fl
   }
 }
 
-}  // namespace trn::core
+}  // namespace trn::isa
 #endif  // HWY_ONCE

@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-namespace trn::core {
+namespace trn::isa {
 
 /// Row-major fp32 matrix view: element (row, col) is at data[row * stride + col].
 template <typename T>
@@ -36,4 +36,4 @@ void matmulTile(MatrixView<const float> stationary, MatrixView<const float> movi
 void matmulTileReference(MatrixView<const float> stationary, MatrixView<const float> moving,
                          MatrixView<float> out, PsumWrite mode);
 
-}  // namespace trn::core
+}  // namespace trn::isa

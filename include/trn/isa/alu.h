@@ -1,0 +1,22 @@
+// Element-wise arithmetic shared by the Vector, Scalar and GpSimd instructions: the fp32 ALU
+// operators and the activation functions. Engines compute in fp32 (hardware-trn2.md §10);
+// comparisons yield 1.0 or 0.0; bitwise operators act on the value converted to a 32-bit integer
+// (exact for the integer inputs they are meant for) and convert back.
+#pragma once
+
+#include "trn/isa/enums.h"
+
+namespace trn::isa {
+
+/// a <op> b in fp32.
+float applyAlu(AluOp op, float a, float b);
+
+/// True for operators that treat their inputs as integers (bitwise and shifts).
+bool isBitwise(AluOp op);
+
+/// f(x) in fp32 for a ScalarE activation function. `alpha` is the prelu slope. The hardware uses
+/// piecewise-polynomial approximations; trnsim evaluates each function in double precision and
+/// rounds once to fp32 (documented in docs/isa.md).
+float applyActivation(ActivationFunction f, float x, float alpha = 0.0f);
+
+}  // namespace trn::isa

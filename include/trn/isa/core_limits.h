@@ -1,0 +1,29 @@
+// The hardware limits an instruction is verified against: memory geometry and per-instruction
+// tile limits of one NeuronCore. Filled from the chip description (spec module) by the core, so
+// the ISA stays independent of how specs are stored; defaults are Trainium2's.
+#pragma once
+
+#include <cstdint>
+
+namespace trn::isa {
+
+struct CoreLimits {
+  std::int64_t partitions = 128;              ///< SBUF and PSUM partitions
+  std::int64_t sbufPartitionBytes = 224 * 1024;
+  std::int64_t psumBanks = 8;
+  std::int64_t psumBankBytes = 2 * 1024;      ///< per partition
+  std::int64_t matmulMaxContraction = 128;    ///< K (partitions of both operands)
+  std::int64_t matmulMaxStationaryFree = 128; ///< M
+  std::int64_t matmulMaxMovingFree = 512;     ///< N (one fp32 PSUM bank)
+  std::int64_t maxFreeElementsSbuf = 65536;   ///< Vector/Scalar free size from SBUF
+  std::int64_t maxFreeElementsPsum = 4096;    ///< Vector/Scalar free size from PSUM
+  std::int64_t bnStatsMaxFree = 512;
+  std::int32_t semaphores = 256;
+  std::int32_t registers = 64;                ///< 32-bit registers per sequencer
+  std::int32_t dmaQueues = 16;
+  bool fp8DoubleRow = true;                   ///< NC-v3+: perf_mode=double_row
+
+  [[nodiscard]] std::int64_t psumPartitionBytes() const { return psumBanks * psumBankBytes; }
+};
+
+}  // namespace trn::isa

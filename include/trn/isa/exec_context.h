@@ -1,0 +1,46 @@
+// The interface through which an instruction's functional semantics touch the machine. The
+// instruction definitions (isa) call it; the core model implements it. Values cross it as fp32
+// (the compute format of every engine) or as raw element bytes for bit-exact moves, always in
+// access-pattern order: partition-major, then free dimensions outermost to innermost.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "trn/base/status.h"
+#include "trn/isa/access_pattern.h"
+#include "trn/numerics/convert.h"
+
+namespace trn::isa {
+
+class ExecContext {
+ public:
+  virtual ~ExecContext() = default;
+
+  /// Reads ap.elementCount() elements, widened to fp32.
+  virtual void readFloats(const AccessPattern& ap, std::span<float> out) = 0;
+
+  /// Writes ap.elementCount() fp32 values, cast to ap.dtype with the active rounding mode.
+  virtual void writeFloats(const AccessPattern& ap, std::span<const float> values) = 0;
+
+  /// Reads the raw bytes of ap.elementCount() elements (byteSize(ap.dtype) each).
+  virtual void readBytes(const AccessPattern& ap, std::span<std::byte> out) = 0;
+
+  /// Writes raw element bytes; no conversion.
+  virtual void writeBytes(const AccessPattern& ap, std::span<const std::byte> in) = 0;
+
+  /// Register `index` of the executing sequencer.
+  virtual std::int32_t& reg(int index) = 0;
+
+  /// 32-bit words of the executing engine's random-number generator.
+  virtual std::uint32_t randomWord() = 0;
+
+  /// Reseeds the executing engine's random-number generator.
+  virtual void seedRandom(std::uint64_t seed) = 0;
+
+  /// Continues the executing sequencer at instruction `index` of its stream (branches).
+  virtual void jumpTo(std::int64_t index) = 0;
+};
+
+}  // namespace trn::isa

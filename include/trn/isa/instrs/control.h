@@ -1,0 +1,79 @@
+// Sequencer control instructions: synchronisation-only no-ops and the 32-bit scalar registers
+// with branches that give dynamic loops (hardware-trn2.md §3 "control instructions").
+#pragma once
+
+#include <tuple>
+
+#include "trn/base/status.h"
+#include "trn/isa/exec_context.h"
+#include "trn/isa/field.h"
+#include "trn/isa/instruction.h"
+
+namespace trn::isa {
+
+/// Does nothing; carries semaphore waits and updates on its own.
+struct Nop {
+  static constexpr InstrInfo kInfo{"nop", 0x0600,
+                                   {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool,
+                                    Engine::kSp},
+                                   "control", "no operation; used for a bare semaphore wait/update"};
+  static constexpr auto fields() { return std::tuple{}; }
+  [[nodiscard]] Status execute(ExecContext& /*ctx*/) const { return {}; }
+};
+
+/// reg[dst] = value.
+struct RegSet {
+  static constexpr InstrInfo kInfo{"reg_set", 0x0601,
+                                   {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool,
+                                    Engine::kSp},
+                                   "control", "set a sequencer register to a constant"};
+  std::int64_t reg = 0;
+  std::int64_t value = 0;
+  static constexpr auto fields() {
+    return std::tuple{
+        FieldDesc{"reg", &RegSet::reg, FieldRole::kImmediate, "register index"},
+        FieldDesc{"value", &RegSet::value, FieldRole::kImmediate, "32-bit signed value"},
+    };
+  }
+  [[nodiscard]] Status verify(const VerifyContext& ctx) const;
+  [[nodiscard]] Status execute(ExecContext& ctx) const;
+};
+
+/// reg[dst] += value (32-bit wrap-around).
+struct RegAdd {
+  static constexpr InstrInfo kInfo{"reg_add", 0x0602,
+                                   {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool,
+                                    Engine::kSp},
+                                   "control", "add a constant to a sequencer register"};
+  std::int64_t reg = 0;
+  std::int64_t value = 0;
+  static constexpr auto fields() {
+    return std::tuple{
+        FieldDesc{"reg", &RegAdd::reg, FieldRole::kImmediate, "register index"},
+        FieldDesc{"value", &RegAdd::value, FieldRole::kImmediate, "32-bit signed addend"},
+    };
+  }
+  [[nodiscard]] Status verify(const VerifyContext& ctx) const;
+  [[nodiscard]] Status execute(ExecContext& ctx) const;
+};
+
+/// If reg[reg] != 0, continue at instruction `target` of this engine's stream.
+struct BranchNonZero {
+  static constexpr InstrInfo kInfo{"branch_nz", 0x0603,
+                                   {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool,
+                                    Engine::kSp},
+                                   "control", "jump to an instruction of this stream if a register is non-zero"};
+  std::int64_t reg = 0;
+  std::int64_t target = 0;
+  static constexpr auto fields() {
+    return std::tuple{
+        FieldDesc{"reg", &BranchNonZero::reg, FieldRole::kImmediate, "register index"},
+        FieldDesc{"target", &BranchNonZero::target, FieldRole::kImmediate,
+                  "instruction index within this engine's stream"},
+    };
+  }
+  [[nodiscard]] Status verify(const VerifyContext& ctx) const;
+  [[nodiscard]] Status execute(ExecContext& ctx) const;
+};
+
+}  // namespace trn::isa

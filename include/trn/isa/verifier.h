@@ -1,0 +1,55 @@
+// The verifier: checks a Program against the hardware rules before it runs. Generic rules are
+// applied to every instruction from its declaration (allowed engines, which engine may touch which
+// memory, partition ranges and start-partition rules, access-pattern dimension and encoding
+// limits, alignment, bounds of every access, semaphore indices); instruction-specific rules (tile
+// limits, dtypes, shapes) come from each instruction's verify(). A violation names the instruction
+// (engine, index in its stream, and text), the operand, the rule and the offending values.
+#pragma once
+
+#include <initializer_list>
+#include <string_view>
+
+#include "trn/base/status.h"
+#include "trn/isa/core_limits.h"
+#include "trn/isa/program.h"
+
+namespace trn::isa {
+
+/// Checks the whole program; returns the first violation.
+Status verifyProgram(const Program& program, const CoreLimits& limits);
+
+/// Checks instruction number `index` of its engine's stream.
+Status verifyInstruction(const Instruction& instr, std::size_t index, const Program& program,
+                         const CoreLimits& limits);
+
+// Building blocks for instructions' own verify() functions. Each returns a
+// failedPrecondition Status naming the operand and the values at fault.
+
+/// `ap` lies in one of `memories`.
+Status requireMemory(std::string_view operand, const AccessPattern& ap,
+                     std::initializer_list<Memory> memories);
+
+/// `ap` has one of `dtypes`.
+Status requireDType(std::string_view operand, const AccessPattern& ap,
+                    std::initializer_list<DType> dtypes);
+
+/// `ap` is a floating-point type.
+Status requireFloat(std::string_view operand, const AccessPattern& ap);
+
+/// Both operands cover the same number of partitions and of elements per partition.
+Status requireSameShape(std::string_view operandA, const AccessPattern& a,
+                        std::string_view operandB, const AccessPattern& b);
+
+/// A [P, 1] per-partition operand matching `data`'s partitions (immediates always pass).
+Status requirePerPartitionScalar(std::string_view operand, const ScalarOperand& scalar,
+                                 const AccessPattern& data);
+
+/// The free size of a Vector/Scalar/GpSimd operand is within the limit of its memory.
+Status requireComputeTileSize(std::string_view operand, const AccessPattern& ap,
+                              const CoreLimits& limits);
+
+/// Every element of `ap` per partition is at most `limit`; `rule` names the limit.
+Status requireFreeSizeAtMost(std::string_view operand, const AccessPattern& ap,
+                             std::int64_t limit, std::string_view rule);
+
+}  // namespace trn::isa

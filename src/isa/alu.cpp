@@ -1,0 +1,118 @@
+#include "trn/isa/alu.h"
+
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+
+#include "trn/base/check.h"
+
+namespace trn::isa {
+namespace {
+
+/// The value as a 32-bit integer for bitwise operators: truncated toward zero and saturated;
+/// NaN gives 0.
+std::int64_t toInteger(float x) {
+  if (std::isnan(x)) {
+    return 0;
+  }
+  const double t = std::trunc(static_cast<double>(x));
+  return static_cast<std::int64_t>(std::fmax(-2147483648.0, std::fmin(4294967295.0, t)));
+}
+
+float fromInteger(std::int64_t v) { return static_cast<float>(static_cast<std::int32_t>(v)); }
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+}  // namespace
+
+bool isBitwise(AluOp op) {
+  return op == AluOp::kBitwiseAnd || op == AluOp::kBitwiseOr || op == AluOp::kBitwiseXor ||
+         op == AluOp::kShiftLeft || op == AluOp::kShiftRight;
+}
+
+float applyAlu(AluOp op, float a, float b) {
+  switch (op) {
+    case AluOp::kAdd: return a + b;
+    case AluOp::kSubtract: return a - b;
+    case AluOp::kMultiply: return a * b;
+    case AluOp::kDivide: return a / b;
+    case AluOp::kMax: return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b);
+    case AluOp::kMin: return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b);
+    case AluOp::kPow:
+      return static_cast<float>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+    case AluOp::kEqual: return a == b ? 1.0f : 0.0f;
+    case AluOp::kNotEqual: return a != b ? 1.0f : 0.0f;
+    case AluOp::kGreater: return a > b ? 1.0f : 0.0f;
+    case AluOp::kGreaterEqual: return a >= b ? 1.0f : 0.0f;
+    case AluOp::kLess: return a < b ? 1.0f : 0.0f;
+    case AluOp::kLessEqual: return a <= b ? 1.0f : 0.0f;
+    case AluOp::kLogicalAnd: return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;
+    case AluOp::kLogicalOr: return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;
+    case AluOp::kLogicalXor: return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;
+    case AluOp::kAbsMax: return std::fmax(std::fabs(a), std::fabs(b));
+    case AluOp::kAbsMin: return std::fmin(std::fabs(a), std::fabs(b));
+    case AluOp::kBitwiseAnd: return fromInteger(toInteger(a) & toInteger(b));
+    case AluOp::kBitwiseOr: return fromInteger(toInteger(a) | toInteger(b));
+    case AluOp::kBitwiseXor: return fromInteger(toInteger(a) ^ toInteger(b));
+    case AluOp::kShiftLeft:
+      return fromInteger(static_cast<std::int64_t>(static_cast<std::uint32_t>(toInteger(a))
+                                                   << (toInteger(b) & 31)));
+    case AluOp::kShiftRight:  // logical: NKI has no arithmetic right shift
+      return fromInteger(static_cast<std::int64_t>(static_cast<std::uint32_t>(toInteger(a)) >>
+                                                   (toInteger(b) & 31)));
+    case AluOp::kBypass: return a;
+  }
+  TRN_UNREACHABLE() << "bad AluOp " << static_cast<int>(op);
+  return 0.0f;
+}
+
+float applyActivation(ActivationFunction f, float xf, float alpha) {
+  const double x = xf;
+  const double kSqrt2 = std::numbers::sqrt2;
+  const double kInvSqrtPi = std::numbers::inv_sqrtpi;
+  double y = 0;
+  switch (f) {
+    case ActivationFunction::kCopy: return xf;
+    case ActivationFunction::kSquare: y = x * x; break;
+    case ActivationFunction::kSigmoid: y = sigmoid(x); break;
+    case ActivationFunction::kRelu: return xf > 0.0f ? xf : 0.0f;
+    case ActivationFunction::kPrelu: y = x > 0 ? x : static_cast<double>(alpha) * x; break;
+    case ActivationFunction::kGelu: y = 0.5 * x * (1.0 + std::erf(x / kSqrt2)); break;
+    case ActivationFunction::kGeluDx:
+      y = 0.5 * (1.0 + std::erf(x / kSqrt2)) + x * kInvSqrtPi / kSqrt2 * std::exp(-0.5 * x * x);
+      break;
+    case ActivationFunction::kGeluApproxTanh:
+      y = 0.5 * x *
+          (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+      break;
+    case ActivationFunction::kGeluApproxSigmoid: y = x * sigmoid(1.702 * x); break;
+    case ActivationFunction::kGeluApproxSigmoidDx: {
+      const double s = sigmoid(1.702 * x);
+      y = s + 1.702 * x * s * (1.0 - s);
+      break;
+    }
+    case ActivationFunction::kSilu: y = x * sigmoid(x); break;
+    case ActivationFunction::kSiluDx: {
+      const double s = sigmoid(x);
+      y = s * (1.0 + x * (1.0 - s));
+      break;
+    }
+    case ActivationFunction::kTanh: y = std::tanh(x); break;
+    case ActivationFunction::kSoftplus: y = std::log1p(std::exp(x)); break;
+    case ActivationFunction::kMish: y = x * std::tanh(std::log1p(std::exp(x))); break;
+    case ActivationFunction::kErf: y = std::erf(x); break;
+    case ActivationFunction::kErfDx: y = 2.0 * kInvSqrtPi * std::exp(-x * x); break;
+    case ActivationFunction::kExp: y = std::exp(x); break;
+    case ActivationFunction::kLog: y = std::log(x); break;
+    case ActivationFunction::kSin: y = std::sin(x); break;
+    case ActivationFunction::kArctan: y = std::atan(x); break;
+    case ActivationFunction::kSqrt: y = std::sqrt(x); break;
+    case ActivationFunction::kRsqrt: y = 1.0 / std::sqrt(x); break;
+    case ActivationFunction::kReciprocal: y = 1.0 / x; break;
+    case ActivationFunction::kSign: y = std::isnan(x) ? x : (x > 0) - (x < 0); break;
+    case ActivationFunction::kAbs: return std::fabs(xf);
+  }
+  return static_cast<float>(y);
+}
+
+}  // namespace trn::isa

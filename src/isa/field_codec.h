@@ -1,0 +1,269 @@
+// Per-type handling of instruction fields: text formatting and parsing, binary encoding and
+// decoding, and the type's name in reference pages. One overload set per field type; the
+// program printer, parser, encoder and decoder apply them to every declared field.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trn/isa/field.h"
+#include "trn/isa/instruction.h"
+
+namespace trn::isa::codec {
+
+using TensorNameFn = std::function<std::string_view(std::int32_t)>;
+using TensorIndexFn = std::function<Result<std::int32_t>(std::string_view)>;
+
+/// Appends little-endian values to a byte vector.
+class Writer {
+ public:
+  explicit Writer(std::vector<std::byte>& out) : out_(out) {}
+  template <typename T>
+  void put(T value) {
+    static_assert(std::is_integral_v<T>);
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      out_.push_back(static_cast<std::byte>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xff));
+    }
+  }
+  void putString(std::string_view s) {
+    put(static_cast<std::uint32_t>(s.size()));
+    for (const char c : s) {
+      out_.push_back(static_cast<std::byte>(c));
+    }
+  }
+
+ private:
+  std::vector<std::byte>& out_;
+};
+
+/// Reads little-endian values with bounds checks; errors carry the byte offset.
+class Reader {
+ public:
+  Reader(std::span<const std::byte> bytes, std::string_view name) : bytes_(bytes), name_(name) {}
+
+  template <typename T>
+  Status get(T& value) {
+    static_assert(std::is_integral_v<T>);
+    if (bytes_.size() - pos_ < sizeof(T)) {
+      return error(fmt::format("unexpected end of data reading {} bytes", sizeof(T)));
+    }
+    std::uint64_t raw = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      raw |= static_cast<std::uint64_t>(bytes_[pos_ + i]) << (8 * i);
+    }
+    pos_ += sizeof(T);
+    value = static_cast<T>(raw);
+    return {};
+  }
+  Status getString(std::string& s, std::size_t maxLength) {
+    std::uint32_t length = 0;
+    TRN_RETURN_IF_ERROR(get(length));
+    if (length > maxLength || length > bytes_.size() - pos_) {
+      return error(fmt::format("string length {} is invalid", length));
+    }
+    s.assign(reinterpret_cast<const char*>(bytes_.data()) + pos_, length);
+    pos_ += length;
+    return {};
+  }
+  [[nodiscard]] Status error(std::string_view what) const {
+    return parseError(fmt::format("{}: corrupt program at byte {}: {}", name_, pos_, what));
+  }
+  [[nodiscard]] bool done() const { return pos_ == bytes_.size(); }
+  [[nodiscard]] std::size_t position() const { return pos_; }
+
+ private:
+  std::span<const std::byte> bytes_;
+  std::string_view name_;
+  std::size_t pos_ = 0;
+};
+
+// ---- bool ----
+inline std::string_view typeName(const bool*) { return "bool"; }
+inline std::string format(bool v, const TensorNameFn&) { return v ? "true" : "false"; }
+inline Status parse(std::string_view text, bool& v, const TensorIndexFn&) {
+  if (text == "true" || text == "1") {
+    v = true;
+  } else if (text == "false" || text == "0") {
+    v = false;
+  } else {
+    return parseError(fmt::format("'{}' is not a bool (true or false)", text));
+  }
+  return {};
+}
+inline void encode(bool v, Writer& w) { w.put(static_cast<std::uint8_t>(v)); }
+inline Status decode(Reader& r, bool& v) {
+  std::uint8_t raw = 0;
+  TRN_RETURN_IF_ERROR(r.get(raw));
+  if (raw > 1) {
+    return r.error(fmt::format("bool value {}", raw));
+  }
+  v = raw == 1;
+  return {};
+}
+
+// ---- std::int64_t ----
+inline std::string_view typeName(const std::int64_t*) { return "int"; }
+inline std::string format(std::int64_t v, const TensorNameFn&) { return std::to_string(v); }
+inline Status parse(std::string_view text, std::int64_t& v, const TensorIndexFn&) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return parseError(fmt::format("'{}' is not an integer", text));
+  }
+  return {};
+}
+inline void encode(std::int64_t v, Writer& w) { w.put(v); }
+inline Status decode(Reader& r, std::int64_t& v) { return r.get(v); }
+
+// ---- float ----
+inline std::string_view typeName(const float*) { return "float"; }
+/// Shortest text that reads back to the same float (hex for NaN payloads is not needed: NaN
+/// immediates print as "nan").
+inline std::string format(float v, const TensorNameFn&) { return fmt::format("{}", v); }
+inline Status parse(std::string_view text, float& v, const TensorIndexFn&) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return parseError(fmt::format("'{}' is not a number", text));
+  }
+  return {};
+}
+inline void encode(float v, Writer& w) { w.put(std::bit_cast<std::uint32_t>(v)); }
+inline Status decode(Reader& r, float& v) {
+  std::uint32_t raw = 0;
+  TRN_RETURN_IF_ERROR(r.get(raw));
+  v = std::bit_cast<float>(raw);
+  return {};
+}
+
+// ---- enums with an EnumTable ----
+template <TabledEnum E>
+std::string_view typeName(const E*) {
+  return EnumTable<E>::kTypeName;
+}
+template <TabledEnum E>
+std::string format(E v, const TensorNameFn&) {
+  return std::string(enumName(v));
+}
+template <TabledEnum E>
+Status parse(std::string_view text, E& v, const TensorIndexFn&) {
+  if (enumFromName(text, v)) {
+    return {};
+  }
+  std::string names;
+  for (const auto& [value, name] : EnumTable<E>::kEntries) {
+    names += names.empty() ? "" : ", ";
+    names += name;
+  }
+  return parseError(fmt::format("'{}' is not a {}; expected one of {}", text,
+                                EnumTable<E>::kTypeName, names));
+}
+template <TabledEnum E>
+void encode(E v, Writer& w) {
+  w.put(static_cast<std::uint8_t>(v));
+}
+template <TabledEnum E>
+Status decode(Reader& r, E& v) {
+  std::uint8_t raw = 0;
+  TRN_RETURN_IF_ERROR(r.get(raw));
+  for (const auto& [value, name] : EnumTable<E>::kEntries) {
+    if (static_cast<std::uint8_t>(value) == raw) {
+      v = value;
+      return {};
+    }
+  }
+  return r.error(fmt::format("{} value {} is not defined", EnumTable<E>::kTypeName, raw));
+}
+
+// ---- AccessPattern ----
+inline std::string_view typeName(const AccessPattern*) { return "tensor"; }
+inline std::string format(const AccessPattern& ap, const TensorNameFn& names) {
+  return formatAccessPattern(ap, names);
+}
+inline Status parse(std::string_view text, AccessPattern& ap, const TensorIndexFn& tensors) {
+  TRN_ASSIGN_OR_RETURN(ap, parseAccessPattern(text, tensors));
+  return {};
+}
+void encode(const AccessPattern& ap, Writer& w);
+Status decode(Reader& r, AccessPattern& ap);
+
+// ---- std::optional<AccessPattern> ----
+inline std::string_view typeName(const std::optional<AccessPattern>*) { return "tensor?"; }
+inline std::string format(const std::optional<AccessPattern>& ap, const TensorNameFn& names) {
+  return ap ? formatAccessPattern(*ap, names) : "none";
+}
+inline Status parse(std::string_view text, std::optional<AccessPattern>& ap,
+                    const TensorIndexFn& tensors) {
+  if (text == "none") {
+    ap.reset();
+    return {};
+  }
+  TRN_ASSIGN_OR_RETURN(ap, parseAccessPattern(text, tensors));
+  return {};
+}
+inline void encode(const std::optional<AccessPattern>& ap, Writer& w) {
+  w.put(static_cast<std::uint8_t>(ap.has_value()));
+  if (ap) {
+    encode(*ap, w);
+  }
+}
+inline Status decode(Reader& r, std::optional<AccessPattern>& ap) {
+  bool present = false;
+  TRN_RETURN_IF_ERROR(decode(r, present));
+  if (!present) {
+    ap.reset();
+    return {};
+  }
+  ap.emplace();
+  return decode(r, *ap);
+}
+
+// ---- ScalarOperand: immediate or [P, 1] tensor ----
+inline std::string_view typeName(const ScalarOperand*) { return "float|tensor"; }
+inline std::string format(const ScalarOperand& s, const TensorNameFn& names) {
+  if (const float* f = std::get_if<float>(&s)) {
+    return format(*f, names);
+  }
+  return formatAccessPattern(std::get<AccessPattern>(s), names);
+}
+inline Status parse(std::string_view text, ScalarOperand& s, const TensorIndexFn& tensors) {
+  float f = 0;
+  if (parse(text, f, tensors).ok()) {
+    s = f;
+    return {};
+  }
+  TRN_ASSIGN_OR_RETURN(s, parseAccessPattern(text, tensors));
+  return {};
+}
+inline void encode(const ScalarOperand& s, Writer& w) {
+  w.put(static_cast<std::uint8_t>(s.index()));
+  if (const float* f = std::get_if<float>(&s)) {
+    encode(*f, w);
+  } else {
+    encode(std::get<AccessPattern>(s), w);
+  }
+}
+inline Status decode(Reader& r, ScalarOperand& s) {
+  std::uint8_t kind = 0;
+  TRN_RETURN_IF_ERROR(r.get(kind));
+  if (kind == 0) {
+    float f = 0;
+    TRN_RETURN_IF_ERROR(decode(r, f));
+    s = f;
+    return {};
+  }
+  if (kind != 1) {
+    return r.error(fmt::format("scalar operand kind {}", kind));
+  }
+  AccessPattern ap;
+  TRN_RETURN_IF_ERROR(decode(r, ap));
+  s = ap;
+  return {};
+}
+
+}  // namespace trn::isa::codec

@@ -1,0 +1,65 @@
+#include "trn/isa/instrs/control.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace trn::isa {
+namespace {
+
+Status checkRegister(std::int64_t reg, const VerifyContext& ctx) {
+  if (reg < 0 || reg >= ctx.limits.registers) {
+    return failedPrecondition(fmt::format("register r{} does not exist (0..{})", reg,
+                                          ctx.limits.registers - 1));
+  }
+  return {};
+}
+
+Status checkInt32(std::int64_t value) {
+  if (value < std::numeric_limits<std::int32_t>::min() ||
+      value > std::numeric_limits<std::int32_t>::max()) {
+    return failedPrecondition(fmt::format("value {} does not fit a 32-bit register", value));
+  }
+  return {};
+}
+
+}  // namespace
+
+Status RegSet::verify(const VerifyContext& ctx) const {
+  TRN_RETURN_IF_ERROR(checkRegister(reg, ctx));
+  return checkInt32(value);
+}
+
+Status RegSet::execute(ExecContext& ctx) const {
+  ctx.reg(static_cast<int>(reg)) = static_cast<std::int32_t>(value);
+  return {};
+}
+
+Status RegAdd::verify(const VerifyContext& ctx) const {
+  TRN_RETURN_IF_ERROR(checkRegister(reg, ctx));
+  return checkInt32(value);
+}
+
+Status RegAdd::execute(ExecContext& ctx) const {
+  std::int32_t& r = ctx.reg(static_cast<int>(reg));
+  r = static_cast<std::int32_t>(static_cast<std::uint32_t>(r) + static_cast<std::uint32_t>(value));
+  return {};
+}
+
+Status BranchNonZero::verify(const VerifyContext& ctx) const {
+  TRN_RETURN_IF_ERROR(checkRegister(reg, ctx));
+  if (target < 0 || static_cast<std::size_t>(target) >= ctx.streamLength) {
+    return failedPrecondition(fmt::format("branch target {} is outside this stream (0..{})",
+                                          target, ctx.streamLength - 1));
+  }
+  return {};
+}
+
+Status BranchNonZero::execute(ExecContext& ctx) const {
+  if (ctx.reg(static_cast<int>(reg)) != 0) {
+    ctx.jumpTo(target);
+  }
+  return {};
+}
+
+}  // namespace trn::isa

@@ -1,0 +1,246 @@
+#include "trn/isa/program_binary.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+
+#include "field_codec.h"
+
+namespace trn::isa {
+namespace {
+
+constexpr std::array<char, 8> kMagic = {'T', 'R', 'N', 'P', 'R', 'O', 'G', '\0'};
+constexpr std::size_t kMaxName = 4096;
+constexpr std::uint32_t kMaxTensors = 1 << 16;
+constexpr std::uint32_t kMaxRank = 16;
+constexpr std::uint32_t kMaxSync = 64;
+
+void encodeInstruction(const Instruction& instr, codec::Writer& w) {
+  std::visit(
+      [&](const auto& body) {
+        using I = std::decay_t<decltype(body)>;
+        w.put(I::kInfo.opcode);
+        w.put(static_cast<std::uint8_t>(instr.engine));
+        w.put(static_cast<std::uint32_t>(instr.sync.waits.size()));
+        for (const SemaphoreWait& wait : instr.sync.waits) {
+          w.put(wait.semaphore);
+          codec::encode(wait.compare, w);
+          w.put(wait.value);
+        }
+        w.put(static_cast<std::uint32_t>(instr.sync.updates.size()));
+        for (const SemaphoreUpdate& update : instr.sync.updates) {
+          w.put(update.semaphore);
+          codec::encode(update.op, w);
+          w.put(update.value);
+        }
+        w.putString(instr.location.file);
+        w.put(instr.location.line);
+        forEachFieldValue(body, [&](const auto& /*desc*/, const auto& value) {
+          codec::encode(value, w);
+        });
+      },
+      instr.body);
+}
+
+Result<InstructionBody> decodeBody(std::uint16_t opcode, codec::Reader& r) {
+  std::optional<Result<InstructionBody>> result;
+  forEachInstructionType([&]<typename I>() {
+    if (!result && I::kInfo.opcode == opcode) {
+      I instr;
+      Status status;
+      forEachFieldValue(instr, [&](const auto& /*desc*/, auto& member) {
+        if (status.ok()) {
+          status = codec::decode(r, member);
+        }
+      });
+      result = status.ok() ? Result<InstructionBody>(InstructionBody(std::move(instr)))
+                           : Result<InstructionBody>(status);
+    }
+  });
+  if (!result) {
+    return r.error(fmt::format("unknown opcode 0x{:04x}", opcode));
+  }
+  return std::move(*result);
+}
+
+Status decodeInstruction(codec::Reader& r, Instruction& instr) {
+  std::uint16_t opcode = 0;
+  std::uint8_t engine = 0;
+  TRN_RETURN_IF_ERROR(r.get(opcode));
+  TRN_RETURN_IF_ERROR(r.get(engine));
+  if (engine >= kNumEngines) {
+    return r.error(fmt::format("engine {} does not exist", engine));
+  }
+  instr.engine = static_cast<Engine>(engine);
+  std::uint32_t count = 0;
+  TRN_RETURN_IF_ERROR(r.get(count));
+  if (count > kMaxSync) {
+    return r.error(fmt::format("{} semaphore waits", count));
+  }
+  instr.sync.waits.resize(count);
+  for (SemaphoreWait& wait : instr.sync.waits) {
+    TRN_RETURN_IF_ERROR(r.get(wait.semaphore));
+    TRN_RETURN_IF_ERROR(codec::decode(r, wait.compare));
+    TRN_RETURN_IF_ERROR(r.get(wait.value));
+  }
+  TRN_RETURN_IF_ERROR(r.get(count));
+  if (count > kMaxSync) {
+    return r.error(fmt::format("{} semaphore updates", count));
+  }
+  instr.sync.updates.resize(count);
+  for (SemaphoreUpdate& update : instr.sync.updates) {
+    TRN_RETURN_IF_ERROR(r.get(update.semaphore));
+    TRN_RETURN_IF_ERROR(codec::decode(r, update.op));
+    TRN_RETURN_IF_ERROR(r.get(update.value));
+  }
+  TRN_RETURN_IF_ERROR(r.getString(instr.location.file, kMaxName));
+  TRN_RETURN_IF_ERROR(r.get(instr.location.line));
+  TRN_ASSIGN_OR_RETURN(instr.body, decodeBody(opcode, r));
+  return {};
+}
+
+}  // namespace
+
+namespace codec {
+
+void encode(const AccessPattern& ap, Writer& w) {
+  w.put(static_cast<std::uint8_t>(ap.memory));
+  w.put(static_cast<std::uint8_t>(ap.dtype));
+  w.put(ap.tensor);
+  w.put(ap.partitionStart);
+  w.put(ap.partitionCount);
+  w.put(ap.partitionStride);
+  w.put(ap.offset);
+  w.put(static_cast<std::uint8_t>(ap.numDims));
+  for (int d = 0; d < ap.numDims; ++d) {
+    w.put(ap.dims[static_cast<std::size_t>(d)].stride);
+    w.put(ap.dims[static_cast<std::size_t>(d)].count);
+  }
+}
+
+Status decode(Reader& r, AccessPattern& ap) {
+  std::uint8_t memory = 0;
+  std::uint8_t dtype = 0;
+  std::uint8_t numDims = 0;
+  TRN_RETURN_IF_ERROR(r.get(memory));
+  TRN_RETURN_IF_ERROR(r.get(dtype));
+  if (memory > static_cast<std::uint8_t>(Memory::kPsum)) {
+    return r.error(fmt::format("memory kind {}", memory));
+  }
+  if (dtype >= kNumDTypes) {
+    return r.error(fmt::format("dtype {}", dtype));
+  }
+  ap.memory = static_cast<Memory>(memory);
+  ap.dtype = static_cast<DType>(dtype);
+  TRN_RETURN_IF_ERROR(r.get(ap.tensor));
+  TRN_RETURN_IF_ERROR(r.get(ap.partitionStart));
+  TRN_RETURN_IF_ERROR(r.get(ap.partitionCount));
+  TRN_RETURN_IF_ERROR(r.get(ap.partitionStride));
+  TRN_RETURN_IF_ERROR(r.get(ap.offset));
+  TRN_RETURN_IF_ERROR(r.get(numDims));
+  if (numDims < 1 || numDims > kMaxFreeDims) {
+    return r.error(fmt::format("{} free dimensions", numDims));
+  }
+  ap.numDims = numDims;
+  for (int d = 0; d < ap.numDims; ++d) {
+    TRN_RETURN_IF_ERROR(r.get(ap.dims[static_cast<std::size_t>(d)].stride));
+    TRN_RETURN_IF_ERROR(r.get(ap.dims[static_cast<std::size_t>(d)].count));
+  }
+  return {};
+}
+
+}  // namespace codec
+
+std::vector<std::byte> encodeProgram(const Program& program) {
+  std::vector<std::byte> out;
+  codec::Writer w(out);
+  for (const char c : kMagic) {
+    w.put(static_cast<std::uint8_t>(c));
+  }
+  w.put(kProgramFormatVersion);
+  w.put(static_cast<std::uint32_t>(program.tensors.size()));
+  for (const TensorDecl& t : program.tensors) {
+    w.putString(t.name);
+    codec::encode(t.kind, w);
+    w.put(static_cast<std::uint8_t>(t.dtype));
+    w.put(static_cast<std::uint32_t>(t.shape.size()));
+    for (const std::int64_t d : t.shape) {
+      w.put(d);
+    }
+  }
+  for (const Engine engine : kAllEngines) {
+    w.put(static_cast<std::uint64_t>(program.stream(engine).size()));
+    for (const Instruction& instr : program.stream(engine)) {
+      encodeInstruction(instr, w);
+    }
+  }
+  return out;
+}
+
+Result<Program> decodeProgram(std::span<const std::byte> bytes, std::string_view name) {
+  codec::Reader r(bytes, name);
+  for (const char c : kMagic) {
+    std::uint8_t b = 0;
+    if (!r.get(b).ok() || b != static_cast<std::uint8_t>(c)) {
+      return parseError(fmt::format("{}: not a trnsim binary program (bad magic)", name));
+    }
+  }
+  std::uint32_t version = 0;
+  TRN_RETURN_IF_ERROR(r.get(version));
+  if (version != kProgramFormatVersion) {
+    return unsupported(fmt::format("{}: program format version {} is not supported (this trnsim "
+                                   "reads version {})",
+                                   name, version, kProgramFormatVersion));
+  }
+  Program program;
+  std::uint32_t tensorCount = 0;
+  TRN_RETURN_IF_ERROR(r.get(tensorCount));
+  if (tensorCount > kMaxTensors) {
+    return r.error(fmt::format("{} tensors", tensorCount));
+  }
+  for (std::uint32_t i = 0; i < tensorCount; ++i) {
+    TensorDecl t;
+    TRN_RETURN_IF_ERROR(r.getString(t.name, kMaxName));
+    TRN_RETURN_IF_ERROR(codec::decode(r, t.kind));
+    std::uint8_t dtype = 0;
+    TRN_RETURN_IF_ERROR(r.get(dtype));
+    if (dtype >= kNumDTypes) {
+      return r.error(fmt::format("dtype {}", dtype));
+    }
+    t.dtype = static_cast<DType>(dtype);
+    std::uint32_t rank = 0;
+    TRN_RETURN_IF_ERROR(r.get(rank));
+    if (rank > kMaxRank) {
+      return r.error(fmt::format("tensor rank {}", rank));
+    }
+    t.shape.resize(rank);
+    for (std::int64_t& d : t.shape) {
+      TRN_RETURN_IF_ERROR(r.get(d));
+    }
+    program.tensors.push_back(std::move(t));
+  }
+  for (const Engine engine : kAllEngines) {
+    std::uint64_t count = 0;
+    TRN_RETURN_IF_ERROR(r.get(count));
+    // Every instruction takes at least 15 bytes, which bounds a corrupt count.
+    if (count > bytes.size() / 15) {
+      return r.error(fmt::format("{} instructions in the {} stream", count, engineName(engine)));
+    }
+    auto& stream = program.stream(engine);
+    stream.resize(count);
+    for (Instruction& instr : stream) {
+      TRN_RETURN_IF_ERROR(decodeInstruction(r, instr));
+      if (instr.engine != engine) {
+        return r.error(fmt::format("a {} instruction in the {} stream", engineName(instr.engine),
+                                   engineName(engine)));
+      }
+    }
+  }
+  if (!r.done()) {
+    return r.error("trailing bytes after the last instruction");
+  }
+  return program;
+}
+
+}  // namespace trn::isa

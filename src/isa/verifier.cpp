@@ -1,0 +1,291 @@
+#include "trn/isa/verifier.h"
+
+#include <fmt/format.h>
+
+#include "trn/isa/program_text.h"
+
+namespace trn::isa {
+namespace {
+
+constexpr std::int64_t kMaxCount = 65535;   // uint16 size field
+constexpr std::int64_t kMinStride = -32768; // int16 stride field
+constexpr std::int64_t kMaxStride = 32767;
+
+Status violation(std::string_view operand, std::string_view what) {
+  return failedPrecondition(fmt::format("operand '{}': {}", operand, what));
+}
+
+/// Partition range and start-partition rule (hardware-trn2.md §5.1) for compute engines.
+Status checkPartitions(std::string_view operand, const AccessPattern& ap,
+                       const CoreLimits& limits, bool computeEngine) {
+  const std::int64_t start = ap.partitionStart;
+  const std::int64_t count = ap.partitionCount;
+  if (start < 0 || count < 1 || start + count > limits.partitions) {
+    return violation(operand, fmt::format("partitions [{}:{}] are outside 0..{}", start,
+                                          start + count, limits.partitions));
+  }
+  if (!computeEngine) {
+    return {};
+  }
+  if (count > 64 && start != 0) {
+    return violation(operand, fmt::format("an access of {} partitions (> 64) must start at "
+                                          "partition 0, not {}",
+                                          count, start));
+  }
+  if (count > 32 && count <= 64 && start != 0 && start != 64) {
+    return violation(operand, fmt::format("an access of {} partitions (33..64) must start at "
+                                          "partition 0 or 64, not {}",
+                                          count, start));
+  }
+  if (count <= 32 && start % 32 != 0) {
+    return violation(operand, fmt::format("an access of {} partitions (<= 32) must start at "
+                                          "partition 0, 32, 64 or 96, not {}",
+                                          count, start));
+  }
+  return {};
+}
+
+/// Dimension counts, encodable sizes and strides, alignment and bounds.
+Status checkPattern(std::string_view operand, const AccessPattern& ap, const Program& program,
+                    const CoreLimits& limits) {
+  if (ap.numDims < 1 || ap.numDims > kMaxFreeDims) {
+    return violation(operand, fmt::format("{} free dimensions; the hardware allows 1 to {}",
+                                          ap.numDims, kMaxFreeDims));
+  }
+  const bool onChip = ap.memory != Memory::kHbm;
+  for (int d = 0; d < ap.numDims; ++d) {
+    const Dim& dim = ap.dims[static_cast<std::size_t>(d)];
+    if (dim.count < 1 || (onChip && dim.count > kMaxCount)) {
+      return violation(operand, fmt::format("free dimension {} has count {}; counts are 1..{}", d,
+                                            dim.count, kMaxCount));
+    }
+    if (onChip && (dim.stride < kMinStride || dim.stride > kMaxStride)) {
+      return violation(operand, fmt::format("free dimension {} has stride {}; on-chip strides are "
+                                            "int16 ({}..{} elements)",
+                                            d, dim.stride, kMinStride, kMaxStride));
+    }
+  }
+  const std::int64_t elementBytes = byteSize(ap.dtype);
+  if (ap.offset % elementBytes != 0) {
+    return violation(operand, fmt::format("byte offset {} is not a multiple of the {}-byte {} "
+                                          "element",
+                                          ap.offset, elementBytes, dtypeName(ap.dtype)));
+  }
+  const AccessPattern::ByteRange range = ap.byteRange();
+  if (ap.memory == Memory::kHbm) {
+    if (ap.tensor < 0 || static_cast<std::size_t>(ap.tensor) >= program.tensors.size()) {
+      return violation(operand, fmt::format("HBM tensor index {} is not declared", ap.tensor));
+    }
+    const TensorDecl& tensor = program.tensors[static_cast<std::size_t>(ap.tensor)];
+    if (ap.partitionCount < 1) {
+      return violation(operand, fmt::format("row count {} is not positive", ap.partitionCount));
+    }
+    if (range.begin < 0 || range.end > tensor.byteSize()) {
+      return violation(operand, fmt::format("bytes [{}, {}) fall outside tensor '{}' of {} bytes",
+                                            range.begin, range.end, tensor.name,
+                                            tensor.byteSize()));
+    }
+    return {};
+  }
+  const std::int64_t capacity =
+      ap.memory == Memory::kSbuf ? limits.sbufPartitionBytes : limits.psumPartitionBytes();
+  if (range.begin < 0 || range.end > capacity) {
+    return violation(operand, fmt::format("bytes [{}, {}) of each partition fall outside {}'s {} "
+                                          "bytes per partition",
+                                          range.begin, range.end, memoryName(ap.memory), capacity));
+  }
+  return {};
+}
+
+/// Which engine may touch which memory (hardware-trn2.md §5.1, §6, §7).
+Status checkEngineMemory(std::string_view operand, FieldRole role, const AccessPattern& ap,
+                         Engine engine, bool viaDma) {
+  if (viaDma) {
+    if (ap.memory == Memory::kPsum) {
+      return violation(operand, "DMA transfers reach HBM and SBUF, not PSUM");
+    }
+    return {};
+  }
+  if (ap.memory == Memory::kHbm) {
+    return violation(operand, fmt::format("the {} engine cannot access HBM; move data with "
+                                          "dma_copy",
+                                          engineName(engine)));
+  }
+  if (engine == Engine::kPe) {
+    if (role == FieldRole::kOutput && ap.memory != Memory::kPsum) {
+      return violation(operand, "the tensor engine writes only PSUM");
+    }
+    if (role != FieldRole::kOutput && ap.memory != Memory::kSbuf) {
+      return violation(operand, "the tensor engine reads only SBUF");
+    }
+  }
+  if (engine == Engine::kPool && ap.memory == Memory::kPsum) {
+    return violation(operand, "the GpSimd engine cannot access PSUM");
+  }
+  return {};
+}
+
+Status checkSync(const Sync& sync, const CoreLimits& limits) {
+  for (const SemaphoreWait& w : sync.waits) {
+    if (w.semaphore < 0 || w.semaphore >= limits.semaphores) {
+      return failedPrecondition(fmt::format("semaphore s{} does not exist (0..{})", w.semaphore,
+                                            limits.semaphores - 1));
+    }
+  }
+  for (const SemaphoreUpdate& u : sync.updates) {
+    if (u.semaphore < 0 || u.semaphore >= limits.semaphores) {
+      return failedPrecondition(fmt::format("semaphore s{} does not exist (0..{})", u.semaphore,
+                                            limits.semaphores - 1));
+    }
+  }
+  return {};
+}
+
+template <typename I>
+Status verifyBody(const I& body, Engine engine, const Program& program, const CoreLimits& limits) {
+  const std::size_t streamLength = program.stream(engine).size();
+  if (!I::kInfo.engines.contains(engine)) {
+    return failedPrecondition(fmt::format("{} cannot be issued by the {} engine (allowed: {})",
+                                          I::kInfo.mnemonic, engineName(engine),
+                                          I::kInfo.engines.toString()));
+  }
+  Status status;
+  forEachAccessPattern(body, [&](std::string_view name, FieldRole role, const AccessPattern& ap) {
+    if (!status.ok()) {
+      return;
+    }
+    status = checkEngineMemory(name, role, ap, engine, I::kInfo.viaDma);
+    if (status.ok() && ap.memory != Memory::kHbm) {
+      status = checkPartitions(name, ap, limits, !I::kInfo.viaDma);
+    }
+    if (status.ok()) {
+      status = checkPattern(name, ap, program, limits);
+    }
+  });
+  TRN_RETURN_IF_ERROR(status);
+  if constexpr (requires { body.verify(std::declval<const VerifyContext&>()); }) {
+    TRN_RETURN_IF_ERROR(body.verify(VerifyContext{limits, engine, streamLength}));
+  }
+  return {};
+}
+
+}  // namespace
+
+Status verifyInstruction(const Instruction& instr, std::size_t index, const Program& program,
+                         const CoreLimits& limits) {
+  Status status = checkSync(instr.sync, limits);
+  if (status.ok()) {
+    status = std::visit(
+        [&](const auto& body) { return verifyBody(body, instr.engine, program, limits); },
+        instr.body);
+  }
+  if (status.ok()) {
+    return status;
+  }
+  std::string where = fmt::format("{}#{} '{}'", engineName(instr.engine), index,
+                                  formatInstruction(instr, program, false));
+  if (!instr.location.file.empty()) {
+    where = fmt::format("{}:{}: {}", instr.location.file, instr.location.line, where);
+  }
+  return status.withContext(where);
+}
+
+Status verifyProgram(const Program& program, const CoreLimits& limits) {
+  for (const TensorDecl& t : program.tensors) {
+    if (t.shape.empty()) {
+      return failedPrecondition(fmt::format("tensor '{}' has no dimensions", t.name));
+    }
+    for (const std::int64_t d : t.shape) {
+      if (d <= 0) {
+        return failedPrecondition(fmt::format("tensor '{}' has a non-positive dimension {}",
+                                              t.name, d));
+      }
+    }
+  }
+  for (const Engine engine : kAllEngines) {
+    const auto& stream = program.stream(engine);
+    for (std::size_t i = 0; i < stream.size(); ++i) {
+      TRN_RETURN_IF_ERROR(verifyInstruction(stream[i], i, program, limits));
+    }
+  }
+  return {};
+}
+
+Status requireMemory(std::string_view operand, const AccessPattern& ap,
+                     std::initializer_list<Memory> memories) {
+  for (const Memory m : memories) {
+    if (ap.memory == m) {
+      return {};
+    }
+  }
+  std::vector<std::string_view> names;
+  for (const Memory m : memories) {
+    names.push_back(memoryName(m));
+  }
+  return violation(operand, fmt::format("is in {}; this instruction needs {}",
+                                        memoryName(ap.memory), fmt::join(names, " or ")));
+}
+
+Status requireDType(std::string_view operand, const AccessPattern& ap,
+                    std::initializer_list<DType> dtypes) {
+  for (const DType t : dtypes) {
+    if (ap.dtype == t) {
+      return {};
+    }
+  }
+  std::vector<std::string_view> names;
+  for (const DType t : dtypes) {
+    names.push_back(dtypeName(t));
+  }
+  return violation(operand, fmt::format("dtype {} is not allowed here (allowed: {})",
+                                        dtypeName(ap.dtype), fmt::join(names, ", ")));
+}
+
+Status requireFloat(std::string_view operand, const AccessPattern& ap) {
+  if (isFloat(ap.dtype)) {
+    return {};
+  }
+  return violation(operand, fmt::format("dtype {} is not a floating-point type", dtypeName(ap.dtype)));
+}
+
+Status requireSameShape(std::string_view operandA, const AccessPattern& a,
+                        std::string_view operandB, const AccessPattern& b) {
+  if (a.partitionCount == b.partitionCount && a.freeSize() == b.freeSize()) {
+    return {};
+  }
+  return failedPrecondition(fmt::format(
+      "operands '{}' [{} partitions x {}] and '{}' [{} partitions x {}] differ in shape", operandA,
+      a.partitionCount, a.freeSize(), operandB, b.partitionCount, b.freeSize()));
+}
+
+Status requirePerPartitionScalar(std::string_view operand, const ScalarOperand& scalar,
+                                 const AccessPattern& data) {
+  const auto* ap = std::get_if<AccessPattern>(&scalar);
+  if (ap == nullptr) {
+    return {};
+  }
+  if (ap->partitionCount != data.partitionCount || ap->freeSize() != 1) {
+    return violation(operand, fmt::format("a per-partition operand must be [{}, 1], not [{}, {}]",
+                                          data.partitionCount, ap->partitionCount, ap->freeSize()));
+  }
+  return {};
+}
+
+Status requireFreeSizeAtMost(std::string_view operand, const AccessPattern& ap,
+                             std::int64_t limit, std::string_view rule) {
+  if (ap.freeSize() <= limit) {
+    return {};
+  }
+  return violation(operand, fmt::format("free size {} exceeds {} ({})", ap.freeSize(), limit, rule));
+}
+
+Status requireComputeTileSize(std::string_view operand, const AccessPattern& ap,
+                              const CoreLimits& limits) {
+  return ap.memory == Memory::kPsum
+             ? requireFreeSizeAtMost(operand, ap, limits.maxFreeElementsPsum,
+                                     "Vector/Scalar free size from PSUM")
+             : requireFreeSizeAtMost(operand, ap, limits.maxFreeElementsSbuf,
+                                     "Vector/Scalar free size from SBUF");
+}
+
+}  // namespace trn::isa
