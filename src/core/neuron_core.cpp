@@ -1,0 +1,319 @@
+#include "trn/core/neuron_core.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "trn/base/rng.h"
+#include "trn/isa/exec_context.h"
+#include "trn/isa/program_text.h"
+#include "trn/isa/verifier.h"
+
+namespace trn::core {
+
+using isa::AccessPattern;
+using isa::Engine;
+using isa::Memory;
+
+namespace {
+
+/// Per-engine sequencer state.
+struct Sequencer {
+  std::size_t pc = 0;
+  std::uint64_t executed = 0;
+  std::vector<std::int32_t> registers;
+  std::uint64_t rngSeed = 0;
+  std::uint64_t rngPosition = 0;
+};
+
+/// Calls fn(partition, byteOffset, runLength) for each run of consecutive elements of `ap`, in
+/// access-pattern order; byteOffset is relative to the partition (or HBM row) start. A run is a
+/// stretch of the innermost dimension with stride 1, or a single element.
+template <typename Fn>
+void forEachRun(const AccessPattern& ap, Fn&& fn) {
+  const std::int64_t elementBytes = byteSize(ap.dtype);
+  const int inner = ap.numDims - 1;
+  const isa::Dim innermost = ap.dims[static_cast<std::size_t>(inner)];
+  std::array<std::int64_t, isa::kMaxFreeDims> index{};
+  const std::int64_t outerCount = ap.freeSize() / innermost.count;
+  for (std::int64_t p = 0; p < ap.partitionCount; ++p) {
+    index.fill(0);
+    for (std::int64_t o = 0; o < outerCount; ++o) {
+      std::int64_t base = ap.offset;
+      for (int d = 0; d < inner; ++d) {
+        base += index[static_cast<std::size_t>(d)] * ap.dims[static_cast<std::size_t>(d)].stride *
+                elementBytes;
+      }
+      if (innermost.stride == 1) {
+        fn(p, base, innermost.count);
+      } else {
+        for (std::int64_t i = 0; i < innermost.count; ++i) {
+          fn(p, base + i * innermost.stride * elementBytes, std::int64_t{1});
+        }
+      }
+      for (int d = inner - 1; d >= 0; --d) {
+        auto& idx = index[static_cast<std::size_t>(d)];
+        if (++idx < ap.dims[static_cast<std::size_t>(d)].count) {
+          break;
+        }
+        idx = 0;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+/// Executes instructions against the core's memories and the issuing sequencer's state.
+class NeuronCore::Context final : public isa::ExecContext {
+ public:
+  Context(NeuronCore& core, Sequencer& seq, Engine engine)
+      : core_(core), seq_(seq), engine_(engine) {}
+
+  void readFloats(const AccessPattern& ap, std::span<float> out) override {
+    std::size_t pos = 0;
+    forEachRun(ap, [&](std::int64_t p, std::int64_t offset, std::int64_t count) {
+      const auto [memory, address] = locate(ap, p, offset);
+      const auto bytes = static_cast<std::size_t>(count * byteSize(ap.dtype));
+      checkInitialised(*memory, address, bytes, ap);
+      convertToFloat(std::span(memory->data() + address, bytes), ap.dtype,
+                     out.subspan(pos, static_cast<std::size_t>(count)));
+      pos += static_cast<std::size_t>(count);
+    });
+  }
+
+  void writeFloats(const AccessPattern& ap, std::span<const float> values) override {
+    const ConvertOptions options{core_.options_.rounding, false, core_.options_.seed,
+                                 roundingStream()};
+    std::size_t pos = 0;
+    forEachRun(ap, [&](std::int64_t p, std::int64_t offset, std::int64_t count) {
+      const auto [memory, address] = locate(ap, p, offset);
+      const auto bytes = static_cast<std::size_t>(count * byteSize(ap.dtype));
+      convertFromFloat(values.subspan(pos, static_cast<std::size_t>(count)), ap.dtype,
+                       std::span(memory->data() + address, bytes), options, pos);
+      memory->markWritten(address, bytes);
+      pos += static_cast<std::size_t>(count);
+    });
+  }
+
+  void readBytes(const AccessPattern& ap, std::span<std::byte> out) override {
+    std::size_t pos = 0;
+    forEachRun(ap, [&](std::int64_t p, std::int64_t offset, std::int64_t count) {
+      const auto [memory, address] = locate(ap, p, offset);
+      const auto bytes = static_cast<std::size_t>(count * byteSize(ap.dtype));
+      checkInitialised(*memory, address, bytes, ap);
+      std::memcpy(out.data() + pos, memory->data() + address, bytes);
+      pos += bytes;
+    });
+  }
+
+  void writeBytes(const AccessPattern& ap, std::span<const std::byte> in) override {
+    std::size_t pos = 0;
+    forEachRun(ap, [&](std::int64_t p, std::int64_t offset, std::int64_t count) {
+      const auto [memory, address] = locate(ap, p, offset);
+      const auto bytes = static_cast<std::size_t>(count * byteSize(ap.dtype));
+      std::memcpy(memory->data() + address, in.data() + pos, bytes);
+      memory->markWritten(address, bytes);
+      pos += bytes;
+    });
+  }
+
+  std::int32_t& reg(int index) override {
+    TRN_CHECK(index >= 0 && static_cast<std::size_t>(index) < seq_.registers.size())
+        << "register " << index << " (the verifier should have rejected it)";
+    return seq_.registers[static_cast<std::size_t>(index)];
+  }
+
+  std::uint32_t randomWord() override {
+    return CounterRng(seq_.rngSeed, static_cast<std::uint64_t>(engine_)).at(seq_.rngPosition++);
+  }
+
+  void seedRandom(std::uint64_t seed) override {
+    seq_.rngSeed = seed;
+    seq_.rngPosition = 0;
+  }
+
+  void jumpTo(std::int64_t index) override { jump_ = index; }
+
+  /// The first poison read of the current instruction, if any.
+  [[nodiscard]] const Status& fault() const { return fault_; }
+  [[nodiscard]] std::int64_t jump() const { return jump_; }
+
+ private:
+  /// The memory and byte address of element run (p, offset) of `ap`.
+  std::pair<TrackedBytes*, std::size_t> locate(const AccessPattern& ap, std::int64_t p,
+                                               std::int64_t offset) {
+    std::int64_t address = 0;
+    TrackedBytes* memory = nullptr;
+    switch (ap.memory) {
+      case Memory::kSbuf:
+        memory = &core_.sbuf_;
+        address = (ap.partitionStart + p) * core_.options_.limits.sbufPartitionBytes + offset;
+        break;
+      case Memory::kPsum:
+        memory = &core_.psum_;
+        address = (ap.partitionStart + p) * core_.options_.limits.psumPartitionBytes() + offset;
+        break;
+      case Memory::kHbm:
+        memory = &core_.hbm_[static_cast<std::size_t>(ap.tensor)];
+        address = p * ap.partitionStride * byteSize(ap.dtype) + offset;
+        break;
+    }
+    TRN_CHECK(address >= 0 && static_cast<std::size_t>(address) < memory->size())
+        << "access outside " << isa::memoryName(ap.memory) << " at byte " << address
+        << " (the verifier should have rejected it)";
+    return {memory, static_cast<std::size_t>(address)};
+  }
+
+  void checkInitialised(const TrackedBytes& memory, std::size_t address, std::size_t bytes,
+                        const AccessPattern& ap) {
+    if (!fault_.ok() || memory.allWritten(address, bytes)) {
+      return;
+    }
+    std::string where;
+    if (ap.memory == Memory::kHbm) {
+      where = fmt::format("tensor '{}' byte {}",
+                          core_.program_.tensors[static_cast<std::size_t>(ap.tensor)].name, address);
+    } else {
+      const auto partitionBytes = static_cast<std::size_t>(
+          ap.memory == Memory::kSbuf ? core_.options_.limits.sbufPartitionBytes
+                                     : core_.options_.limits.psumPartitionBytes());
+      where = fmt::format("{} partition {} byte {}", isa::memoryName(ap.memory),
+                          address / partitionBytes, address % partitionBytes);
+    }
+    fault_ = failedPrecondition(fmt::format("poison: reads never-written memory at {}", where));
+  }
+
+  /// Stochastic-rounding stream of the current instruction: its engine and its position in that
+  /// engine's execution sequence, independent of how engines interleave.
+  [[nodiscard]] std::uint64_t roundingStream() const {
+    return (static_cast<std::uint64_t>(engine_) << 56) | seq_.executed;
+  }
+
+  NeuronCore& core_;
+  Sequencer& seq_;
+  Engine engine_;
+  Status fault_;
+  std::int64_t jump_ = -1;
+};
+
+NeuronCore::NeuronCore(isa::Program program, CoreOptions options)
+    : program_(std::move(program)),
+      options_(options),
+      sbuf_(static_cast<std::size_t>(options.limits.partitions * options.limits.sbufPartitionBytes),
+            options.poison),
+      psum_(static_cast<std::size_t>(options.limits.partitions *
+                                     options.limits.psumPartitionBytes()),
+            options.poison) {
+  for (const isa::TensorDecl& t : program_.tensors) {
+    hbm_.emplace_back(static_cast<std::size_t>(t.byteSize()), options.poison);
+  }
+}
+
+Result<std::unique_ptr<NeuronCore>> NeuronCore::create(isa::Program program, CoreOptions options) {
+  TRN_RETURN_IF_ERROR(isa::verifyProgram(program, options.limits));
+  return std::unique_ptr<NeuronCore>(new NeuronCore(std::move(program), options));
+}
+
+Status NeuronCore::setTensor(std::string_view name, std::span<const std::byte> data) {
+  const auto index = program_.findTensor(name);
+  if (!index) {
+    return notFound(fmt::format("the program has no tensor '{}'", name));
+  }
+  TrackedBytes& memory = hbm_[static_cast<std::size_t>(*index)];
+  if (data.size() != memory.size()) {
+    return invalidArgument(fmt::format("tensor '{}' holds {} bytes but {} were given", name,
+                                       memory.size(), data.size()));
+  }
+  std::memcpy(memory.data(), data.data(), data.size());
+  memory.markWritten(0, data.size());
+  return {};
+}
+
+Result<std::span<const std::byte>> NeuronCore::tensorBytes(std::string_view name) const {
+  const auto index = program_.findTensor(name);
+  if (!index) {
+    return notFound(fmt::format("the program has no tensor '{}'", name));
+  }
+  const TrackedBytes& memory = hbm_[static_cast<std::size_t>(*index)];
+  return std::span<const std::byte>(memory.data(), memory.size());
+}
+
+Result<RunStats> NeuronCore::run() {
+  std::array<Sequencer, isa::kNumEngines> sequencers;
+  for (Sequencer& s : sequencers) {
+    s.registers.assign(static_cast<std::size_t>(options_.limits.registers), 0);
+    s.rngSeed = options_.seed;
+  }
+  std::vector<std::int32_t> semaphores(static_cast<std::size_t>(options_.limits.semaphores), 0);
+  auto waitsHold = [&](const isa::Instruction& instr) {
+    for (const isa::SemaphoreWait& w : instr.sync.waits) {
+      const std::int32_t value = semaphores[static_cast<std::size_t>(w.semaphore)];
+      const bool holds = w.compare == isa::WaitCompare::kEqual ? value == w.value : value >= w.value;
+      if (!holds) {
+        return false;
+      }
+    }
+    return true;
+  };
+  RunStats stats;
+  while (true) {
+    bool progress = false;
+    bool finished = true;
+    for (const Engine engine : isa::kAllEngines) {
+      const auto& stream = program_.stream(engine);
+      Sequencer& seq = sequencers[static_cast<std::size_t>(engine)];
+      while (seq.pc < stream.size() && waitsHold(stream[seq.pc])) {
+        const isa::Instruction& instr = stream[seq.pc];
+        Context ctx(*this, seq, engine);
+        Status status = std::visit([&](const auto& body) { return body.execute(ctx); }, instr.body);
+        if (status.ok()) {
+          status = ctx.fault();
+        }
+        if (!status.ok()) {
+          return status.withContext(fmt::format("{}#{} '{}'", isa::engineName(engine), seq.pc,
+                                                isa::formatInstruction(instr, program_, false)));
+        }
+        for (const isa::SemaphoreUpdate& u : instr.sync.updates) {
+          std::int32_t& value = semaphores[static_cast<std::size_t>(u.semaphore)];
+          switch (u.op) {
+            case isa::SemaphoreUpdateOp::kAdd: value += u.value; break;
+            case isa::SemaphoreUpdateOp::kSubtract: value -= u.value; break;
+            case isa::SemaphoreUpdateOp::kSet: value = u.value; break;
+          }
+        }
+        ++seq.executed;
+        ++stats.perEngine[static_cast<std::size_t>(engine)];
+        if (++stats.instructions > options_.maxInstructions) {
+          return failedPrecondition(fmt::format("stopped after {} instructions (the limit); a "
+                                                "dynamic loop may not terminate",
+                                                options_.maxInstructions));
+        }
+        seq.pc = ctx.jump() >= 0 ? static_cast<std::size_t>(ctx.jump()) : seq.pc + 1;
+        progress = true;
+      }
+      finished = finished && seq.pc == stream.size();
+    }
+    if (finished) {
+      return stats;
+    }
+    if (!progress) {
+      std::string pending;
+      for (const Engine engine : isa::kAllEngines) {
+        const auto& stream = program_.stream(engine);
+        const Sequencer& seq = sequencers[static_cast<std::size_t>(engine)];
+        if (seq.pc == stream.size()) {
+          continue;
+        }
+        for (const isa::SemaphoreWait& w : stream[seq.pc].sync.waits) {
+          pending += fmt::format("\n  {}#{} waits for s{} {} {} (s{} = {})", isa::engineName(engine),
+                                 seq.pc, w.semaphore, isa::enumName(w.compare), w.value,
+                                 w.semaphore, semaphores[static_cast<std::size_t>(w.semaphore)]);
+        }
+      }
+      return failedPrecondition(fmt::format("deadlock: no engine can proceed{}", pending));
+    }
+  }
+}
+
+}  // namespace trn::core
