@@ -1,0 +1,168 @@
+// Enumerations used by the hardware description (engines, data types, DMA and topology kinds),
+// each with one table of YAML spellings from which parsing and printing are both derived.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace trn::spec {
+
+/// The five sequenced engines of a NeuronCore, by their hardware names.
+enum class EngineKind {
+  kPe,    ///< Tensor engine (PE array)
+  kAct,   ///< Scalar engine (activation)
+  kDve,   ///< Vector engine
+  kPool,  ///< GpSimd engine
+  kSp,    ///< Sync engine (sequencer without a data path)
+};
+
+/// Element data types named by cost-class conditions and PSUM accumulation.
+enum class DataType {
+  kFp32,
+  kTf32,
+  kBf16,
+  kFp16,
+  kFp8E4m3,
+  kFp8E5m2,
+  kFp8E3m4,
+  kInt8,
+  kInt16,
+  kInt32,
+  kUint8,
+  kUint16,
+  kUint32,
+};
+
+/// Ordering guarantee of DMA writes (hardware-trn2.md §1 "DMA barriers").
+enum class DmaOrdering {
+  kWriteAfterWrite,
+  kStrongOrderWrite,
+};
+
+/// How a DMA engine picks among its queues (§9).
+enum class QueueScheduling {
+  kRoundRobin,
+  kQos,
+};
+
+/// Shape of a chip-to-chip network.
+enum class TopologyKind {
+  kNone,      ///< no such level (e.g. no UltraServer for Trn1)
+  kTorus,     ///< direct links, wrap-around in every dimension
+  kSwitched,  ///< all-to-all through switches
+};
+
+/// How a documented link bandwidth is counted.
+enum class BandwidthCounting {
+  kPerDirection,        ///< the figure is available in each direction
+  kBidirectionalTotal,  ///< the figure is the sum of both directions
+};
+
+/// Spelling tables; specialised below for each enum.
+template <typename E>
+struct EnumTraits;
+
+template <>
+struct EnumTraits<EngineKind> {
+  static constexpr std::array<std::pair<EngineKind, std::string_view>, 5> kNames = {{
+      {EngineKind::kPe, "pe"},
+      {EngineKind::kAct, "act"},
+      {EngineKind::kDve, "dve"},
+      {EngineKind::kPool, "pool"},
+      {EngineKind::kSp, "sp"},
+  }};
+};
+
+template <>
+struct EnumTraits<DataType> {
+  static constexpr std::array<std::pair<DataType, std::string_view>, 13> kNames = {{
+      {DataType::kFp32, "fp32"},
+      {DataType::kTf32, "tf32"},
+      {DataType::kBf16, "bf16"},
+      {DataType::kFp16, "fp16"},
+      {DataType::kFp8E4m3, "fp8_e4m3"},
+      {DataType::kFp8E5m2, "fp8_e5m2"},
+      {DataType::kFp8E3m4, "fp8_e3m4"},
+      {DataType::kInt8, "int8"},
+      {DataType::kInt16, "int16"},
+      {DataType::kInt32, "int32"},
+      {DataType::kUint8, "uint8"},
+      {DataType::kUint16, "uint16"},
+      {DataType::kUint32, "uint32"},
+  }};
+};
+
+template <>
+struct EnumTraits<DmaOrdering> {
+  static constexpr std::array<std::pair<DmaOrdering, std::string_view>, 2> kNames = {{
+      {DmaOrdering::kWriteAfterWrite, "write_after_write"},
+      {DmaOrdering::kStrongOrderWrite, "strong_order_write"},
+  }};
+};
+
+template <>
+struct EnumTraits<QueueScheduling> {
+  static constexpr std::array<std::pair<QueueScheduling, std::string_view>, 2> kNames = {{
+      {QueueScheduling::kRoundRobin, "round_robin"},
+      {QueueScheduling::kQos, "qos"},
+  }};
+};
+
+template <>
+struct EnumTraits<TopologyKind> {
+  static constexpr std::array<std::pair<TopologyKind, std::string_view>, 3> kNames = {{
+      {TopologyKind::kNone, "none"},
+      {TopologyKind::kTorus, "torus"},
+      {TopologyKind::kSwitched, "switched"},
+  }};
+};
+
+template <>
+struct EnumTraits<BandwidthCounting> {
+  static constexpr std::array<std::pair<BandwidthCounting, std::string_view>, 2> kNames = {{
+      {BandwidthCounting::kPerDirection, "per_direction"},
+      {BandwidthCounting::kBidirectionalTotal, "bidirectional_total"},
+  }};
+};
+
+/// True for enums that have a spelling table.
+template <typename E>
+concept NamedEnum = requires { EnumTraits<E>::kNames; };
+
+/// The YAML spelling of `value`.
+template <NamedEnum E>
+constexpr std::string_view enumName(E value) {
+  for (const auto& [e, name] : EnumTraits<E>::kNames) {
+    if (e == value) {
+      return name;
+    }
+  }
+  return "?";
+}
+
+/// The enumerator spelled `name`, if any.
+template <NamedEnum E>
+constexpr std::optional<E> parseEnum(std::string_view name) {
+  for (const auto& [e, spelling] : EnumTraits<E>::kNames) {
+    if (spelling == name) {
+      return e;
+    }
+  }
+  return std::nullopt;
+}
+
+/// All spellings joined with ", ", for error messages and documentation.
+template <NamedEnum E>
+std::string enumSpellings() {
+  std::string out;
+  for (const auto& entry : EnumTraits<E>::kNames) {
+    out += out.empty() ? "" : ", ";
+    out += entry.second;
+  }
+  return out;
+}
+
+}  // namespace trn::spec

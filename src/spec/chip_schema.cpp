@@ -1,0 +1,736 @@
+// Every key of a chip description, declared once: YAML name, member, type/unit, allowed range
+// and a one-line meaning. Loading, validation of single values, `spec show`, `spec diff` and the
+// schema reference in docs/spec.md are all derived from these declarations. Cross-field rules
+// live in validate.cpp.
+#include "chip_schema.h"
+
+namespace trn::spec::detail {
+namespace {
+
+constexpr std::int64_t kMaxCount = std::int64_t{1} << 32;
+/// Upper bounds on sizes keep products of sizes and counts far from 64-bit overflow.
+const Bytes kMaxOnChipBytes(std::int64_t{1} << 40);
+const Bytes kMaxMemoryBytes(std::int64_t{1} << 50);
+const Ratio kZero(0);
+const Ratio kOne(1);
+
+/// The schema of T; one specialisation per struct below.
+template <typename T>
+const Schema<T>& schemaOf();
+
+template <>
+const Schema<PeakTflops>& schemaOf() {
+  static const Schema<PeakTflops> s = [] {
+    Schema<PeakTflops> t;
+    t.leaf("mx", &PeakTflops::mx, "MXFP8/MXFP4 dense peak (0 = no MX matmul)")
+        .min(kZero).unit("TFLOPS");
+    t.leaf("fp8", &PeakTflops::fp8, "FP8 dense peak").min(kZero).unit("TFLOPS");
+    t.leaf("bf16", &PeakTflops::bf16, "BF16/FP16/TF32 dense peak").min(kZero).unit("TFLOPS");
+    t.leaf("fp32", &PeakTflops::fp32, "FP32 dense peak").min(kZero).unit("TFLOPS");
+    t.leaf("sparse", &PeakTflops::sparse, "structured-sparse peak (0 = no sparse mode)")
+        .min(kZero).unit("TFLOPS");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<LogicalCores>& schemaOf() {
+  static const Schema<LogicalCores> s = [] {
+    Schema<LogicalCores> t;
+    t.leaf("sizes", &LogicalCores::sizes, "physical cores per logical core (LNC) that can be set")
+        .range(1, 64);
+    t.leaf("default_size", &LogicalCores::defaultSize, "LNC used when none is configured")
+        .range(1, 64);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<ChipInfo>& schemaOf() {
+  static const Schema<ChipInfo> s = [] {
+    Schema<ChipInfo> t;
+    t.leaf("generation", &ChipInfo::generation, "product name of the chip");
+    t.leaf("core_version", &ChipInfo::coreVersion, "NeuronCore version");
+    t.leaf("neuron_cores", &ChipInfo::neuronCores, "physical NeuronCores per chip").range(1, 1024);
+    t.leaf("dies", &ChipInfo::dies, "silicon dies per package").range(1, 64);
+    t.nested("logical_cores", &ChipInfo::logicalCores, schemaOf<LogicalCores>(),
+             "logical NeuronCore (LNC) modes");
+    t.leaf("collective_cores", &ChipInfo::collectiveCores,
+           "collective-communication cores (TOP_SP) that orchestrate collectives")
+        .range(0, 1024);
+    t.leaf("host_dma_engines", &ChipInfo::hostDmaEngines, "host-to-device DMA engines")
+        .range(0, 1024);
+    t.leaf("dma_bandwidth", &ChipInfo::dmaBandwidth, "documented aggregate DMA bandwidth");
+    t.leaf("memory_pool_chips", &ChipInfo::memoryPoolChips,
+           "chips whose HBM can form one pool over NeuronLink").range(1, kMaxCount);
+    t.leaf("dma_ordering", &ChipInfo::dmaOrdering, "ordering guarantee of DMA writes");
+    t.nested("peak_tflops", &ChipInfo::peakTflops, schemaOf<PeakTflops>(),
+             "documented chip-level peak throughput");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<ElementRates>& schemaOf() {
+  static const Schema<ElementRates> s = [] {
+    Schema<ElementRates> t;
+    t.leaf("fp8", &ElementRates::fp8, "FP8 elements per cycle, all lanes")
+        .range(0, kMaxCount).unit("elements/cycle");
+    t.leaf("fp16", &ElementRates::fp16, "BF16/FP16 elements per cycle, all lanes")
+        .range(0, kMaxCount).unit("elements/cycle");
+    t.leaf("other", &ElementRates::other, "FP32/integer elements per cycle, all lanes")
+        .range(0, kMaxCount).unit("elements/cycle");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<PeInputRates>& schemaOf() {
+  static const Schema<PeInputRates> s = [] {
+    Schema<PeInputRates> t;
+    t.leaf("mx", &PeInputRates::mx, "MXFP8/MXFP4 input elements per cycle (0 = unsupported)")
+        .range(0, kMaxCount).unit("elements/cycle");
+    t.leaf("fp8", &PeInputRates::fp8, "dense FP8 input elements per cycle")
+        .range(0, kMaxCount).unit("elements/cycle");
+    t.leaf("fp16", &PeInputRates::fp16, "BF16/FP16/TF32 input elements per cycle")
+        .range(0, kMaxCount).unit("elements/cycle");
+    t.leaf("fp32", &PeInputRates::fp32, "FP32 input elements per cycle")
+        .range(0, kMaxCount).unit("elements/cycle");
+    t.leaf("sparse", &PeInputRates::sparse, "sparse-mode input elements per cycle (0 = none)")
+        .range(0, kMaxCount).unit("elements/cycle");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<DoubleRowMode>& schemaOf() {
+  static const Schema<DoubleRowMode> s = [] {
+    Schema<DoubleRowMode> t;
+    t.leaf("supported", &DoubleRowMode::supported, "FP8 double-row mode exists");
+    t.leaf("contraction", &DoubleRowMode::contraction, "contraction (K) per instruction")
+        .range(1, kMaxCount);
+    t.leaf("throughput_factor", &DoubleRowMode::throughputFactor, "throughput versus BF16")
+        .range(1, 64);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<PeTransposeMode>& schemaOf() {
+  static const Schema<PeTransposeMode> s = [] {
+    Schema<PeTransposeMode> t;
+    t.leaf("bit_accurate", &PeTransposeMode::bitAccurate,
+           "transpose mode preserves bits (NaN/Inf); false = identity matmul");
+    t.leaf("fp32_speedup", &PeTransposeMode::fp32Speedup,
+           "FP32 transpose speed-up over an FP32 matmul of the same shape").range(1, 64);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<PeTiling>& schemaOf() {
+  static const Schema<PeTiling> s = [] {
+    Schema<PeTiling> t;
+    t.leaf("row_tile_sizes", &PeTiling::rowTileSizes, "row tile sizes (rows per tile)")
+        .range(1, 4096);
+    t.leaf("column_tile_sizes", &PeTiling::columnTileSizes, "column tile sizes").range(1, 4096);
+    t.leaf("granularity", &PeTiling::granularity, "tile_position/tile_size multiple")
+        .range(1, 4096);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<PeSparsity>& schemaOf() {
+  static const Schema<PeSparsity> s = [] {
+    Schema<PeSparsity> t;
+    t.leaf("patterns", &PeSparsity::patterns, "supported M:N patterns of the stationary operand");
+    t.leaf("max_compression", &PeSparsity::maxCompression, "largest compression factor")
+        .range(1, 64);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<PowerThrottle>& schemaOf() {
+  static const Schema<PowerThrottle> s = [] {
+    Schema<PowerThrottle> t;
+    t.leaf("enabled", &PowerThrottle::enabled, "model dI/dt throttling of TensorE");
+    t.leaf("start_fraction", &PowerThrottle::startFraction,
+           "utilisation limit right after idle").range(kZero, kOne);
+    t.leaf("ramp_time", &PowerThrottle::rampTime, "time to ramp from start_fraction to 100%");
+    t.leaf("rearm_window", &PowerThrottle::rearmWindow,
+           "window over which low utilisation re-engages the limit");
+    t.leaf("rearm_threshold", &PowerThrottle::rearmThreshold,
+           "utilisation below which (over a window) the limit re-engages").range(kZero, kOne);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<TensorEngine>& schemaOf() {
+  static const Schema<TensorEngine> s = [] {
+    Schema<TensorEngine> t;
+    t.leaf("clock", &TensorEngine::clock, "PE clock").min(Hertz(1));
+    t.leaf("rows", &TensorEngine::rows, "PE array rows (contraction/partition axis)")
+        .range(1, 4096);
+    t.leaf("columns", &TensorEngine::columns, "PE array columns").range(1, 4096);
+    t.nested("input_elements_per_cycle", &TensorEngine::inputElementsPerCycle,
+             schemaOf<PeInputRates>(), "input data rate by data-type class");
+    t.leaf("output_elements_per_cycle", &TensorEngine::outputElementsPerCycle,
+           "PSUM output elements per cycle").range(1, kMaxCount).unit("elements/cycle");
+    t.leaf("fp32_cost_factor", &TensorEngine::fp32CostFactor, "FP32 matmul cost versus BF16")
+        .range(1, 64);
+    t.leaf("mm_min_initiation_interval", &TensorEngine::mmMinInitiationInterval,
+           "minimum cycles between MultiplyMoving instructions (MM_INIT_LATENCY)")
+        .range(0, kMaxCount).unit("cycles");
+    t.leaf("fast_load_stationary_speedup", &TensorEngine::fastLoadStationarySpeedup,
+           "fast LoadStationary speed-up over an MM of equal free size").range(1, 64);
+    t.leaf("background_load_stationary", &TensorEngine::backgroundLoadStationary,
+           "the next stationary loads while the current matmul computes");
+    t.nested("double_row_fp8", &TensorEngine::doubleRowFp8, schemaOf<DoubleRowMode>(),
+             "FP8 double-row mode");
+    t.leaf("mx_contraction", &TensorEngine::mxContraction,
+           "contraction per MX matmul instruction (0 = no MX)").range(0, kMaxCount);
+    t.nested("transpose", &TensorEngine::transpose, schemaOf<PeTransposeMode>(),
+             "transpose mode");
+    t.nested("tiling", &TensorEngine::tiling, schemaOf<PeTiling>(), "array tiling mode");
+    t.nested("sparsity", &TensorEngine::sparsity, schemaOf<PeSparsity>(),
+             "structured sparsity");
+    t.leaf("psum_accumulate_dtypes", &TensorEngine::psumAccumulateDtypes,
+           "data types PE can accumulate into PSUM");
+    t.leaf("output_spans_banks", &TensorEngine::outputSpansBanks,
+           "one matmul output may span several PSUM banks");
+    t.nested("peak_tflops", &TensorEngine::peakTflops, schemaOf<PeakTflops>(),
+             "documented per-core peak throughput");
+    t.nested("power_throttle", &TensorEngine::powerThrottle, schemaOf<PowerThrottle>(),
+             "dI/dt power throttling");
+    return t;
+  }();
+  return s;
+}
+
+/// Keys shared by the Vector, Scalar and GpSimd engines.
+template <typename E>
+void addStreamEngineFields(Schema<E>& t) {
+  t.leaf("clock", &StreamEngine::clock, "engine clock").min(Hertz(1));
+  t.leaf("lanes", &StreamEngine::lanes, "parallel lanes (partitions)").range(1, 4096);
+  t.nested("elements_per_cycle", &StreamEngine::elementsPerCycle, schemaOf<ElementRates>(),
+           "peak data rate by data-type class");
+  t.leaf("peak_tflops_fp32", &StreamEngine::peakTflopsFp32,
+         "documented FP32 peak (not used for timing; 0 = not documented)")
+      .min(kZero).unit("TFLOPS");
+}
+
+template <>
+const Schema<VectorPerfMode>& schemaOf() {
+  static const Schema<VectorPerfMode> s = [] {
+    Schema<VectorPerfMode> t;
+    t.leaf("fast_factor", &VectorPerfMode::fastFactor,
+           "speed-up for tensor_copy/tensor_scalar, SBUF in and out, BF16/FP16, contiguous")
+        .range(1, 64);
+    t.leaf("factor", &VectorPerfMode::factor,
+           "speed-up when non-contiguous or one operand in PSUM, and for BF16/FP16 "
+           "tensor_tensor from SBUF")
+        .range(1, 64);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<VectorEngine>& schemaOf() {
+  static const Schema<VectorEngine> s = [] {
+    Schema<VectorEngine> t;
+    addStreamEngineFields(t);
+    t.nested("perf_mode", &VectorEngine::perfMode, schemaOf<VectorPerfMode>(),
+             "performance-mode factors (1 = no perf mode)");
+    t.leaf("shuffle_banks", &VectorEngine::shuffleBanks, "reshape banks (32x32 transpose units)")
+        .range(0, 4096);
+    t.leaf("shuffle_bank_partitions", &VectorEngine::shuffleBankPartitions,
+           "partitions per reshape bank").range(0, 4096);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<ScalarEngine>& schemaOf() {
+  static const Schema<ScalarEngine> s = [] {
+    Schema<ScalarEngine> t;
+    addStreamEngineFields(t);
+    t.leaf("perf_mode_factor", &ScalarEngine::perfModeFactor,
+           "BF16 speed-up for tensor_scalar/tensor_copy (1 = none)").range(1, 64);
+    t.leaf("accumulators", &ScalarEngine::accumulators, "internal reduction accumulators")
+        .range(0, kMaxCount);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<GpSimdEngine>& schemaOf() {
+  static const Schema<GpSimdEngine> s = [] {
+    Schema<GpSimdEngine> t;
+    addStreamEngineFields(t);
+    t.leaf("cores", &GpSimdEngine::cores, "programmable SIMD cores").range(1, 4096);
+    t.leaf("simd_bits", &GpSimdEngine::simdBits, "SIMD width per core").range(1, 65536)
+        .unit("bits");
+    t.leaf("tcm_bytes", &GpSimdEngine::tcmBytes, "tightly-coupled memory per core");
+    t.leaf("partitions_per_core", &GpSimdEngine::partitionsPerCore,
+           "SBUF partitions wired to each core").range(1, 4096);
+    t.leaf("dma_bandwidth", &GpSimdEngine::dmaBandwidth,
+           "integrated DMA bandwidth of all cores together (0 = none)");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<SyncEngine>& schemaOf() {
+  static const Schema<SyncEngine> s = [] {
+    Schema<SyncEngine> t;
+    t.leaf("clock", &SyncEngine::clock, "sequencer clock").min(Hertz(1));
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<Sequencer>& schemaOf() {
+  static const Schema<Sequencer> s = [] {
+    Schema<Sequencer> t;
+    t.leaf("registers", &Sequencer::registers, "scalar registers per sequencer")
+        .range(0, kMaxCount);
+    t.leaf("register_bits", &Sequencer::registerBits, "register width").range(1, 64)
+        .unit("bits");
+    t.leaf("semaphores", &Sequencer::semaphores, "semaphores per core").range(1, kMaxCount);
+    t.leaf("semaphore_bits", &Sequencer::semaphoreBits, "semaphore width (signed)").range(1, 64)
+        .unit("bits");
+    t.leaf("events", &Sequencer::events, "single-bit events per core").range(0, kMaxCount);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<Sbuf>& schemaOf() {
+  static const Schema<Sbuf> s = [] {
+    Schema<Sbuf> t;
+    t.leaf("partitions", &Sbuf::partitions, "partitions (rows)").range(1, 4096);
+    t.leaf("partition_bytes", &Sbuf::partitionBytes, "bytes per partition")
+        .range(Bytes(1), kMaxOnChipBytes);
+    t.leaf("total_bytes", &Sbuf::totalBytes, "documented total; must equal partitions x bytes");
+    t.leaf("layouts", &Sbuf::layouts, "memory layouts offered (semantics undocumented)");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<Psum>& schemaOf() {
+  static const Schema<Psum> s = [] {
+    Schema<Psum> t;
+    t.leaf("partitions", &Psum::partitions, "partitions (rows)").range(1, 4096);
+    t.leaf("partition_bytes", &Psum::partitionBytes, "bytes per partition")
+        .range(Bytes(1), kMaxOnChipBytes);
+    t.leaf("banks", &Psum::banks, "banks per partition (accumulation groups)").range(1, 1024);
+    t.leaf("bank_bytes", &Psum::bankBytes, "bytes per bank per partition")
+        .range(Bytes(1), kMaxOnChipBytes);
+    t.leaf("banks_reserved_for_dma_transpose", &Psum::banksReservedForDmaTranspose,
+           "banks reserved when DMA transpose is lowered to a PE transpose").range(0, 1024);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<StartPartitionRule>& schemaOf() {
+  static const Schema<StartPartitionRule> s = [] {
+    Schema<StartPartitionRule> t;
+    t.leaf("max_partitions", &StartPartitionRule::maxPartitions,
+           "the rule covers accesses of up to this many partitions").range(1, 4096);
+    t.leaf("starts", &StartPartitionRule::starts, "allowed start partitions").range(0, 4095);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<AccessRules>& schemaOf() {
+  static const Schema<AccessRules> s = [] {
+    Schema<AccessRules> t;
+    t.leaf("max_free_dims", &AccessRules::maxFreeDims, "free-axis dimensions of an access pattern")
+        .range(1, 16);
+    t.leaf("free_dim_max_size", &AccessRules::freeDimMaxSize, "largest size of one free dimension")
+        .range(1, kMaxCount).unit("elements");
+    t.leaf("free_dim_min_stride", &AccessRules::freeDimMinStride,
+           "most negative stride of a free dimension").range(-kMaxCount, 0).unit("elements");
+    t.leaf("free_dim_max_stride", &AccessRules::freeDimMaxStride,
+           "largest stride of a free dimension").range(0, kMaxCount).unit("elements");
+    t.leaf("port_elements_per_cycle", &AccessRules::portElementsPerCycle,
+           "elements per cycle through one engine port (one per partition)")
+        .range(1, kMaxCount).unit("elements/cycle");
+    t.leaf("stride_penalty_above", &AccessRules::stridePenaltyAbove,
+           "innermost stride above which port bandwidth drops");
+    t.leaf("stride_penalty_factor", &AccessRules::stridePenaltyFactor,
+           "bandwidth divisor beyond that stride").range(1, 64);
+    t.leaf("access_overhead_cycles", &AccessRules::accessOverheadCycles,
+           "fixed cost of one tensor access request").range(0, kMaxCount).unit("cycles");
+    t.recordList("start_partition_rules", &AccessRules::startPartitionRules,
+                 schemaOf<StartPartitionRule>(),
+                 "allowed start partitions by partition count, ascending");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<TileLimits>& schemaOf() {
+  static const Schema<TileLimits> s = [] {
+    Schema<TileLimits> t;
+    t.leaf("matmul_k", &TileLimits::matmulK, "matmul contraction (partition) size")
+        .range(1, kMaxCount);
+    t.leaf("matmul_m", &TileLimits::matmulM, "matmul stationary free size (output partitions)")
+        .range(1, kMaxCount);
+    t.leaf("matmul_n", &TileLimits::matmulN, "matmul moving free size, FP32 output")
+        .range(1, kMaxCount);
+    t.leaf("matmul_n_bf16", &TileLimits::matmulNBf16,
+           "matmul moving free size with BF16 PSUM output (0 = no BF16 output)")
+        .range(0, kMaxCount);
+    t.leaf("vector_p", &TileLimits::vectorP, "Vector/Scalar partitions").range(1, 4096);
+    t.leaf("vector_f_sbuf", &TileLimits::vectorFSbuf, "Vector/Scalar free size from SBUF")
+        .range(1, kMaxCount).unit("elements");
+    t.leaf("vector_f_psum", &TileLimits::vectorFPsum, "Vector/Scalar free size from PSUM")
+        .range(1, kMaxCount).unit("elements");
+    t.leaf("bn_stats_f", &TileLimits::bnStatsF, "bn_stats free size").range(1, kMaxCount)
+        .unit("elements");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<DmaEfficiency>& schemaOf() {
+  static const Schema<DmaEfficiency> s = [] {
+    Schema<DmaEfficiency> t;
+    t.leaf("overhead_bound_below", &DmaEfficiency::overheadBoundBelow,
+           "bytes per partition below which a transfer is overhead-bound");
+    t.leaf("near_peak_at", &DmaEfficiency::nearPeakAt,
+           "bytes per partition from which a transfer is near peak");
+    t.leaf("saturated_at", &DmaEfficiency::saturatedAt,
+           "bytes per partition from which bandwidth is saturated");
+    t.leaf("recommended_transfer", &DmaEfficiency::recommendedTransfer,
+           "recommended minimum bytes per transfer");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<DmaDescriptors>& schemaOf() {
+  static const Schema<DmaDescriptors> s = [] {
+    Schema<DmaDescriptors> t;
+    t.leaf("descriptor_bytes", &DmaDescriptors::descriptorBytes, "size of one hardware descriptor");
+    t.leaf("max_buffer_bytes", &DmaDescriptors::maxBufferBytes,
+           "largest contiguous buffer one descriptor moves").min(Bytes(1));
+    t.leaf("max_per_packet", &DmaDescriptors::maxPerPacket, "descriptors per packet")
+        .range(1, kMaxCount);
+    t.leaf("ring_max_descriptors", &DmaDescriptors::ringMaxDescriptors,
+           "descriptors a ring holds").range(1, kMaxCount);
+    t.leaf("ring_alignment", &DmaDescriptors::ringAlignment, "ring alignment");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<DmaDge>& schemaOf() {
+  static const Schema<DmaDge> s = [] {
+    Schema<DmaDge> t;
+    t.leaf("hardware_blocks", &DmaDge::hardwareBlocks,
+           "hardware descriptor-generation blocks per core (0 = software/static only)")
+        .range(0, 1024);
+    t.leaf("instruction_cost", &DmaDge::instructionCost, "time per hardware-DGE DMA instruction");
+    t.leaf("hardware_gather_scatter", &DmaDge::hardwareGatherScatter,
+           "hardware DGE supports gather/scatter");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<DmaTranspose>& schemaOf() {
+  static const Schema<DmaTranspose> s = [] {
+    Schema<DmaTranspose> t;
+    t.leaf("supported", &DmaTranspose::supported, "DMA can transpose");
+    t.leaf("element_bytes", &DmaTranspose::elementBytes, "element sizes it can transpose")
+        .range(1, 16);
+    t.leaf("hbm_to_sbuf_efficiency", &DmaTranspose::hbmToSbufEfficiency,
+           "fraction of DMA throughput reached HBM->SBUF").range(kZero, kOne);
+    t.leaf("sbuf_to_sbuf_efficiency", &DmaTranspose::sbufToSbufEfficiency,
+           "fraction of DMA throughput reached SBUF->SBUF").range(kZero, kOne);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<DmaCompletion>& schemaOf() {
+  static const Schema<DmaCompletion> s = [] {
+    Schema<DmaCompletion> t;
+    t.leaf("semaphore_increment", &DmaCompletion::semaphoreIncrement,
+           "semaphore increments per transfer (every engine of the core writes one)")
+        .range(1, kMaxCount);
+    t.leaf("semaphore_write_bytes", &DmaCompletion::semaphoreWriteBytes,
+           "size of each completion write");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<Dma>& schemaOf() {
+  static const Schema<Dma> s = [] {
+    Schema<Dma> t;
+    t.leaf("engines_per_core", &Dma::enginesPerCore, "DMA engines per core").range(1, 4096);
+    t.leaf("queues_per_engine", &Dma::queuesPerEngine, "queues per DMA engine").range(1, 4096);
+    t.leaf("engine_bandwidth", &Dma::engineBandwidth, "bandwidth of one DMA engine")
+        .min(BytesPerSecond(1));
+    t.leaf("fixed_cost", &Dma::fixedCost, "fixed cost per transfer (semaphore to start)");
+    t.leaf("queue_scheduling", &Dma::queueScheduling, "arbitration among queues");
+    t.leaf("qos_classes", &Dma::qosClasses, "traffic classes (0 = no QoS)").range(0, 64);
+    t.leaf("compute_efficiency", &Dma::computeEfficiency,
+           "DMA-compute (accumulate) throughput as a fraction of copy throughput")
+        .range(kZero, kOne);
+    t.nested("efficiency", &Dma::efficiency, schemaOf<DmaEfficiency>(),
+             "transfer-size efficiency knee");
+    t.nested("descriptors", &Dma::descriptors, schemaOf<DmaDescriptors>(), "descriptor limits");
+    t.nested("dge", &Dma::dge, schemaOf<DmaDge>(), "descriptor generation");
+    t.nested("transpose", &Dma::transpose, schemaOf<DmaTranspose>(), "DMA transpose");
+    t.nested("completion", &Dma::completion, schemaOf<DmaCompletion>(), "completion signalling");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<Core>& schemaOf() {
+  static const Schema<Core> s = [] {
+    Schema<Core> t;
+    t.nested("pe", &Core::pe, schemaOf<TensorEngine>(), "Tensor engine (PE array)");
+    t.nested("act", &Core::act, schemaOf<ScalarEngine>(), "Scalar engine (ACT)");
+    t.nested("dve", &Core::dve, schemaOf<VectorEngine>(), "Vector engine (DVE)");
+    t.nested("pool", &Core::pool, schemaOf<GpSimdEngine>(), "GpSimd engine (POOL)");
+    t.nested("sp", &Core::sp, schemaOf<SyncEngine>(), "Sync engine (SP)");
+    t.nested("sequencer", &Core::sequencer, schemaOf<Sequencer>(), "sequencer resources");
+    t.nested("sbuf", &Core::sbuf, schemaOf<Sbuf>(), "state buffer (SBUF)");
+    t.nested("psum", &Core::psum, schemaOf<Psum>(), "partial-sum buffer (PSUM)");
+    t.nested("access", &Core::access, schemaOf<AccessRules>(), "SBUF/PSUM access rules");
+    t.nested("tile_limits", &Core::tileLimits, schemaOf<TileLimits>(), "tile-size limits");
+    t.nested("dma", &Core::dma, schemaOf<Dma>(), "DMA subsystem");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<Hbm>& schemaOf() {
+  static const Schema<Hbm> s = [] {
+    Schema<Hbm> t;
+    t.leaf("stacks", &Hbm::stacks, "HBM stacks").range(1, 1024);
+    t.leaf("stack_capacity", &Hbm::stackCapacity, "capacity of one stack")
+        .range(Bytes(1), kMaxMemoryBytes);
+    t.leaf("capacity", &Hbm::capacity, "documented total; must equal stacks x stack_capacity");
+    t.leaf("bandwidth", &Hbm::bandwidth, "total bandwidth of all stacks")
+        .min(BytesPerSecond(1));
+    t.leaf("stack_of_core", &Hbm::stackOfCore,
+           "HBM stack index used by each physical core (cores with equal index share a stack)")
+        .range(0, 1023);
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<NeuronLink>& schemaOf() {
+  static const Schema<NeuronLink> s = [] {
+    Schema<NeuronLink> t;
+    t.leaf("version", &NeuronLink::version, "NeuronLink generation").range(1, 100);
+    t.leaf("chip_bandwidth", &NeuronLink::chipBandwidth, "documented per-chip bandwidth");
+    t.leaf("links_per_chip", &NeuronLink::linksPerChip, "links per chip").range(0, 1024);
+    t.leaf("link_bandwidth", &NeuronLink::linkBandwidth, "bandwidth of one link");
+    t.leaf("intra_instance_bandwidth", &NeuronLink::intraInstanceBandwidth,
+           "per-chip bandwidth to chips of the same instance");
+    t.leaf("inter_instance_bandwidth", &NeuronLink::interInstanceBandwidth,
+           "per-chip bandwidth to other instances of an UltraServer");
+    t.leaf("counting", &NeuronLink::counting, "how the bandwidth figures are counted");
+    t.leaf("hop_latency_min", &NeuronLink::hopLatencyMin, "per-hop latency, low end");
+    t.leaf("hop_latency_max", &NeuronLink::hopLatencyMax, "per-hop latency, high end");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<Efa>& schemaOf() {
+  static const Schema<Efa> s = [] {
+    Schema<Efa> t;
+    t.leaf("instance_bandwidth", &Efa::instanceBandwidth, "EFA bandwidth per instance");
+    t.leaf("chip_bandwidth", &Efa::chipBandwidth, "EFA bandwidth per chip");
+    t.leaf("inter_node_latency", &Efa::interNodeLatency, "minimal HBM-to-HBM latency between nodes");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<Interconnect>& schemaOf() {
+  static const Schema<Interconnect> s = [] {
+    Schema<Interconnect> t;
+    t.nested("neuronlink", &Interconnect::neuronlink, schemaOf<NeuronLink>(),
+             "chip-to-chip links");
+    t.nested("efa", &Interconnect::efa, schemaOf<Efa>(), "network between instances");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<SystemLevel>& schemaOf() {
+  static const Schema<SystemLevel> s = [] {
+    Schema<SystemLevel> t;
+    t.leaf("name", &SystemLevel::name, "product name");
+    t.leaf("chips", &SystemLevel::chips, "chips at this level (0 = no such level)")
+        .range(0, kMaxCount);
+    t.leaf("kind", &SystemLevel::kind, "network shape");
+    t.leaf("dims", &SystemLevel::dims, "extent of each dimension; product = chips")
+        .range(1, kMaxCount);
+    t.leaf("inter_instance_links_per_chip", &SystemLevel::interInstanceLinksPerChip,
+           "links per chip to other instances (e.g. the UltraServer Z ring)").range(0, 1024);
+    t.leaf("inter_instance_link_bandwidth", &SystemLevel::interInstanceLinkBandwidth,
+           "bandwidth of one such link");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<Topology>& schemaOf() {
+  static const Schema<Topology> s = [] {
+    Schema<Topology> t;
+    t.nested("instance", &Topology::instance, schemaOf<SystemLevel>(), "one server instance");
+    t.nested("ultraserver", &Topology::ultraserver, schemaOf<SystemLevel>(),
+             "UltraServer (several instances)");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<CostConditions>& schemaOf() {
+  static const Schema<CostConditions> s = [] {
+    Schema<CostConditions> t;
+    t.leaf("engine", &CostConditions::engine, "the executing engine is this one");
+    t.leaf("dtypes", &CostConditions::dtypes, "every data operand has one of these types");
+    t.leaf("ops", &CostConditions::ops, "every ALU op of the instruction is one of these");
+    t.leaf("op_sequence", &CostConditions::opSequence, "the ALU ops are exactly these, in order");
+    t.leaf("psum_inputs", &CostConditions::psumInputs, "exactly this many inputs are in PSUM")
+        .range(0, 16);
+    t.leaf("all_sbuf", &CostConditions::allSbuf, "all operands are in SBUF (or not)");
+    t.leaf("unit_stride", &CostConditions::unitStride, "innermost stride of every operand is 1");
+    t.leaf("fill_zero", &CostConditions::fillZero, "memset writes zero");
+    t.leaf("n_even", &CostConditions::nEven, "n is even");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<CostVariant>& schemaOf() {
+  static const Schema<CostVariant> s = [] {
+    Schema<CostVariant> t;
+    t.nested("when", &CostVariant::when, schemaOf<CostConditions>(),
+             "conditions; omit for the fallback variant")
+        .optional();
+    t.leaf("cycles", &CostVariant::cycles, "cycle formula, in cycles of the executing engine");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<CostClass>& schemaOf() {
+  static const Schema<CostClass> s = [] {
+    Schema<CostClass> t;
+    t.leaf("instructions", &CostClass::instructions, "ISA instructions of this family");
+    t.leaf("engines", &CostClass::engines, "engines that can execute them");
+    t.recordMap("variants", &CostClass::variants, &CostVariant::name, schemaOf<CostVariant>(),
+                "<variant>",
+                "named variants; conditional ones are tried in order, then the fallback");
+    return t;
+  }();
+  return s;
+}
+
+template <>
+const Schema<CostModel>& schemaOf() {
+  static const Schema<CostModel> s = [] {
+    Schema<CostModel> t;
+    t.leaf("min_ii", &CostModel::minIi, "minimum initiation interval MIN_II")
+        .range(0, kMaxCount).unit("cycles");
+    t.leaf("static_overhead_cycles", &CostModel::staticOverheadCycles,
+           "extra cost of dependent back-to-back tiny instructions")
+        .range(0, kMaxCount).unit("cycles");
+    t.leaf("semaphore_overhead_cycles", &CostModel::semaphoreOverheadCycles,
+           "semaphore wait and update overhead per dependent instruction")
+        .range(0, kMaxCount).unit("cycles");
+    t.leaf("gpsimd_start_cycles", &CostModel::gpsimdStartCycles, "GPSIMD_START")
+        .range(0, kMaxCount).unit("cycles");
+    t.leaf("dynamic_offset_cycles", &CostModel::dynamicOffsetCycles,
+           "floor of a copy with dynamic source/destination offset")
+        .range(0, kMaxCount).unit("cycles");
+    t.leaf("act_read_accumulator_cycles", &CostModel::actReadAccumulatorCycles,
+           "ActReadAccumulator (reading ScalarE accumulators back)")
+        .range(0, kMaxCount).unit("cycles");
+    t.recordMap("classes", &CostModel::classes, &CostClass::name, schemaOf<CostClass>(),
+                "<class>", "cost classes, one per instruction family");
+    return t;
+  }();
+  return s;
+}
+
+}  // namespace
+
+const Schema<ChipSpec>& chipSchema() {
+  static const Schema<ChipSpec> s = [] {
+    Schema<ChipSpec> t;
+    t.leaf("version", &ChipSpec::version, "format version of the file").range(1, 1).plain();
+    t.leaf("name", &ChipSpec::name, "chip name").plain();
+    t.leaf("description", &ChipSpec::description, "one-line description").plain().optional();
+    t.leaf("base", &ChipSpec::base,
+           "chip name or relative .yaml path this file overrides (what-if chips)")
+        .plain().optional();
+    t.nested("chip", &ChipSpec::chip, schemaOf<ChipInfo>(), "chip-level facts");
+    t.nested("core", &ChipSpec::core, schemaOf<Core>(), "one NeuronCore");
+    t.nested("hbm", &ChipSpec::hbm, schemaOf<Hbm>(), "device memory");
+    t.nested("interconnect", &ChipSpec::interconnect, schemaOf<Interconnect>(),
+             "chip-to-chip and network links");
+    t.nested("topology", &ChipSpec::topology, schemaOf<Topology>(), "systems built from chips");
+    t.nested("costs", &ChipSpec::costs, schemaOf<CostModel>(), "per-instruction costs");
+    return t;
+  }();
+  return s;
+}
+
+}  // namespace trn::spec::detail

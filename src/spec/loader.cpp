@@ -1,0 +1,242 @@
+#include "trn/spec/loader.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "chip_schema.h"
+#include "config_tree.h"
+#include "validate.h"
+
+#ifndef TRN_CONFIG_DIR
+#error "TRN_CONFIG_DIR must be defined by the build"
+#endif
+
+namespace trn::spec {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::uintmax_t kMaxFileBytes = 16 << 20;
+
+bool hasYamlExtension(std::string_view name) {
+  return name.ends_with(".yaml") || name.ends_with(".yml");
+}
+
+/// `path` relative to the working directory when it lies below it, else as given.
+std::string displayPath(const fs::path& path) {
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (!ec && path.is_absolute()) {
+    const fs::path relative = path.lexically_proximate(cwd);
+    if (!relative.empty() && *relative.begin() != "..") {
+      return relative.generic_string();
+    }
+  }
+  return path.lexically_normal().generic_string();
+}
+
+std::string canonicalKey(const fs::path& path) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(path, ec);
+  return ec ? path.lexically_normal().generic_string() : canonical.generic_string();
+}
+
+std::string availableChips() {
+  const std::vector<std::string> chips = listChips();
+  return chips.empty() ? fmt::format("none found in {}/chips", configDir())
+                       : fmt::format("{}", fmt::join(chips, ", "));
+}
+
+Result<std::string> readFile(const fs::path& path, const std::string& display) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    return notFound(fmt::format("{}: no such file", display));
+  }
+  if (fs::file_size(path, ec) > kMaxFileBytes) {
+    return invalidArgument(fmt::format("{}: larger than {} bytes; not a chip description",
+                                       display, kMaxFileBytes));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in.good() && !in.eof()) {
+    return ioError(fmt::format("{}: cannot read the file", display));
+  }
+  return text.str();
+}
+
+/// Resolves a chip name to its file; fails listing the chips that exist.
+Result<fs::path> chipFile(std::string_view name) {
+  const fs::path path = fs::path(configDir()) / "chips" / fmt::format("{}.yaml", name);
+  std::error_code ec;
+  if (name.empty() || !fs::is_regular_file(path, ec)) {
+    return notFound(fmt::format("chip '{}' not found (no file {}); available chips: {}", name,
+                                displayPath(path), availableChips()));
+  }
+  return path;
+}
+
+class Loader {
+ public:
+  Result<ChipSpec> loadFile(const fs::path& path) {
+    const std::string display = displayPath(path);
+    TRN_ASSIGN_OR_RETURN(std::string text, readFile(path, display));
+    return loadText(text, display, path);
+  }
+
+  Result<ChipSpec> loadText(std::string_view text, const std::string& display,
+                            const fs::path& path) {
+    stack_.push_back(canonicalKey(path));
+    Result<ChipSpec> spec = loadTextUnguarded(text, display, path);
+    stack_.pop_back();
+    return spec;
+  }
+
+ private:
+  Status errorAt(const std::string& display, detail::Mark mark, std::string_view path,
+                 std::string_view message, ErrorCode code = ErrorCode::kInvalidArgument) {
+    return Status(code, fmt::format("{}:{}:{}: {}{}{}", display, std::max(mark.line, 1),
+                                    std::max(mark.column, 1), path, path.empty() ? "" : ": ",
+                                    message));
+  }
+
+  Result<ChipSpec> loadTextUnguarded(std::string_view text, const std::string& display,
+                                     const fs::path& path) {
+    TRN_ASSIGN_OR_RETURN(detail::ConfigNode root, detail::parseYaml(text, display));
+    if (root.kind == detail::ConfigNode::Kind::kNull) {
+      return errorAt(display, {1, 1}, "",
+                     fmt::format("the file is empty; a chip description is a mapping with keys {}",
+                                 detail::chipSchema().keyList()));
+    }
+    if (root.kind != detail::ConfigNode::Kind::kMap) {
+      return errorAt(display, root.mark, "",
+                     fmt::format("expected a mapping with keys {}; got {}",
+                                 detail::chipSchema().keyList(), root.describe()));
+    }
+    ChipSpec spec;
+    bool overlay = false;
+    if (const detail::ConfigEntry* base = root.findEntry("base")) {
+      TRN_ASSIGN_OR_RETURN(spec, loadBase(base->value, display, path));
+      overlay = true;
+    }
+    detail::LoadContext ctx(display, spec.provenance);
+    detail::chipSchema().loadMap(root, spec, ctx, "", detail::LoadScope{overlay, nullptr}, false);
+    if (overlay && root.find("name") == nullptr) {
+      ctx.error(root.mark, "name", "missing required key 'name' (a what-if chip needs its own)");
+    }
+    if (ctx.failed()) {
+      return invalidArgument(fmt::format("{}", fmt::join(ctx.errors(), "\n")));
+    }
+    spec.file = display;
+    return spec;
+  }
+
+  Result<ChipSpec> loadBase(const detail::ConfigNode& node, const std::string& display,
+                            const fs::path& path) {
+    if (node.kind != detail::ConfigNode::Kind::kScalar || node.scalar.empty()) {
+      return errorAt(display, node.mark, "base",
+                     "expected a chip name or a relative .yaml path");
+    }
+    fs::path basePath;
+    if (hasYamlExtension(node.scalar)) {
+      basePath = path.parent_path() / node.scalar;
+      std::error_code ec;
+      if (!fs::is_regular_file(basePath, ec)) {
+        return errorAt(display, node.mark, "base",
+                       fmt::format("no such file {}", displayPath(basePath)),
+                       ErrorCode::kNotFound);
+      }
+    } else {
+      Result<fs::path> resolved = chipFile(node.scalar);
+      if (!resolved.ok()) {
+        return errorAt(display, node.mark, "base", resolved.status().message(),
+                       ErrorCode::kNotFound);
+      }
+      basePath = *resolved;
+    }
+    const std::string key = canonicalKey(basePath);
+    if (const auto it = std::find(stack_.begin(), stack_.end(), key); it != stack_.end()) {
+      std::vector<std::string> chain;
+      std::transform(it, stack_.end(), std::back_inserter(chain),
+                     [](const std::string& p) { return displayPath(p); });
+      chain.push_back(displayPath(key));
+      return errorAt(display, node.mark, "base",
+                     fmt::format("inheritance cycle: {}", fmt::join(chain, " -> ")));
+    }
+    if (static_cast<int>(stack_.size()) >= kMaxBaseDepth) {
+      return errorAt(display, node.mark, "base",
+                     fmt::format("more than {} levels of base: files", kMaxBaseDepth));
+    }
+    return loadFile(basePath);
+  }
+
+  std::vector<std::string> stack_;
+};
+
+Result<ChipSpec> finish(Result<ChipSpec> spec) {
+  if (!spec.ok()) {
+    return spec;
+  }
+  TRN_RETURN_IF_ERROR(detail::finalizeChip(*spec));
+  return spec;
+}
+
+}  // namespace
+
+std::string configDir() {
+  const char* env = std::getenv("TRNSIM_CONFIG_DIR");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(TRN_CONFIG_DIR);
+}
+
+std::vector<std::string> listChips() {
+  std::vector<std::string> chips;
+  const fs::path root = fs::path(configDir()) / "chips";
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec) && it->path().extension() == ".yaml") {
+      fs::path relative = it->path().lexically_relative(root);
+      relative.replace_extension();
+      chips.push_back(relative.generic_string());
+    }
+  }
+  std::sort(chips.begin(), chips.end());
+  return chips;
+}
+
+Result<ChipSpec> loadChip(std::string_view nameOrPath) {
+  Loader loader;
+  std::error_code ec;
+  const fs::path asPath(nameOrPath);
+  if (hasYamlExtension(nameOrPath) || fs::is_regular_file(asPath, ec)) {
+    return finish(loader.loadFile(asPath));
+  }
+  TRN_ASSIGN_OR_RETURN(fs::path file, chipFile(nameOrPath));
+  return finish(loader.loadFile(file));
+}
+
+Result<ChipSpec> loadChipFromString(std::string_view text, std::string_view pretendPath) {
+  Loader loader;
+  return finish(loader.loadText(text, std::string(pretendPath), fs::path(pretendPath)));
+}
+
+const Provenance* ChipSpec::provenanceOf(std::string_view path) const {
+  while (true) {
+    if (const auto it = provenance.find(path); it != provenance.end()) {
+      return &it->second;
+    }
+    const std::size_t cut = path.find_last_of(".[");
+    if (cut == std::string_view::npos) {
+      return nullptr;
+    }
+    path = path.substr(0, cut);
+  }
+}
+
+}  // namespace trn::spec
