@@ -9,20 +9,20 @@
 
 #include "trn/isa/instrs/control.h"
 #include "trn/isa/instrs/dma.h"
+#include "trn/isa/instrs/gpsimd_engine.h"
 #include "trn/isa/instrs/scalar_engine.h"
 #include "trn/isa/instrs/tensor_engine.h"
 #include "trn/isa/instrs/vector_engine.h"
 
 namespace trn::isa {
 
+/// Every instruction type, family by family.
+using AllInstructions =
+    ConcatLists<TensorEngineInstructions, VectorEngineInstructions, ScalarEngineInstructions,
+                GpSimdEngineInstructions, DmaInstructions, ControlInstructions>::type;
+
 /// One instruction of any type.
-using InstructionBody = std::variant<  //
-    NcMatmul,                          // tensor engine
-    TensorTensor, TensorCopy, Memset,  // vector engine (and others)
-    Activation,                        // scalar engine
-    DmaCopy,                           // DMA
-    Nop, RegSet, RegAdd, BranchNonZero  // control
-    >;
+using InstructionBody = VariantOf<AllInstructions>::type;
 
 /// An instruction as it sits in an engine's stream.
 struct Instruction {

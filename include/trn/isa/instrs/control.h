@@ -8,6 +8,7 @@
 #include "trn/isa/exec_context.h"
 #include "trn/isa/field.h"
 #include "trn/isa/instruction.h"
+#include "trn/isa/type_list.h"
 
 namespace trn::isa {
 
@@ -75,5 +76,8 @@ struct BranchNonZero {
   [[nodiscard]] Status verify(const VerifyContext& ctx) const;
   [[nodiscard]] Status execute(ExecContext& ctx) const;
 };
+
+/// The instructions declared in this header, in opcode order.
+using ControlInstructions = TypeList<Nop, RegSet, RegAdd, BranchNonZero>;
 
 }  // namespace trn::isa

@@ -9,6 +9,7 @@
 #include "trn/isa/exec_context.h"
 #include "trn/isa/field.h"
 #include "trn/isa/instruction.h"
+#include "trn/isa/type_list.h"
 
 namespace trn::isa {
 
@@ -33,5 +34,8 @@ struct DmaCopy {
   [[nodiscard]] Status verify(const VerifyContext& ctx) const;
   [[nodiscard]] Status execute(ExecContext& ctx) const;
 };
+
+/// The instructions declared in this header, in opcode order.
+using DmaInstructions = TypeList<DmaCopy>;
 
 }  // namespace trn::isa

@@ -7,6 +7,7 @@
 #include "trn/isa/exec_context.h"
 #include "trn/isa/field.h"
 #include "trn/isa/instruction.h"
+#include "trn/isa/type_list.h"
 
 namespace trn::isa {
 
@@ -34,5 +35,8 @@ struct Activation {
   [[nodiscard]] Status verify(const VerifyContext& ctx) const;
   [[nodiscard]] Status execute(ExecContext& ctx) const;
 };
+
+/// The instructions declared in this header, in opcode order.
+using ScalarEngineInstructions = TypeList<Activation>;
 
 }  // namespace trn::isa

@@ -8,6 +8,7 @@
 #include "trn/isa/exec_context.h"
 #include "trn/isa/field.h"
 #include "trn/isa/instruction.h"
+#include "trn/isa/type_list.h"
 
 namespace trn::isa {
 
@@ -56,5 +57,8 @@ struct NcMatmul {
   [[nodiscard]] Status verify(const VerifyContext& ctx) const;
   [[nodiscard]] Status execute(ExecContext& ctx) const;
 };
+
+/// The instructions declared in this header, in opcode order.
+using TensorEngineInstructions = TypeList<NcMatmul>;
 
 }  // namespace trn::isa

@@ -8,6 +8,7 @@
 #include "trn/isa/exec_context.h"
 #include "trn/isa/field.h"
 #include "trn/isa/instruction.h"
+#include "trn/isa/type_list.h"
 
 namespace trn::isa {
 
@@ -66,5 +67,8 @@ struct Memset {
   [[nodiscard]] Status verify(const VerifyContext& ctx) const;
   [[nodiscard]] Status execute(ExecContext& ctx) const;
 };
+
+/// The instructions declared in this header, in opcode order.
+using VectorEngineInstructions = TypeList<TensorTensor, TensorCopy, Memset>;
 
 }  // namespace trn::isa
