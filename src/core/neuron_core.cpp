@@ -20,6 +20,7 @@ namespace {
 /// Per-engine sequencer state.
 struct Sequencer {
   std::size_t pc = 0;
+  std::vector<float> accumulators;
   std::uint64_t executed = 0;
   std::vector<std::int32_t> registers;
   std::uint64_t rngSeed = 0;
@@ -117,6 +118,8 @@ class NeuronCore::Context final : public isa::ExecContext {
       pos += bytes;
     });
   }
+
+  std::span<float> accumulators() override { return seq_.accumulators; }
 
   std::int32_t& reg(int index) override {
     TRN_CHECK(index >= 0 && static_cast<std::size_t>(index) < seq_.registers.size())
@@ -243,6 +246,7 @@ Result<RunStats> NeuronCore::run() {
   std::array<Sequencer, isa::kNumEngines> sequencers;
   for (Sequencer& s : sequencers) {
     s.registers.assign(static_cast<std::size_t>(options_.limits.registers), 0);
+    s.accumulators.assign(static_cast<std::size_t>(options_.limits.partitions), 0.0f);
     s.rngSeed = options_.seed;
   }
   std::vector<std::int32_t> semaphores(static_cast<std::size_t>(options_.limits.semaphores), 0);

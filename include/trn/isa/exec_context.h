@@ -30,6 +30,10 @@ class ExecContext {
   /// Writes raw element bytes; no conversion.
   virtual void writeBytes(const AccessPattern& ap, std::span<const std::byte> in) = 0;
 
+  /// The executing engine's per-partition accumulator registers (one fp32 per partition), shared
+  /// by the instructions that reduce across calls (reduce_cmd in nki.isa).
+  virtual std::span<float> accumulators() = 0;
+
   /// Register `index` of the executing sequencer.
   virtual std::int32_t& reg(int index) = 0;
 

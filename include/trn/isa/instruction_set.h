@@ -12,14 +12,17 @@
 #include "trn/isa/instrs/gpsimd_engine.h"
 #include "trn/isa/instrs/scalar_engine.h"
 #include "trn/isa/instrs/tensor_engine.h"
+#include "trn/isa/instrs/vector_reduce.h"
+#include "trn/isa/instrs/vector_special.h"
 #include "trn/isa/instrs/vector_engine.h"
 
 namespace trn::isa {
 
 /// Every instruction type, family by family.
 using AllInstructions =
-    ConcatLists<TensorEngineInstructions, VectorEngineInstructions, ScalarEngineInstructions,
-                GpSimdEngineInstructions, DmaInstructions, ControlInstructions>::type;
+    ConcatLists<TensorEngineInstructions, VectorEngineInstructions, VectorReduceInstructions,
+                VectorSpecialInstructions, ScalarEngineInstructions, GpSimdEngineInstructions,
+                DmaInstructions, ControlInstructions>::type;
 
 /// One instruction of any type.
 using InstructionBody = VariantOf<AllInstructions>::type;

@@ -1,0 +1,1 @@
+#include "trn/isa/instrs/gpsimd_engine.h"

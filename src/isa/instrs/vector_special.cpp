@@ -1,0 +1,1 @@
+#include "trn/isa/instrs/vector_special.h"
