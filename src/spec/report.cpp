@@ -12,16 +12,6 @@ namespace {
 
 constexpr std::int64_t kTera = 1'000'000'000'000;
 
-std::string parentOf(std::string_view path) {
-  const std::size_t cut = path.find_last_of('.');
-  return std::string(cut == std::string_view::npos ? std::string_view() : path.substr(0, cut));
-}
-
-std::string leafOf(std::string_view path) {
-  const std::size_t cut = path.find_last_of('.');
-  return std::string(cut == std::string_view::npos ? path : path.substr(cut + 1));
-}
-
 std::string ratioText(const Result<Ratio>& r, std::string_view unit) {
   if (!r.ok()) {
     return "(overflow)";
@@ -145,53 +135,69 @@ std::vector<DerivedValue> derivedValues(const ChipSpec& spec) {
 }
 
 std::string formatChip(const ChipSpec& spec) {
+  constexpr std::size_t kKeyColumn = 38;
+  constexpr std::size_t kValueColumn = 22;
   std::string out = fmt::format("{}: {}\nfile: {}\n", spec.name, spec.description, spec.file);
   if (!spec.base.empty()) {
     out += fmt::format("base: {}\n", spec.base);
   }
-  const std::vector<SpecEntry> entries = describeChip(spec);
-  std::size_t keyWidth = 0;
-  std::size_t valueWidth = 0;
-  for (const SpecEntry& e : entries) {
-    keyWidth = std::max(keyWidth, leafOf(e.path).size());
-    valueWidth = std::max(valueWidth, std::min<std::size_t>(e.value.size(), 24));
-  }
-  std::string group = "\n";
-  std::string lastSource;
-  for (const SpecEntry& e : entries) {
+  std::vector<std::string> open;  // section path components printed so far
+  for (const SpecEntry& e : describeChip(spec)) {
     if (e.meta) {
       continue;
     }
-    const std::string entryGroup = parentOf(e.path);
-    if (entryGroup != group) {
-      group = entryGroup;
-      out += fmt::format("\n{}", group);
-      lastSource.clear();
-      if (!e.record.empty() && e.record == group) {
-        if (const Provenance* p = spec.provenanceOf(e.record)) {
-          out += fmt::format("  [{}]", p->source);
-          lastSource = p->source;
-          if (!p->alternative.empty()) {
-            out += fmt::format("\n    alternative: {}", p->alternative);
-          }
-        }
-      }
+    std::vector<std::string> parts;
+    for (std::size_t start = 0; start <= e.path.size();) {
+      const std::size_t dot = std::min(e.path.find('.', start), e.path.size());
+      parts.push_back(e.path.substr(start, dot - start));
+      start = dot + 1;
+    }
+    const std::string leaf = parts.back();
+    parts.pop_back();
+    std::size_t common = 0;
+    while (common < open.size() && common < parts.size() && open[common] == parts[common]) {
+      ++common;
+    }
+    if (common == 0) {
       out += "\n";
     }
-    std::string line = fmt::format("  {:<{}}  {:<{}}", leafOf(e.path), keyWidth, e.value,
-                                   valueWidth);
-    if (e.provenance.source != lastSource) {
+    std::string sectionPath;
+    std::string enclosingSource;  // source of the innermost record above this section
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      sectionPath += (i == 0 ? "" : ".") + parts[i];
+      const auto record = spec.provenance.find(sectionPath);
+      const bool isRecord = record != spec.provenance.end();
+      const bool repeatsSource = isRecord && record->second.source == enclosingSource;
+      enclosingSource = isRecord ? record->second.source : enclosingSource;
+      if (i < common) {
+        continue;
+      }
+      std::string header = fmt::format("{:{}}{}", "", 2 * i, parts[i]);
+      if (isRecord && !repeatsSource) {
+        header = fmt::format("{:<{}}  [{}]", header, kKeyColumn + kValueColumn,
+                             record->second.source);
+        if (!record->second.alternative.empty()) {
+          header += fmt::format("\n{:{}}alternative: {}", "", kKeyColumn + kValueColumn + 2,
+                                record->second.alternative);
+        }
+      }
+      out += header + "\n";
+    }
+    open = parts;
+    const Provenance* recordSource = e.record.empty() ? nullptr : spec.provenanceOf(e.record);
+    const bool ownSource = recordSource == nullptr || recordSource->source != e.provenance.source;
+    std::string line = fmt::format("{:<{}}{:<{}}", fmt::format("{:{}}{}", "", 2 * parts.size(), leaf),
+                                   kKeyColumn, e.value, kValueColumn);
+    if (ownSource) {
       line += fmt::format("  [{}]", e.provenance.source);
     }
     while (!line.empty() && line.back() == ' ') {
       line.pop_back();
     }
     out += line + "\n";
-    if (!e.provenance.alternative.empty() && e.provenance.source != lastSource) {
-      out += fmt::format("  {:<{}}  alternative: {}\n", "", keyWidth, e.provenance.alternative);
-    }
-    if (!e.record.empty()) {
-      lastSource = e.provenance.source;
+    if (ownSource && !e.provenance.alternative.empty()) {
+      out += fmt::format("{:{}}alternative: {}\n", "", kKeyColumn + kValueColumn + 2,
+                         e.provenance.alternative);
     }
   }
   out += "\nderived (computed from the values above)\n";

@@ -1,11 +1,25 @@
 // trnsim: the command-line front end. Each subcommand group lives in its own file and registers
-// itself on the CLI11 application here.
+// itself on the CLI11 application here. User errors exit with status 1.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+
+#include "spec_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"trnsim: a software model of a Trainium2-class accelerator"};
   app.require_subcommand(1);
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  int exitCode = 0;
+  trn::tools::registerSpecCommands(app, exitCode);
+  trn::tools::registerDemoCommand(app, exitCode);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      return app.exit(e);  // --help
+    }
+    trn::tools::printError(e.what());
+    std::fprintf(stderr, "run 'trnsim --help' for usage\n");
+    return 1;
+  }
+  return exitCode;
 }

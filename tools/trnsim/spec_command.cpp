@@ -1,0 +1,91 @@
+#include "spec_command.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "trn/spec/loader.h"
+#include "trn/spec/report.h"
+
+namespace trn::tools {
+namespace {
+
+constexpr int kUserError = 1;
+
+int show(const std::string& chip) {
+  Result<spec::ChipSpec> loaded = spec::loadChip(chip);
+  if (!loaded.ok()) {
+    printError(loaded.status().message());
+    return kUserError;
+  }
+  fmt::print("{}", spec::formatChip(*loaded));
+  return 0;
+}
+
+int diff(const std::string& left, const std::string& right) {
+  Result<spec::ChipSpec> a = spec::loadChip(left);
+  Result<spec::ChipSpec> b = spec::loadChip(right);
+  for (const Result<spec::ChipSpec>* r : {&a, &b}) {
+    if (!r->ok()) {
+      printError(r->status().message());
+      return kUserError;
+    }
+  }
+  fmt::print("{}", spec::formatDiff(*a, *b));
+  return 0;
+}
+
+int list() {
+  fmt::print("chips in {}/chips:\n", spec::configDir());
+  for (const std::string& name : spec::listChips()) {
+    fmt::print("  {}\n", name);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void printError(std::string_view message) {
+  std::size_t start = 0;
+  while (start <= message.size()) {
+    const std::size_t end = std::min(message.find('\n', start), message.size());
+    fmt::print(stderr, "trnsim: error: {}\n", message.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
+void registerSpecCommands(CLI::App& app, int& exitCode) {
+  CLI::App* spec = app.add_subcommand("spec", "Hardware descriptions (configs/chips/*.yaml)");
+  spec->require_subcommand(1);
+
+  auto chip = std::make_shared<std::string>();
+  CLI::App* showCommand =
+      spec->add_subcommand("show", "Print a chip description with units and sources");
+  showCommand->add_option("chip", *chip, "chip name (e.g. trn2) or path to a YAML file")
+      ->required();
+  showCommand->callback([chip, &exitCode] { exitCode = show(*chip); });
+
+  auto left = std::make_shared<std::string>();
+  auto right = std::make_shared<std::string>();
+  CLI::App* diffCommand = spec->add_subcommand("diff", "Print the values that differ");
+  diffCommand->add_option("left", *left, "first chip (name or path)")->required();
+  diffCommand->add_option("right", *right, "second chip (name or path)")->required();
+  diffCommand->callback([left, right, &exitCode] { exitCode = diff(*left, *right); });
+
+  spec->add_subcommand("list", "List the chips in the config directory")
+      ->callback([&exitCode] { exitCode = list(); });
+  spec->add_subcommand("schema", "Print every key of the description format (Markdown)")
+      ->callback([&exitCode] {
+        fmt::print("{}", spec::formatSchemaMarkdown());
+        exitCode = 0;
+      });
+}
+
+void registerDemoCommand(CLI::App& app, int& exitCode) {
+  app.add_subcommand("demo", "Run the demonstration (for now: print the Trn2 description)")
+      ->callback([&exitCode] { exitCode = show("trn2"); });
+}
+
+}  // namespace trn::tools
