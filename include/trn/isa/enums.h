@@ -28,6 +28,16 @@ enum class ActivationFunction : std::uint8_t {
   kArctan, kSqrt, kRsqrt, kReciprocal, kSign, kAbs,
 };
 
+/// What an instruction does with its engine's per-partition accumulator registers (nki.isa
+/// reduce_cmd), shared by the instructions of one engine that reduce across calls.
+enum class ReduceCmd : std::uint8_t {
+  kIdle,         ///< leave the registers alone
+  kReset,        ///< set them to zero only
+  kReduce,       ///< accumulate this instruction's reduction onto them
+  kResetReduce,  ///< set them to zero, then accumulate
+  kLoadReduce,   ///< load an initial value, then accumulate
+};
+
 /// Semaphore wait condition.
 enum class WaitCompare : std::uint8_t { kGreaterEqual, kEqual };
 
@@ -70,6 +80,15 @@ struct EnumTable<ActivationFunction> {
       {F::kErf, "erf"}, {F::kErfDx, "erf_dx"}, {F::kExp, "exp"}, {F::kLog, "log"},
       {F::kSin, "sin"}, {F::kArctan, "arctan"}, {F::kSqrt, "sqrt"}, {F::kRsqrt, "rsqrt"},
       {F::kReciprocal, "reciprocal"}, {F::kSign, "sign"}, {F::kAbs, "abs"},
+  }};
+};
+
+template <>
+struct EnumTable<ReduceCmd> {
+  static constexpr std::string_view kTypeName = "reduce_cmd";
+  static constexpr std::array<std::pair<ReduceCmd, std::string_view>, 5> kEntries = {{
+      {ReduceCmd::kIdle, "idle"}, {ReduceCmd::kReset, "reset"}, {ReduceCmd::kReduce, "reduce"},
+      {ReduceCmd::kResetReduce, "reset_reduce"}, {ReduceCmd::kLoadReduce, "load_reduce"},
   }};
 };
 
