@@ -13,6 +13,16 @@
 
 namespace trn::reference {
 
+/// Debug and sanitizer builds run the same checks over fewer random inputs and a sparser sweep,
+/// so that they finish in seconds too; optimised builds run the full sets.
+#ifdef NDEBUG
+inline constexpr std::uint64_t kRandomInputs = std::uint64_t{1} << 20;
+inline constexpr std::uint32_t kSweepStride = 1;
+#else
+inline constexpr std::uint64_t kRandomInputs = std::uint64_t{1} << 14;
+inline constexpr std::uint32_t kSweepStride = 29;
+#endif
+
 /// A float format as the tests understand it.
 struct Format {
   DType type;
