@@ -86,13 +86,14 @@ TEST(Rounding, ExactValuesMidpointsAndBoundaries) {
     SCOPED_TRACE(std::string(dtypeName(f.type)));
     const std::vector<reference::Entry> table = reference::finiteTable(f);
     // tf32 has 2^18 non-negative values; every 5th keeps the test fast and covers all binades.
-    const int stride = f.type == DType::kTf32 ? 5 : 1;
+    const int stride =
+        static_cast<int>(reference::kSweepStride) * (f.type == DType::kTf32 ? 5 : 1);
     expectMatchesReference(f, table, interestingInputs(table, stride));
   }
 }
 
 TEST(Rounding, RandomFp32BitPatterns) {
-  constexpr std::uint64_t kCount = 1 << 20;
+  constexpr std::uint64_t kCount = reference::kRandomInputs;
   for (const reference::Format& f : reference::kNarrowFormats) {
     SCOPED_TRACE(std::string(dtypeName(f.type)));
     const std::vector<reference::Entry> table = reference::finiteTable(f);
