@@ -545,8 +545,14 @@ void loadRecord(const ConfigNode& node, C& record, LoadContext& ctx, const std::
           text->scalar;
     }
   }
+  // An overlay that changes some fields of an existing record without giving a new source keeps
+  // the record's provenance; only the fields it writes get "override in <file>".
+  bool keepRecordProvenance = false;
   if (provenance.source.empty()) {
-    if (scope.record != nullptr) {
+    if (scope.overlay && existed) {
+      provenance.source = ctx.overrideSource();
+      keepRecordProvenance = true;
+    } else if (scope.record != nullptr) {
       provenance.source = scope.record->source;
       provenance.alternative = scope.record->alternative;
     } else if (scope.overlay) {
@@ -558,7 +564,9 @@ void loadRecord(const ConfigNode& node, C& record, LoadContext& ctx, const std::
       return;
     }
   }
-  ctx.provenance()[path] = provenance;
+  if (!keepRecordProvenance) {
+    ctx.provenance()[path] = provenance;
+  }
   const LoadScope inner{scope.overlay && existed, &provenance};
   schema.loadMap(node, record, ctx, path, inner, true);
 }
