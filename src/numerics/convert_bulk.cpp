@@ -1,5 +1,7 @@
 // Bulk conversions: the SIMD kernels where they exist, otherwise a scalar loop over the
 // definitions in convert_scalar.cpp (stochastic rounding, integer types).
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -15,6 +17,21 @@ static_assert(std::endian::native == std::endian::little,
               "element storage is little-endian; a big-endian host needs byte swaps here");
 
 void storeCode(std::uint32_t code, std::byte* dst, int size) { std::memcpy(dst, &code, size); }
+
+/// Elements rounded per batch of random words (16 KiB of words, which stays in L1).
+constexpr std::size_t kWordChunk = 4096;
+
+/// words[j] = rng.at(first + j), computing each Philox block once.
+void fillWords(const CounterRng& rng, std::uint64_t first, std::span<std::uint32_t> words) {
+  std::size_t j = 0;
+  while (j < words.size()) {
+    const std::uint64_t index = first + j;
+    const std::array<std::uint32_t, 4> block = rng.block(index / 4);
+    for (std::uint64_t lane = index % 4; lane < 4 && j < words.size(); ++lane, ++j) {
+      words[j] = block[lane];
+    }
+  }
+}
 
 std::uint32_t loadCode(const std::byte* src, int size) {
   std::uint32_t code = 0;
@@ -33,25 +50,32 @@ void convertFromFloat(std::span<const float> src, DType dstType, std::span<std::
   if (src.empty()) {
     return;
   }
-  if (numerics::hasSimdNarrow(dstType, options.rounding)) {
-    numerics::simdNarrow(src.data(), src.size(), dst.data(), dstType, options.rounding,
-                         options.saturate);
-    return;
-  }
   if (options.rounding != RoundingMode::kStochastic) {
+    if (numerics::hasSimdNarrow(dstType)) {
+      numerics::simdNarrow(src.data(), src.size(), nullptr, dst.data(), dstType,
+                           options.rounding, options.saturate);
+      return;
+    }
     for (std::size_t j = 0; j < src.size(); ++j) {
       storeCode(encodeFloat(src[j], dstType, options), dst.data() + j * size, size);
     }
     return;
   }
-  // One Philox block gives the words of four consecutive element indices.
+  // Stochastic rounding: the words of a chunk of elements come from the counter-based RNG (one
+  // Philox block per four consecutive indices), then the chunk is rounded.
   const CounterRng rng(options.seed, options.stream);
-  std::size_t j = 0;
-  while (j < src.size()) {
-    const std::uint64_t index = firstIndex + j;
-    const std::array<std::uint32_t, 4> words = rng.block(index / 4);
-    for (std::uint64_t lane = index % 4; lane < 4 && j < src.size(); ++lane, ++j) {
-      storeCode(encodeFloat(src[j], dstType, options, words[lane]), dst.data() + j * size, size);
+  std::array<std::uint32_t, kWordChunk> words{};
+  for (std::size_t begin = 0; begin < src.size(); begin += kWordChunk) {
+    const std::size_t count = std::min(kWordChunk, src.size() - begin);
+    fillWords(rng, firstIndex + begin, std::span(words).first(count));
+    if (numerics::hasSimdNarrow(dstType)) {
+      numerics::simdNarrow(src.data() + begin, count, words.data(), dst.data() + begin * size,
+                           dstType, options.rounding, options.saturate);
+    } else {
+      for (std::size_t j = 0; j < count; ++j) {
+        storeCode(encodeFloat(src[begin + j], dstType, options, words[j]),
+                  dst.data() + (begin + j) * size, size);
+      }
     }
   }
 }

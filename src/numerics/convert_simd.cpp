@@ -1,7 +1,7 @@
 // Highway compiles this file once per SIMD target and dispatches at run time. The kernels work on
 // the fp32 bit pattern with integer operations only (plus one exact float multiply when widening
 // subnormals), so they give the same bits on every target; convert_scalar.cpp is the definition
-// they are tested against. Stochastic rounding is not vectorised (see docs/numerics.md).
+// they are tested against. Stochastic rounding takes its random words from the caller.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/numerics/convert_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -23,8 +23,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DU32 = hn::ScalableTag<std::uint32_t>;
 using VU32 = hn::Vec<DU32>;
 
-/// Per-call constants of a narrowing conversion; `roundMask` is all ones for nearest-even and 0
-/// for toward-zero, so one branch-free kernel serves both modes.
+/// Per-call constants of a narrowing conversion. `roundMask` is all ones for nearest-even and 0
+/// for toward-zero, so one branch-free kernel serves both; stochastic rounding ignores it.
 struct NarrowParams {
   VU32 roundMask;
   VU32 overflowCode;  ///< code of a finite value above maxFinite
@@ -33,32 +33,33 @@ struct NarrowParams {
 
 template <FloatFormat F>
 HWY_INLINE NarrowParams narrowParams(DU32 du, RoundingMode mode, bool saturate) {
-  const bool nearest = mode == RoundingMode::kNearestEven;
   const bool toInf = F.hasInf && !saturate;
-  return NarrowParams{hn::Set(du, nearest ? ~std::uint32_t{0} : 0u),
-                      hn::Set(du, toInf && nearest ? F.infCode() : F.maxCode()),
-                      hn::Set(du, toInf ? F.infCode() : F.maxCode())};
+  return NarrowParams{
+      hn::Set(du, mode == RoundingMode::kNearestEven ? ~std::uint32_t{0} : 0u),
+      hn::Set(du, toInf && mode != RoundingMode::kTowardZero ? F.infCode() : F.maxCode()),
+      hn::Set(du, toInf ? F.infCode() : F.maxCode())};
 }
 
-/// Rounds `value >> shift` (0 < shift < 32) to nearest-even, or truncates, per params.roundMask.
-template <int kShift>
-HWY_INLINE VU32 roundShiftConst(DU32 du, VU32 value, const NarrowParams& params) {
-  const VU32 lsb = hn::And(hn::ShiftRight<kShift>(value), hn::Set(du, 1u));
-  const VU32 bias = hn::Add(hn::Set(du, (std::uint32_t{1} << (kShift - 1)) - 1), lsb);
-  return hn::ShiftRight<kShift>(hn::Add(value, hn::And(bias, params.roundMask)));
-}
-
-/// As roundShiftConst with a per-lane shift in [1, 31].
-HWY_INLINE VU32 roundShiftVar(DU32 du, VU32 value, VU32 shift, const NarrowParams& params) {
+/// `value >> shift` (1 <= shift <= 31 in every lane) rounded: to nearest-even or toward zero
+/// per params.roundMask, or stochastically by adding the top `shift` bits of `words` to the
+/// discarded bits (a carry rounds up), as encodeToFormat defines.
+template <bool kStochastic>
+HWY_INLINE VU32 roundShift(DU32 du, VU32 value, VU32 shift, VU32 words,
+                           const NarrowParams& params) {
   const VU32 one = hn::Set(du, 1u);
-  const VU32 lsb = hn::And(value >> shift, one);
-  const VU32 bias = hn::Add(hn::Sub(one << hn::Sub(shift, one), one), lsb);
-  return hn::Add(value, hn::And(bias, params.roundMask)) >> shift;
+  if constexpr (kStochastic) {
+    return hn::Add(value, words >> hn::Sub(hn::Set(du, 32u), shift)) >> shift;
+  } else {
+    const VU32 lsb = hn::And(value >> shift, one);
+    const VU32 bias = hn::Add(hn::Sub(one << hn::Sub(shift, one), one), lsb);
+    return hn::Add(value, hn::And(bias, params.roundMask)) >> shift;
+  }
 }
 
-/// fp32 bit patterns -> storage patterns of format F (encodeToFormat << storageShift).
-template <FloatFormat F>
-HWY_INLINE VU32 narrowLanes(DU32 du, VU32 bits, const NarrowParams& params) {
+/// fp32 bit patterns -> storage patterns of format F (encodeToFormat << storageShift). `words`
+/// holds each lane's stochastic-rounding word (unused unless kStochastic).
+template <FloatFormat F, bool kStochastic>
+HWY_INLINE VU32 narrowLanes(DU32 du, VU32 bits, VU32 words, const NarrowParams& params) {
   constexpr int kShift = 23 - F.mantissaBits;
   constexpr int kSignShift = 31 - (F.exponentBits + F.mantissaBits);
   const VU32 magnitude = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
@@ -69,10 +70,11 @@ HWY_INLINE VU32 narrowLanes(DU32 du, VU32 bits, const NarrowParams& params) {
     // carry out of the mantissa moves to the next binade (and past maxCode into overflow).
     const VU32 rebiased =
         hn::Sub(magnitude, hn::Set(du, static_cast<std::uint32_t>(127 - F.bias) << 23));
-    code = roundShiftConst<kShift>(du, rebiased, params);
+    code = roundShift<kStochastic>(du, rebiased, hn::Set(du, std::uint32_t{kShift}), words,
+                                   params);
     if constexpr (F.bias != 127) {
       // Below the target's smallest normal: shift the significand (implicit bit included) so
-      // that its units are the target's subnormal spacing.
+      // that its units are the target's subnormal spacing; `shift` bits are discarded.
       const hn::RebindToSigned<DU32> di;
       const VU32 exponent = hn::ShiftRight<23>(magnitude);
       const VU32 one = hn::Set(du, 1u);
@@ -81,7 +83,18 @@ HWY_INLINE VU32 narrowLanes(DU32 du, VU32 bits, const NarrowParams& params) {
       const auto shift = hn::Sub(hn::Set(di, kShift + 127 + F.minExponent()),
                                  hn::BitCast(di, hn::Max(exponent, one)));
       const auto clamped = hn::Min(hn::Max(shift, hn::Set(di, 1)), hn::Set(di, 31));
-      const VU32 subnormal = roundShiftVar(du, significand, hn::BitCast(du, clamped), params);
+      VU32 subnormal =
+          roundShift<kStochastic>(du, significand, hn::BitCast(du, clamped), words, params);
+      if constexpr (kStochastic) {
+        // 32 or more discarded bits: only the top 32 bits of the fraction (significand >>
+        // (shift - 32)) meet the word, and a carry out of 32 bits gives the smallest subnormal.
+        const auto excess = hn::Min(hn::Sub(shift, hn::Set(di, 32)), hn::Set(di, 31));
+        const VU32 top32 = significand >> hn::BitCast(du, hn::Max(excess, hn::Zero(di)));
+        const auto carry = hn::And(hn::Ne(top32, hn::Zero(du)),
+                                   hn::Not(hn::Lt(words, hn::Sub(hn::Zero(du), top32))));
+        subnormal = hn::IfThenElse(hn::RebindMask(du, hn::Gt(shift, hn::Set(di, 31))),
+                                   hn::IfThenElseZero(carry, one), subnormal);
+      }
       const auto minNormal =
           hn::Set(du, static_cast<std::uint32_t>(127 + F.minExponent()) << 23);
       code = hn::IfThenElse(hn::Lt(magnitude, minNormal), subnormal, code);
@@ -144,18 +157,20 @@ HWY_INLINE VU32 widenLanes(DU32 du, VU32 storage) {
 }
 
 /// Converts whole vectors of src; the tail goes through a zero-padded vector, so every element
-/// takes the same SIMD path.
-template <FloatFormat F, typename TOut>
+/// takes the same SIMD path. `words` (stochastic rounding only) has one word per element.
+template <FloatFormat F, typename TOut, bool kStochastic>
 HWY_NOINLINE void narrowArray(const float* HWY_RESTRICT src, std::size_t count,
-                              std::byte* HWY_RESTRICT dst, RoundingMode mode, bool saturate) {
+                              const std::uint32_t* HWY_RESTRICT words,
+                              std::byte* HWY_RESTRICT dst, const NarrowParams& params) {
   const DU32 du;
   const hn::Rebind<float, DU32> df;
   const hn::Rebind<TOut, DU32> dout;
   const hn::RebindToSigned<DU32> di;
-  const NarrowParams params = narrowParams<F>(du, mode, saturate);
   const std::size_t lanes = hn::Lanes(du);
-  auto encode = [&](const float* in, TOut* out) {
-    const VU32 code = narrowLanes<F>(du, hn::BitCast(du, hn::LoadU(df, in)), params);
+  auto encode = [&](const float* in, const std::uint32_t* inWords, TOut* out) {
+    const VU32 wordVec = kStochastic ? hn::LoadU(du, inWords) : hn::Zero(du);
+    const VU32 code =
+        narrowLanes<F, kStochastic>(du, hn::BitCast(du, hn::LoadU(df, in)), wordVec, params);
     if constexpr (sizeof(TOut) == 4) {
       hn::StoreU(code, du, out);
     } else {
@@ -166,14 +181,29 @@ HWY_NOINLINE void narrowArray(const float* HWY_RESTRICT src, std::size_t count,
   auto* out = reinterpret_cast<TOut*>(dst);
   std::size_t i = 0;
   for (; i + lanes <= count; i += lanes) {
-    encode(src + i, out + i);
+    encode(src + i, kStochastic ? words + i : nullptr, out + i);
   }
   if (i < count) {
     HWY_ALIGN float inTail[hn::MaxLanes(du)] = {};
+    HWY_ALIGN std::uint32_t wordTail[hn::MaxLanes(du)] = {};
     HWY_ALIGN TOut outTail[hn::MaxLanes(du)] = {};
     std::memcpy(inTail, src + i, (count - i) * sizeof(float));
-    encode(inTail, outTail);
+    if (kStochastic) {
+      std::memcpy(wordTail, words + i, (count - i) * sizeof(std::uint32_t));
+    }
+    encode(inTail, wordTail, outTail);
     std::memcpy(out + i, outTail, (count - i) * sizeof(TOut));
+  }
+}
+
+template <FloatFormat F, typename TOut>
+void narrowFormat(const float* src, std::size_t count, const std::uint32_t* words,
+                  std::byte* dst, RoundingMode mode, bool saturate) {
+  const NarrowParams params = narrowParams<F>(DU32(), mode, saturate);
+  if (mode == RoundingMode::kStochastic) {
+    narrowArray<F, TOut, true>(src, count, words, dst, params);
+  } else {
+    narrowArray<F, TOut, false>(src, count, nullptr, dst, params);
   }
 }
 
@@ -207,25 +237,26 @@ HWY_NOINLINE void widenArray(const std::byte* HWY_RESTRICT src, std::size_t coun
   }
 }
 
-void narrowDispatch(const float* src, std::size_t count, std::byte* dst, DType type,
-                    RoundingMode mode, bool saturate) {
+void narrowDispatch(const float* src, std::size_t count, const std::uint32_t* words,
+                    std::byte* dst, DType type, RoundingMode mode, bool saturate) {
   switch (type) {
     case DType::kFp32:
-      return narrowArray<kFp32Format, std::uint32_t>(src, count, dst, mode, saturate);
+      return narrowFormat<kFp32Format, std::uint32_t>(src, count, words, dst, mode, saturate);
     case DType::kTf32:
-      return narrowArray<kTf32Format, std::uint32_t>(src, count, dst, mode, saturate);
+      return narrowFormat<kTf32Format, std::uint32_t>(src, count, words, dst, mode, saturate);
     case DType::kBf16:
-      return narrowArray<kBf16Format, std::uint16_t>(src, count, dst, mode, saturate);
+      return narrowFormat<kBf16Format, std::uint16_t>(src, count, words, dst, mode, saturate);
     case DType::kFp16:
-      return narrowArray<kFp16Format, std::uint16_t>(src, count, dst, mode, saturate);
+      return narrowFormat<kFp16Format, std::uint16_t>(src, count, words, dst, mode, saturate);
     case DType::kFp8E4m3:
-      return narrowArray<kFp8E4m3Format, std::uint8_t>(src, count, dst, mode, saturate);
+      return narrowFormat<kFp8E4m3Format, std::uint8_t>(src, count, words, dst, mode, saturate);
     case DType::kFp8E5m2:
-      return narrowArray<kFp8E5m2Format, std::uint8_t>(src, count, dst, mode, saturate);
+      return narrowFormat<kFp8E5m2Format, std::uint8_t>(src, count, words, dst, mode, saturate);
     case DType::kFp8E3m4:
-      return narrowArray<kFp8E3m4Format, std::uint8_t>(src, count, dst, mode, saturate);
+      return narrowFormat<kFp8E3m4Format, std::uint8_t>(src, count, words, dst, mode, saturate);
     case DType::kFp8E4m3Fn:
-      return narrowArray<kFp8E4m3FnFormat, std::uint8_t>(src, count, dst, mode, saturate);
+      return narrowFormat<kFp8E4m3FnFormat, std::uint8_t>(src, count, words, dst, mode,
+                                                            saturate);
     default:
       break;
   }
@@ -260,16 +291,15 @@ HWY_EXPORT(narrowDispatch);
 HWY_EXPORT(widenDispatch);
 HWY_EXPORT(targetName);
 
-bool hasSimdNarrow(DType type, RoundingMode mode) {
-  return isFloat(type) && mode != RoundingMode::kStochastic;
-}
+bool hasSimdNarrow(DType type) { return isFloat(type); }
 
 bool hasSimdWiden(DType type) { return isFloat(type); }
 
-void simdNarrow(const float* src, std::size_t count, std::byte* dst, DType type,
-                RoundingMode mode, bool saturate) {
-  TRN_CHECK(hasSimdNarrow(type, mode)) << dtypeName(type) << " " << roundingModeName(mode);
-  HWY_DYNAMIC_DISPATCH(narrowDispatch)(src, count, dst, type, mode, saturate);
+void simdNarrow(const float* src, std::size_t count, const std::uint32_t* words, std::byte* dst,
+                DType type, RoundingMode mode, bool saturate) {
+  TRN_CHECK(hasSimdNarrow(type)) << dtypeName(type);
+  TRN_CHECK(words != nullptr || mode != RoundingMode::kStochastic);
+  HWY_DYNAMIC_DISPATCH(narrowDispatch)(src, count, words, dst, type, mode, saturate);
 }
 
 void simdWiden(const std::byte* src, std::size_t count, float* dst, DType type) {

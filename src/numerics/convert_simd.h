@@ -4,21 +4,23 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "trn/numerics/convert.h"
 
 namespace trn::numerics {
 
-/// Whether simdNarrow handles (type, mode): float targets with nearest-even or toward-zero.
-bool hasSimdNarrow(DType type, RoundingMode mode);
+/// Whether simdNarrow handles `type`: every float type, in every rounding mode.
+bool hasSimdNarrow(DType type);
 
 /// Whether simdWiden handles `type`: every float type.
 bool hasSimdWiden(DType type);
 
 /// Encodes src[0..count) into `type` at dst (count * byteSize(type) bytes, any alignment).
-/// Requires hasSimdNarrow(type, mode).
-void simdNarrow(const float* src, std::size_t count, std::byte* dst, DType type,
-                RoundingMode mode, bool saturate);
+/// For stochastic rounding words[j] is element j's random word; other modes ignore `words`
+/// (may be null). Requires hasSimdNarrow(type).
+void simdNarrow(const float* src, std::size_t count, const std::uint32_t* words, std::byte* dst,
+                DType type, RoundingMode mode, bool saturate);
 
 /// Decodes count elements of `type` at src (any alignment) into dst. Requires hasSimdWiden(type).
 void simdWiden(const std::byte* src, std::size_t count, float* dst, DType type);

@@ -1,5 +1,6 @@
-// The bulk conversions give exactly the bits of the scalar definitions, on every SIMD target
-// that this host supports (Highway's dispatch is redirected target by target).
+// The bulk conversions give exactly the bits of the scalar definitions, in every rounding mode,
+// on every SIMD target that this host supports (Highway's dispatch is redirected target by
+// target).
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
@@ -52,15 +53,21 @@ struct Expected {
 };
 
 std::vector<Expected> scalarNarrowings(const std::vector<float>& inputs) {
+  const ConvertOptions stochastic{RoundingMode::kStochastic, false, 77, 5};
+  std::vector<std::uint32_t> words(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    words[i] = stochasticWord(stochastic, i);
+  }
   std::vector<Expected> all;
   for (DType type : kFloatTypes) {
-    for (RoundingMode mode : {RoundingMode::kNearestEven, RoundingMode::kTowardZero}) {
+    for (RoundingMode mode :
+         {RoundingMode::kNearestEven, RoundingMode::kTowardZero, RoundingMode::kStochastic}) {
       for (bool saturate : {false, true}) {
-        Expected e{type, ConvertOptions{mode, saturate, 0, 0}, {}};
+        Expected e{type, ConvertOptions{mode, saturate, stochastic.seed, stochastic.stream}, {}};
         const int size = byteSize(type);
         e.bytes.resize(inputs.size() * static_cast<std::size_t>(size));
         for (std::size_t i = 0; i < inputs.size(); ++i) {
-          const std::uint32_t code = encodeFloat(inputs[i], type, e.options);
+          const std::uint32_t code = encodeFloat(inputs[i], type, e.options, words[i]);
           std::memcpy(e.bytes.data() + i * size, &code, size);
         }
         all.push_back(std::move(e));
