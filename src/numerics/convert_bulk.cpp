@@ -1,5 +1,7 @@
-// Bulk conversions: the SIMD kernels where they exist, otherwise a scalar loop over the
-// definitions in convert_scalar.cpp (stochastic rounding, integer types).
+// Bulk conversions: the SIMD kernels for float types (all rounding modes; stochastic rounding
+// draws its Philox words per chunk here), a scalar loop over the definitions for integer types.
+#include "trn/numerics/convert.h"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -8,7 +10,6 @@
 #include "src/numerics/convert_simd.h"
 #include "trn/base/check.h"
 #include "trn/base/rng.h"
-#include "trn/numerics/convert.h"
 
 namespace trn {
 namespace {

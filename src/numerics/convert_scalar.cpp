@@ -1,15 +1,17 @@
 // The scalar definition of every conversion. The bulk (SIMD) paths in convert_simd.cpp are
 // tested to be bit-identical to these functions.
+#include "trn/numerics/convert.h"
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <cctype>
 #include <cmath>
-#include <string>
 
 #include "src/numerics/float_format.h"
 #include "trn/base/check.h"
 #include "trn/base/rng.h"
-#include "trn/numerics/convert.h"
 
 namespace trn {
 namespace numerics {
@@ -190,9 +192,10 @@ Result<RoundingMode> parseRoundingMode(std::string_view text) {
       return name.mode;
     }
   }
-  return invalidArgument("unknown rounding mode '" + std::string(text) +
-                         "'; valid names are rne (nearest_even), stochastic (sr) and rtz "
-                         "(toward_zero, truncate)");
+  return invalidArgument(fmt::format(
+      "unknown rounding mode '{}'; valid names are rne (nearest_even), stochastic (sr) and rtz "
+      "(toward_zero, truncate)",
+      text));
 }
 
 std::uint32_t stochasticWord(const ConvertOptions& options, std::uint64_t index) {

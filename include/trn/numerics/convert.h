@@ -79,8 +79,9 @@ float quantize(float value, DType type, const ConvertOptions& options = {},
 /// Converts src[j] to `dstType`, writing element j at dst[j * byteSize(dstType)]. Element j is
 /// element number firstIndex + j for stochastic rounding, so converting an array in pieces gives
 /// the same bytes as converting it at once. dst.size() must equal src.size() * byteSize(dstType).
-/// Vectorised for nearest-even and toward-zero to every float type; stochastic rounding and
-/// integer targets run a scalar loop. Bit-identical to encodeFloat.
+/// Vectorised for every float type in every mode (stochastic rounding draws its Philox words per
+/// chunk with the scalar generator); integer targets run a scalar loop. Bit-identical to
+/// encodeFloat with stochasticWord(options, firstIndex + j).
 void convertFromFloat(std::span<const float> src, DType dstType, std::span<std::byte> dst,
                       const ConvertOptions& options = {}, std::uint64_t firstIndex = 0);
 
