@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "program_commands.h"
 #include "spec_command.h"
 
 int main(int argc, char** argv) {
@@ -11,6 +12,7 @@ int main(int argc, char** argv) {
   int exitCode = 0;
   trn::tools::registerSpecCommands(app, exitCode);
   trn::tools::registerDemoCommand(app, exitCode);
+  trn::tools::registerProgramCommands(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

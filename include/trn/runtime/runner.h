@@ -1,0 +1,51 @@
+// Running a Program on the functional core from files: loading the program (text or binary),
+// turning chip descriptions into core limits, and moving .npy arrays in and out of HBM tensors.
+// Tensors are exchanged in their storage format (bf16 as raw uint16, fp8 as raw uint8, ...); a
+// float32 array may also be given for any floating-point tensor and is rounded to nearest even,
+// and outputs may be requested as float32 with a `:fp32` suffix on the binding.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trn/base/status.h"
+#include "trn/isa/core_limits.h"
+#include "trn/isa/program.h"
+#include "trn/runtime/npy.h"
+#include "trn/spec/chip_spec.h"
+
+namespace trn::runtime {
+
+/// A command-line binding `tensor=path.npy` or `tensor=path.npy:dtype`.
+struct TensorBinding {
+  std::string tensor;
+  std::string path;
+  std::optional<DType> hostType;  ///< output: convert to this type (only fp32 is supported)
+};
+
+/// Parses a binding; the error shows the expected form.
+Result<TensorBinding> parseBinding(std::string_view text);
+
+/// Loads a program from a binary file (recognised by its magic) or from assembly text.
+Result<isa::Program> loadProgram(const std::string& path);
+
+/// The verification limits of one core of `chip`.
+isa::CoreLimits coreLimits(const spec::ChipSpec& chip);
+
+/// The .npy element type that stores `dtype` bit for bit.
+NpyType storageType(DType dtype);
+
+/// The bytes of `tensor` from an array: raw when the array has the storage type, rounded to
+/// nearest even when it is float32 and the tensor is a floating-point type. Shapes must match.
+Result<std::vector<std::byte>> tensorFromNpy(const isa::TensorDecl& tensor, const NpyArray& array,
+                                             std::string_view source);
+
+/// An array holding `bytes` of `tensor`, in its storage type, or widened to float32 when
+/// `hostType` is fp32.
+Result<NpyArray> npyFromTensor(const isa::TensorDecl& tensor, std::span<const std::byte> bytes,
+                               std::optional<DType> hostType);
+
+}  // namespace trn::runtime

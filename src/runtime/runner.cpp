@@ -1,0 +1,134 @@
+#include "trn/runtime/runner.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "trn/isa/program_binary.h"
+#include "trn/isa/program_text.h"
+#include "trn/numerics/convert.h"
+
+namespace trn::runtime {
+
+Result<TensorBinding> parseBinding(std::string_view text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+    return invalidArgument(fmt::format("bad tensor binding '{}'; expected NAME=FILE.npy or "
+                                       "NAME=FILE.npy:DTYPE",
+                                       text));
+  }
+  TensorBinding binding{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)), {}};
+  const std::size_t colon = binding.path.rfind(':');
+  if (colon != std::string::npos) {
+    TRN_ASSIGN_OR_RETURN(const DType type, parseDType(binding.path.substr(colon + 1)));
+    binding.hostType = type;
+    binding.path.resize(colon);
+  }
+  return binding;
+}
+
+Result<isa::Program> loadProgram(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return ioError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  }
+  const std::vector<char> raw((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+  const std::string_view magic = "TRNPROG";
+  if (raw.size() >= magic.size() && std::string_view(raw.data(), magic.size()) == magic) {
+    return isa::decodeProgram(std::as_bytes(std::span(raw)), path);
+  }
+  return isa::parseProgramText(std::string_view(raw.data(), raw.size()), path);
+}
+
+isa::CoreLimits coreLimits(const spec::ChipSpec& chip) {
+  const spec::Core& core = chip.core;
+  isa::CoreLimits limits;
+  limits.partitions = core.sbuf.partitions;
+  limits.sbufPartitionBytes = core.sbuf.partitionBytes.count();
+  limits.psumBanks = core.psum.banks;
+  limits.psumBankBytes = core.psum.bankBytes.count();
+  limits.matmulMaxContraction = core.tileLimits.matmulK;
+  limits.matmulMaxStationaryFree = core.tileLimits.matmulM;
+  limits.matmulMaxMovingFree = core.tileLimits.matmulN;
+  limits.maxFreeElementsSbuf = core.tileLimits.vectorFSbuf;
+  limits.maxFreeElementsPsum = core.tileLimits.vectorFPsum;
+  limits.bnStatsMaxFree = core.tileLimits.bnStatsF;
+  limits.semaphores = static_cast<std::int32_t>(core.sequencer.semaphores);
+  limits.registers = static_cast<std::int32_t>(core.sequencer.registers);
+  limits.dmaQueues = static_cast<std::int32_t>(core.dma.queuesPerEngine);
+  limits.fp8DoubleRow = core.pe.doubleRowFp8.supported;
+  return limits;
+}
+
+NpyType storageType(DType dtype) {
+  switch (dtype) {
+    case DType::kFp32:
+    case DType::kTf32: return NpyType::kFloat32;
+    case DType::kBf16: return NpyType::kUInt16;
+    case DType::kFp16: return NpyType::kFloat16;
+    case DType::kFp8E4m3:
+    case DType::kFp8E5m2:
+    case DType::kFp8E3m4:
+    case DType::kFp8E4m3Fn: return NpyType::kUInt8;
+    case DType::kInt8: return NpyType::kInt8;
+    case DType::kInt16: return NpyType::kInt16;
+    case DType::kInt32: return NpyType::kInt32;
+    case DType::kUint8: return NpyType::kUInt8;
+    case DType::kUint16: return NpyType::kUInt16;
+    case DType::kUint32: return NpyType::kUInt32;
+  }
+  TRN_UNREACHABLE() << "bad DType " << static_cast<int>(dtype);
+  return NpyType::kUInt8;
+}
+
+Result<std::vector<std::byte>> tensorFromNpy(const isa::TensorDecl& tensor, const NpyArray& array,
+                                             std::string_view source) {
+  if (array.shape != tensor.shape) {
+    return invalidArgument(fmt::format("{}: shape ({}) does not match tensor '{}' [{}]", source,
+                                       fmt::join(array.shape, ", "), tensor.name,
+                                       fmt::join(tensor.shape, ", ")));
+  }
+  const NpyType storage = storageType(tensor.dtype);
+  if (array.type == storage) {
+    return array.data;
+  }
+  if (array.type == NpyType::kFloat32 && isFloat(tensor.dtype)) {
+    std::vector<float> values(array.data.size() / sizeof(float));
+    std::memcpy(values.data(), array.data.data(), array.data.size());
+    std::vector<std::byte> bytes(static_cast<std::size_t>(tensor.byteSize()));
+    convertFromFloat(values, tensor.dtype, bytes);
+    return bytes;
+  }
+  return invalidArgument(fmt::format(
+      "{}: element type {} cannot feed {} tensor '{}'; give {} (its storage type){}", source,
+      npyDescr(array.type), dtypeName(tensor.dtype), tensor.name, npyDescr(storage),
+      isFloat(tensor.dtype) ? " or float32 (rounded to nearest even)" : ""));
+}
+
+Result<NpyArray> npyFromTensor(const isa::TensorDecl& tensor, std::span<const std::byte> bytes,
+                               std::optional<DType> hostType) {
+  NpyArray array;
+  array.shape = tensor.shape;
+  if (!hostType || *hostType == tensor.dtype) {
+    array.type = storageType(tensor.dtype);
+    array.data.assign(bytes.begin(), bytes.end());
+    return array;
+  }
+  if (*hostType != DType::kFp32) {
+    return invalidArgument(fmt::format("output '{}' can be written as its own type {} or as fp32, "
+                                       "not {}",
+                                       tensor.name, dtypeName(tensor.dtype),
+                                       dtypeName(*hostType)));
+  }
+  std::vector<float> values(static_cast<std::size_t>(tensor.elementCount()));
+  convertToFloat(bytes, tensor.dtype, values);
+  array.type = NpyType::kFloat32;
+  array.data.resize(values.size() * sizeof(float));
+  std::memcpy(array.data.data(), values.data(), array.data.size());
+  return array;
+}
+
+}  // namespace trn::runtime

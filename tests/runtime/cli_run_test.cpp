@@ -1,0 +1,142 @@
+// `trnsim run`, `asm`, `disasm` and `isa` end to end: .npy files in, program on the core, .npy
+// files out, checked against a float64 reference; and every user error exits 1 with a message.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "trn/numerics/convert.h"
+#include "trn/runtime/npy.h"
+#include "trnsim_cli.h"
+
+namespace trn::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+testing::CliRun trnsim(const std::string& arguments) {
+  return testing::runCommand(TRNSIM_BINARY, arguments);
+}
+
+class CliRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("trnsim_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  void writeFloats(const std::string& name, std::vector<std::int64_t> shape,
+                   const std::vector<float>& values) {
+    NpyArray a{NpyType::kFloat32, std::move(shape), {}};
+    a.data.resize(values.size() * 4);
+    std::memcpy(a.data.data(), values.data(), a.data.size());
+    ASSERT_TRUE(writeNpy(path(name), a).ok());
+  }
+
+  fs::path dir_;
+};
+
+const std::string kExample = std::string(TRN_SOURCE_DIR) + "/examples/matmul_gelu.tasm";
+
+TEST_F(CliRunTest, RunsTheExampleAgainstAFloat64Reference) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> lhsT(128 * 128);
+  std::vector<float> rhs(128 * 512);
+  for (float& v : lhsT) {
+    v = dist(rng);
+  }
+  for (float& v : rhs) {
+    v = dist(rng);
+  }
+  writeFloats("lhsT.npy", {128, 128}, lhsT);
+  writeFloats("rhs.npy", {128, 512}, rhs);
+  const auto run = trnsim(fmt::format("run {} --in lhsT={} --in rhs={} --out c={}", kExample,
+                                      path("lhsT.npy"), path("rhs.npy"), path("c.npy")));
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("5 instructions"), std::string::npos) << run.output;
+
+  const NpyArray c = readNpy(path("c.npy")).value();
+  ASSERT_EQ(c.type, NpyType::kFloat32);
+  ASSERT_EQ(c.shape, (std::vector<std::int64_t>{128, 512}));
+  std::vector<float> out(128 * 512);
+  std::memcpy(out.data(), c.data.data(), c.data.size());
+  for (int m = 0; m < 128; ++m) {
+    for (int n = 0; n < 512; ++n) {
+      double sum = 0;
+      double magnitude = 0;
+      for (int k = 0; k < 128; ++k) {
+        // Inputs were rounded to bf16 on load.
+        const double p = double{quantize(lhsT[k * 128 + m], DType::kBf16)} *
+                         double{quantize(rhs[k * 512 + n], DType::kBf16)};
+        sum += p;
+        magnitude += std::fabs(p);
+      }
+      const double gelu = 0.5 * sum * (1.0 + std::erf(sum / std::sqrt(2.0)));
+      ASSERT_NEAR(out[m * 512 + n], gelu, 1.2 * (128 * 0x1p-24 * magnitude) + 1e-6) << m << "," << n;
+    }
+  }
+}
+
+TEST_F(CliRunTest, AsmDisasmRoundTrip) {
+  ASSERT_EQ(trnsim(fmt::format("asm {} -o {}", kExample, path("p.tprog"))).exitCode, 0);
+  const auto text1 = trnsim(fmt::format("disasm {}", path("p.tprog")));
+  ASSERT_EQ(text1.exitCode, 0) << text1.output;
+  ASSERT_EQ(trnsim(fmt::format("disasm {} -o {}", path("p.tprog"), path("p.tasm"))).exitCode, 0);
+  ASSERT_EQ(trnsim(fmt::format("asm {} -o {}", path("p.tasm"), path("q.tprog"))).exitCode, 0);
+  EXPECT_EQ(trnsim(fmt::format("disasm {}", path("q.tprog"))).output, text1.output);
+  EXPECT_NE(text1.output.find("pe: nc_matmul dst=psum[0:128]:fp32[[1,512]]"), std::string::npos);
+}
+
+TEST_F(CliRunTest, IsaReference) {
+  const auto list = trnsim("isa list");
+  EXPECT_EQ(list.exitCode, 0);
+  EXPECT_NE(list.output.find("nc_matmul"), std::string::npos);
+  const auto show = trnsim("isa show nc_matmul");
+  EXPECT_EQ(show.exitCode, 0);
+  EXPECT_NE(show.output.find("opcode      0x0100"), std::string::npos) << show.output;
+  const auto missing = trnsim("isa show matmul");
+  EXPECT_EQ(missing.exitCode, 1);
+  EXPECT_NE(missing.output.find("no instruction 'matmul' (did you mean nc_matmul"),
+            std::string::npos)
+      << missing.output;
+}
+
+TEST_F(CliRunTest, UserErrorsExitOneWithAMessage) {
+  writeFloats("small.npy", {4, 4}, std::vector<float>(16));
+  struct Case {
+    std::string arguments;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {fmt::format("run {} --in lhsT={}", kExample, path("small.npy")),
+       "input tensor(s) rhs of"},
+      {fmt::format("run {} --in lhsT={} --in rhs={}", kExample, path("small.npy"),
+                   path("small.npy")),
+       "shape (4, 4) does not match tensor 'lhsT' [128, 128]"},
+      {fmt::format("run {} --in lhsT", kExample), "bad tensor binding 'lhsT'"},
+      {fmt::format("run {} --in lhsT={} --in rhs={}", kExample, path("none.npy"),
+                   path("small.npy")),
+       "cannot open"},
+      {fmt::format("run {} --chip trn9", kExample), "chip 'trn9' not found"},
+      {"run /nonexistent.tasm", "/nonexistent.tasm: cannot open"},
+      {fmt::format("disasm {}", path("small.npy")), "unexpected"},
+  };
+  for (const Case& c : cases) {
+    const auto run = trnsim(c.arguments);
+    EXPECT_EQ(run.exitCode, 1) << c.arguments << "\n" << run.output;
+    EXPECT_NE(run.output.find("trnsim: error: "), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find(c.expected), std::string::npos)
+        << c.arguments << "\nexpected: " << c.expected << "\ngot: " << run.output;
+  }
+}
+
+}  // namespace
+}  // namespace trn::runtime

@@ -1,0 +1,185 @@
+#include "program_commands.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+
+#include "spec_command.h"
+#include "trn/core/neuron_core.h"
+#include "trn/isa/program_binary.h"
+#include "trn/isa/program_text.h"
+#include "trn/isa/reference.h"
+#include "trn/isa/verifier.h"
+#include "trn/runtime/runner.h"
+#include "trn/spec/loader.h"
+
+namespace trn::tools {
+namespace {
+
+/// Options of `trnsim run`.
+struct RunOptions {
+  std::string program;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::string chip = "trn2";
+  std::uint64_t seed = 0;
+  std::string rounding = "rne";
+  bool poison = false;
+};
+
+Status writeFile(const std::string& path, std::string_view contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  if (!out) {
+    return ioError(fmt::format("{}: cannot write", path));
+  }
+  return {};
+}
+
+Status assemble(const std::string& input, const std::string& output) {
+  TRN_ASSIGN_OR_RETURN(const isa::Program program, runtime::loadProgram(input));
+  const std::vector<std::byte> bytes = isa::encodeProgram(program);
+  return writeFile(output, std::string_view(reinterpret_cast<const char*>(bytes.data()),
+                                            bytes.size()));
+}
+
+Status disassemble(const std::string& input, const std::string& output) {
+  TRN_ASSIGN_OR_RETURN(const isa::Program program, runtime::loadProgram(input));
+  const std::string text = isa::formatProgramText(program);
+  if (output.empty() || output == "-") {
+    std::fputs(text.c_str(), stdout);
+    return {};
+  }
+  return writeFile(output, text);
+}
+
+Status runProgram(const RunOptions& options) {
+  TRN_ASSIGN_OR_RETURN(const spec::ChipSpec chip, spec::loadChip(options.chip));
+  TRN_ASSIGN_OR_RETURN(isa::Program program, runtime::loadProgram(options.program));
+  core::CoreOptions coreOptions;
+  coreOptions.limits = runtime::coreLimits(chip);
+  TRN_ASSIGN_OR_RETURN(coreOptions.rounding, parseRoundingMode(options.rounding));
+  coreOptions.seed = options.seed;
+  coreOptions.poison = options.poison;
+
+  std::vector<runtime::TensorBinding> inputs;
+  std::vector<runtime::TensorBinding> outputs;
+  for (const std::string& text : options.inputs) {
+    TRN_ASSIGN_OR_RETURN(inputs.emplace_back(), runtime::parseBinding(text));
+  }
+  for (const std::string& text : options.outputs) {
+    TRN_ASSIGN_OR_RETURN(outputs.emplace_back(), runtime::parseBinding(text));
+  }
+  std::vector<std::string> unbound;
+  for (const isa::TensorDecl& t : program.tensors) {
+    const bool bound = std::any_of(inputs.begin(), inputs.end(),
+                                   [&](const auto& b) { return b.tensor == t.name; });
+    if (t.kind == isa::TensorKind::kInput && !bound) {
+      unbound.push_back(t.name);
+    }
+  }
+  if (!unbound.empty()) {
+    return invalidArgument(fmt::format("input tensor(s) {} of {} have no --in NAME=FILE.npy",
+                                       fmt::join(unbound, ", "), options.program));
+  }
+  TRN_ASSIGN_OR_RETURN(auto core, core::NeuronCore::create(std::move(program), coreOptions));
+  for (const runtime::TensorBinding& b : inputs) {
+    const auto index = core->program().findTensor(b.tensor);
+    if (!index) {
+      return notFound(fmt::format("--in {}: the program has no tensor '{}'", b.tensor, b.tensor));
+    }
+    const isa::TensorDecl& decl = core->program().tensors[static_cast<std::size_t>(*index)];
+    TRN_ASSIGN_OR_RETURN(const runtime::NpyArray array, runtime::readNpy(b.path));
+    TRN_ASSIGN_OR_RETURN(const auto bytes, runtime::tensorFromNpy(decl, array, b.path));
+    TRN_RETURN_IF_ERROR(core->setTensor(b.tensor, bytes));
+  }
+  TRN_ASSIGN_OR_RETURN(const core::RunStats stats, core->run());
+  for (const runtime::TensorBinding& b : outputs) {
+    const auto index = core->program().findTensor(b.tensor);
+    if (!index) {
+      return notFound(fmt::format("--out {}: the program has no tensor '{}'", b.tensor, b.tensor));
+    }
+    const isa::TensorDecl& decl = core->program().tensors[static_cast<std::size_t>(*index)];
+    TRN_ASSIGN_OR_RETURN(const auto bytes, core->tensorBytes(b.tensor));
+    TRN_ASSIGN_OR_RETURN(const runtime::NpyArray array,
+                         runtime::npyFromTensor(decl, bytes, b.hostType));
+    TRN_RETURN_IF_ERROR(runtime::writeNpy(b.path, array));
+  }
+  std::string perEngine;
+  for (const isa::Engine e : isa::kAllEngines) {
+    perEngine += fmt::format(" {}={}", isa::engineName(e),
+                             stats.perEngine[static_cast<std::size_t>(e)]);
+  }
+  std::printf("ran %s on %s: %llu instructions (%s)\n", options.program.c_str(),
+              chip.name.c_str(), static_cast<unsigned long long>(stats.instructions),
+              perEngine.substr(1).c_str());
+  return {};
+}
+
+/// Runs `action`, printing its error and storing the exit code.
+template <typename Fn>
+void report(int& exitCode, Fn&& action) {
+  const Status status = action();
+  if (!status.ok()) {
+    printError(status.message());
+    exitCode = 1;
+  }
+}
+
+}  // namespace
+
+void registerProgramCommands(CLI::App& app, int& exitCode) {
+  // Option values live as long as the parsed application, shared by the callbacks.
+  struct Options {
+    std::string asmInput;
+    std::string asmOutput;
+    std::string disasmInput;
+    std::string disasmOutput;
+    RunOptions run;
+    std::string showName;
+  };
+  auto o = std::make_shared<Options>();
+
+  CLI::App* assembleCommand = app.add_subcommand("asm", "assemble program text into the binary form");
+  assembleCommand->add_option("input", o->asmInput, "program text (.tasm)")->required();
+  assembleCommand->add_option("-o,--output", o->asmOutput, "binary program to write")->required();
+  assembleCommand->callback(
+      [o, &exitCode] { report(exitCode, [&] { return assemble(o->asmInput, o->asmOutput); }); });
+
+  CLI::App* disassembleCommand =
+      app.add_subcommand("disasm", "print a program (binary or text) as program text");
+  disassembleCommand->add_option("input", o->disasmInput, "binary program (or text)")->required();
+  disassembleCommand->add_option("-o,--output", o->disasmOutput,
+                                 "text file to write (default stdout)");
+  disassembleCommand->callback([o, &exitCode] {
+    report(exitCode, [&] { return disassemble(o->disasmInput, o->disasmOutput); });
+  });
+
+  CLI::App* runCommand = app.add_subcommand("run", "run a program on the functional core model");
+  runCommand->add_option("program", o->run.program, "program (.tasm text or binary)")->required();
+  runCommand->add_option("--in", o->run.inputs, "input binding NAME=FILE.npy");
+  runCommand->add_option("--out", o->run.outputs, "output binding NAME=FILE.npy[:fp32]");
+  runCommand->add_option("--chip", o->run.chip, "chip name or YAML path (default trn2)");
+  runCommand->add_option("--seed", o->run.seed, "seed for stochastic rounding and the RNGs");
+  runCommand->add_option("--rounding", o->run.rounding, "rne (default) or stochastic");
+  runCommand->add_flag("--poison", o->run.poison, "report reads of never-written memory");
+  runCommand->callback([o, &exitCode] { report(exitCode, [&] { return runProgram(o->run); }); });
+
+  CLI::App* isaCommand = app.add_subcommand("isa", "the instruction-set reference");
+  isaCommand->require_subcommand(1);
+  isaCommand->add_subcommand("list", "one line per instruction")->callback([] {
+    std::fputs(isa::instructionCatalogue().c_str(), stdout);
+  });
+  CLI::App* showCommand = isaCommand->add_subcommand("show", "the reference page of an instruction");
+  showCommand->add_option("name", o->showName, "instruction mnemonic")->required();
+  showCommand->callback([o, &exitCode] {
+    report(exitCode, [&]() -> Status {
+      TRN_ASSIGN_OR_RETURN(const std::string page, isa::instructionPage(o->showName));
+      std::fputs(page.c_str(), stdout);
+      return {};
+    });
+  });
+}
+
+}  // namespace trn::tools
