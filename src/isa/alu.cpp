@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numbers>
+#include <optional>
 
 #include "trn/base/check.h"
 
@@ -22,6 +23,28 @@ std::int64_t toInteger(float x) {
 float fromInteger(std::int64_t v) { return static_cast<float>(static_cast<std::int32_t>(v)); }
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+/// log(1 + e^x) without overflow for large x.
+double softplus(double x) { return std::fmax(x, 0.0) + std::log1p(std::exp(-std::fabs(x))); }
+
+/// The limit of f at +Inf (positive) or -Inf, for the functions whose formula gives NaN there
+/// (Inf * 0); nullopt when the formula already gives the limit.
+std::optional<double> limitAtInfinity(ActivationFunction f, bool positive) {
+  switch (f) {
+    case ActivationFunction::kGelu:
+    case ActivationFunction::kGeluApproxTanh:
+    case ActivationFunction::kGeluApproxSigmoid:
+    case ActivationFunction::kSilu:
+    case ActivationFunction::kMish:
+      return positive ? std::optional<double>() : -0.0;  // x * (something -> 0+)
+    case ActivationFunction::kGeluDx:
+    case ActivationFunction::kGeluApproxSigmoidDx:
+    case ActivationFunction::kSiluDx:
+      return positive ? 1.0 : 0.0;
+    default:
+      return std::nullopt;
+  }
+}
 
 }  // namespace
 
@@ -71,19 +94,29 @@ float applyActivation(ActivationFunction f, float xf, float alpha) {
   const double kSqrt2 = std::numbers::sqrt2;
   const double kInvSqrtPi = std::numbers::inv_sqrtpi;
   double y = 0;
+  if (std::isinf(x)) {
+    if (const std::optional<double> limit = limitAtInfinity(f, x > 0)) {
+      return static_cast<float>(*limit);
+    }
+  }
   switch (f) {
     case ActivationFunction::kCopy: return xf;
     case ActivationFunction::kSquare: y = x * x; break;
     case ActivationFunction::kSigmoid: y = sigmoid(x); break;
-    case ActivationFunction::kRelu: return xf > 0.0f ? xf : 0.0f;
-    case ActivationFunction::kPrelu: y = x > 0 ? x : static_cast<double>(alpha) * x; break;
-    case ActivationFunction::kGelu: y = 0.5 * x * (1.0 + std::erf(x / kSqrt2)); break;
+    case ActivationFunction::kRelu: return std::isnan(xf) || xf > 0.0f ? xf : 0.0f;
+    case ActivationFunction::kPrelu:
+      // A zero slope gives a (signed) zero for every negative input, -Inf included.
+      y = std::isnan(x) || x > 0 ? x : alpha == 0.0f ? std::copysign(0.0, x) : alpha * x;
+      break;
+    // Phi(x) = erfc(-x / sqrt 2) / 2 keeps its relative accuracy for large negative x, where
+    // 1 + erf(x / sqrt 2) cancels to zero.
+    case ActivationFunction::kGelu: y = 0.5 * x * std::erfc(-x / kSqrt2); break;
     case ActivationFunction::kGeluDx:
-      y = 0.5 * (1.0 + std::erf(x / kSqrt2)) + x * kInvSqrtPi / kSqrt2 * std::exp(-0.5 * x * x);
+      y = 0.5 * std::erfc(-x / kSqrt2) + x * kInvSqrtPi / kSqrt2 * std::exp(-0.5 * x * x);
       break;
     case ActivationFunction::kGeluApproxTanh:
-      y = 0.5 * x *
-          (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+      // 0.5 (1 + tanh(u)) = sigmoid(2u), without the cancellation for large negative u.
+      y = x * sigmoid(2.0 * std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x));
       break;
     case ActivationFunction::kGeluApproxSigmoid: y = x * sigmoid(1.702 * x); break;
     case ActivationFunction::kGeluApproxSigmoidDx: {
@@ -98,8 +131,8 @@ float applyActivation(ActivationFunction f, float xf, float alpha) {
       break;
     }
     case ActivationFunction::kTanh: y = std::tanh(x); break;
-    case ActivationFunction::kSoftplus: y = std::log1p(std::exp(x)); break;
-    case ActivationFunction::kMish: y = x * std::tanh(std::log1p(std::exp(x))); break;
+    case ActivationFunction::kSoftplus: y = softplus(x); break;
+    case ActivationFunction::kMish: y = x * std::tanh(softplus(x)); break;
     case ActivationFunction::kErf: y = std::erf(x); break;
     case ActivationFunction::kErfDx: y = 2.0 * kInvSqrtPi * std::exp(-x * x); break;
     case ActivationFunction::kExp: y = std::exp(x); break;
