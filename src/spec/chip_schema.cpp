@@ -64,7 +64,7 @@ const Schema<ChipInfo>& schemaOf() {
         .range(0, 1024);
     t.leaf("dma_bandwidth", &ChipInfo::dmaBandwidth, "documented aggregate DMA bandwidth");
     t.leaf("memory_pool_chips", &ChipInfo::memoryPoolChips,
-           "chips whose HBM can form one pool over NeuronLink").range(1, kMaxCount);
+           "chips whose HBM can form one pool over NeuronLink").min(1).limit(kMaxCount);
     t.leaf("dma_ordering", &ChipInfo::dmaOrdering, "ordering guarantee of DMA writes");
     t.nested("peak_tflops", &ChipInfo::peakTflops, schemaOf<PeakTflops>(),
              "documented chip-level peak throughput");
@@ -78,11 +78,11 @@ const Schema<ElementRates>& schemaOf() {
   static const Schema<ElementRates> s = [] {
     Schema<ElementRates> t;
     t.leaf("fp8", &ElementRates::fp8, "FP8 elements per cycle, all lanes")
-        .range(0, kMaxCount).unit("elements/cycle");
+        .min(0).limit(kMaxCount).unit("elements/cycle");
     t.leaf("fp16", &ElementRates::fp16, "BF16/FP16 elements per cycle, all lanes")
-        .range(0, kMaxCount).unit("elements/cycle");
+        .min(0).limit(kMaxCount).unit("elements/cycle");
     t.leaf("other", &ElementRates::other, "FP32/integer elements per cycle, all lanes")
-        .range(0, kMaxCount).unit("elements/cycle");
+        .min(0).limit(kMaxCount).unit("elements/cycle");
     return t;
   }();
   return s;
@@ -93,15 +93,15 @@ const Schema<PeInputRates>& schemaOf() {
   static const Schema<PeInputRates> s = [] {
     Schema<PeInputRates> t;
     t.leaf("mx", &PeInputRates::mx, "MXFP8/MXFP4 input elements per cycle (0 = unsupported)")
-        .range(0, kMaxCount).unit("elements/cycle");
+        .min(0).limit(kMaxCount).unit("elements/cycle");
     t.leaf("fp8", &PeInputRates::fp8, "dense FP8 input elements per cycle")
-        .range(0, kMaxCount).unit("elements/cycle");
+        .min(0).limit(kMaxCount).unit("elements/cycle");
     t.leaf("fp16", &PeInputRates::fp16, "BF16/FP16/TF32 input elements per cycle")
-        .range(0, kMaxCount).unit("elements/cycle");
+        .min(0).limit(kMaxCount).unit("elements/cycle");
     t.leaf("fp32", &PeInputRates::fp32, "FP32 input elements per cycle")
-        .range(0, kMaxCount).unit("elements/cycle");
+        .min(0).limit(kMaxCount).unit("elements/cycle");
     t.leaf("sparse", &PeInputRates::sparse, "sparse-mode input elements per cycle (0 = none)")
-        .range(0, kMaxCount).unit("elements/cycle");
+        .min(0).limit(kMaxCount).unit("elements/cycle");
     return t;
   }();
   return s;
@@ -113,7 +113,7 @@ const Schema<DoubleRowMode>& schemaOf() {
     Schema<DoubleRowMode> t;
     t.leaf("supported", &DoubleRowMode::supported, "FP8 double-row mode exists");
     t.leaf("contraction", &DoubleRowMode::contraction, "contraction (K) per instruction")
-        .range(1, kMaxCount);
+        .min(1).limit(kMaxCount);
     t.leaf("throughput_factor", &DoubleRowMode::throughputFactor, "throughput versus BF16")
         .range(1, 64);
     return t;
@@ -188,12 +188,12 @@ const Schema<TensorEngine>& schemaOf() {
     t.nested("input_elements_per_cycle", &TensorEngine::inputElementsPerCycle,
              schemaOf<PeInputRates>(), "input data rate by data-type class");
     t.leaf("output_elements_per_cycle", &TensorEngine::outputElementsPerCycle,
-           "PSUM output elements per cycle").range(1, kMaxCount).unit("elements/cycle");
+           "PSUM output elements per cycle").min(1).limit(kMaxCount).unit("elements/cycle");
     t.leaf("fp32_cost_factor", &TensorEngine::fp32CostFactor, "FP32 matmul cost versus BF16")
         .range(1, 64);
     t.leaf("mm_min_initiation_interval", &TensorEngine::mmMinInitiationInterval,
            "minimum cycles between MultiplyMoving instructions (MM_INIT_LATENCY)")
-        .range(0, kMaxCount).unit("cycles");
+        .min(0).limit(kMaxCount).unit("cycles");
     t.leaf("fast_load_stationary_speedup", &TensorEngine::fastLoadStationarySpeedup,
            "fast LoadStationary speed-up over an MM of equal free size").range(1, 64);
     t.leaf("background_load_stationary", &TensorEngine::backgroundLoadStationary,
@@ -201,7 +201,7 @@ const Schema<TensorEngine>& schemaOf() {
     t.nested("double_row_fp8", &TensorEngine::doubleRowFp8, schemaOf<DoubleRowMode>(),
              "FP8 double-row mode");
     t.leaf("mx_contraction", &TensorEngine::mxContraction,
-           "contraction per MX matmul instruction (0 = no MX)").range(0, kMaxCount);
+           "contraction per MX matmul instruction (0 = no MX)").min(0).limit(kMaxCount);
     t.nested("transpose", &TensorEngine::transpose, schemaOf<PeTransposeMode>(),
              "transpose mode");
     t.nested("tiling", &TensorEngine::tiling, schemaOf<PeTiling>(), "array tiling mode");
@@ -272,7 +272,7 @@ const Schema<ScalarEngine>& schemaOf() {
     t.leaf("perf_mode_factor", &ScalarEngine::perfModeFactor,
            "BF16 speed-up for tensor_scalar/tensor_copy (1 = none)").range(1, 64);
     t.leaf("accumulators", &ScalarEngine::accumulators, "internal reduction accumulators")
-        .range(0, kMaxCount);
+        .min(0).limit(kMaxCount);
     return t;
   }();
   return s;
@@ -311,13 +311,13 @@ const Schema<Sequencer>& schemaOf() {
   static const Schema<Sequencer> s = [] {
     Schema<Sequencer> t;
     t.leaf("registers", &Sequencer::registers, "scalar registers per sequencer")
-        .range(0, kMaxCount);
+        .min(0).limit(kMaxCount);
     t.leaf("register_bits", &Sequencer::registerBits, "register width").range(1, 64)
         .unit("bits");
-    t.leaf("semaphores", &Sequencer::semaphores, "semaphores per core").range(1, kMaxCount);
+    t.leaf("semaphores", &Sequencer::semaphores, "semaphores per core").min(1).limit(kMaxCount);
     t.leaf("semaphore_bits", &Sequencer::semaphoreBits, "semaphore width (signed)").range(1, 64)
         .unit("bits");
-    t.leaf("events", &Sequencer::events, "single-bit events per core").range(0, kMaxCount);
+    t.leaf("events", &Sequencer::events, "single-bit events per core").min(0).limit(kMaxCount);
     return t;
   }();
   return s;
@@ -373,20 +373,20 @@ const Schema<AccessRules>& schemaOf() {
     t.leaf("max_free_dims", &AccessRules::maxFreeDims, "free-axis dimensions of an access pattern")
         .range(1, 16);
     t.leaf("free_dim_max_size", &AccessRules::freeDimMaxSize, "largest size of one free dimension")
-        .range(1, kMaxCount).unit("elements");
+        .min(1).limit(kMaxCount).unit("elements");
     t.leaf("free_dim_min_stride", &AccessRules::freeDimMinStride,
-           "most negative stride of a free dimension").range(-kMaxCount, 0).unit("elements");
+           "most negative stride of a free dimension").max(0).unit("elements");
     t.leaf("free_dim_max_stride", &AccessRules::freeDimMaxStride,
-           "largest stride of a free dimension").range(0, kMaxCount).unit("elements");
+           "largest stride of a free dimension").min(0).limit(kMaxCount).unit("elements");
     t.leaf("port_elements_per_cycle", &AccessRules::portElementsPerCycle,
            "elements per cycle through one engine port (one per partition)")
-        .range(1, kMaxCount).unit("elements/cycle");
+        .min(1).limit(kMaxCount).unit("elements/cycle");
     t.leaf("stride_penalty_above", &AccessRules::stridePenaltyAbove,
            "innermost stride above which port bandwidth drops");
     t.leaf("stride_penalty_factor", &AccessRules::stridePenaltyFactor,
            "bandwidth divisor beyond that stride").range(1, 64);
     t.leaf("access_overhead_cycles", &AccessRules::accessOverheadCycles,
-           "fixed cost of one tensor access request").range(0, kMaxCount).unit("cycles");
+           "fixed cost of one tensor access request").min(0).limit(kMaxCount).unit("cycles");
     t.recordList("start_partition_rules", &AccessRules::startPartitionRules,
                  schemaOf<StartPartitionRule>(),
                  "allowed start partitions by partition count, ascending");
@@ -400,20 +400,20 @@ const Schema<TileLimits>& schemaOf() {
   static const Schema<TileLimits> s = [] {
     Schema<TileLimits> t;
     t.leaf("matmul_k", &TileLimits::matmulK, "matmul contraction (partition) size")
-        .range(1, kMaxCount);
+        .min(1).limit(kMaxCount);
     t.leaf("matmul_m", &TileLimits::matmulM, "matmul stationary free size (output partitions)")
-        .range(1, kMaxCount);
+        .min(1).limit(kMaxCount);
     t.leaf("matmul_n", &TileLimits::matmulN, "matmul moving free size, FP32 output")
-        .range(1, kMaxCount);
+        .min(1).limit(kMaxCount);
     t.leaf("matmul_n_bf16", &TileLimits::matmulNBf16,
            "matmul moving free size with BF16 PSUM output (0 = no BF16 output)")
-        .range(0, kMaxCount);
+        .min(0).limit(kMaxCount);
     t.leaf("vector_p", &TileLimits::vectorP, "Vector/Scalar partitions").range(1, 4096);
     t.leaf("vector_f_sbuf", &TileLimits::vectorFSbuf, "Vector/Scalar free size from SBUF")
-        .range(1, kMaxCount).unit("elements");
+        .min(1).limit(kMaxCount).unit("elements");
     t.leaf("vector_f_psum", &TileLimits::vectorFPsum, "Vector/Scalar free size from PSUM")
-        .range(1, kMaxCount).unit("elements");
-    t.leaf("bn_stats_f", &TileLimits::bnStatsF, "bn_stats free size").range(1, kMaxCount)
+        .min(1).limit(kMaxCount).unit("elements");
+    t.leaf("bn_stats_f", &TileLimits::bnStatsF, "bn_stats free size").min(1).limit(kMaxCount)
         .unit("elements");
     return t;
   }();
@@ -445,9 +445,9 @@ const Schema<DmaDescriptors>& schemaOf() {
     t.leaf("max_buffer_bytes", &DmaDescriptors::maxBufferBytes,
            "largest contiguous buffer one descriptor moves").min(Bytes(1));
     t.leaf("max_per_packet", &DmaDescriptors::maxPerPacket, "descriptors per packet")
-        .range(1, kMaxCount);
+        .min(1).limit(kMaxCount);
     t.leaf("ring_max_descriptors", &DmaDescriptors::ringMaxDescriptors,
-           "descriptors a ring holds").range(1, kMaxCount);
+           "descriptors a ring holds").min(1).limit(kMaxCount);
     t.leaf("ring_alignment", &DmaDescriptors::ringAlignment, "ring alignment");
     return t;
   }();
@@ -491,7 +491,7 @@ const Schema<DmaCompletion>& schemaOf() {
     Schema<DmaCompletion> t;
     t.leaf("semaphore_increment", &DmaCompletion::semaphoreIncrement,
            "semaphore increments per transfer (every engine of the core writes one)")
-        .range(1, kMaxCount);
+        .min(1).limit(kMaxCount);
     t.leaf("semaphore_write_bytes", &DmaCompletion::semaphoreWriteBytes,
            "size of each completion write");
     return t;
@@ -612,10 +612,10 @@ const Schema<SystemLevel>& schemaOf() {
     Schema<SystemLevel> t;
     t.leaf("name", &SystemLevel::name, "product name");
     t.leaf("chips", &SystemLevel::chips, "chips at this level (0 = no such level)")
-        .range(0, kMaxCount);
+        .min(0).limit(kMaxCount);
     t.leaf("kind", &SystemLevel::kind, "network shape");
     t.leaf("dims", &SystemLevel::dims, "extent of each dimension; product = chips")
-        .range(1, kMaxCount);
+        .min(1).limit(kMaxCount);
     t.leaf("inter_instance_links_per_chip", &SystemLevel::interInstanceLinksPerChip,
            "links per chip to other instances (e.g. the UltraServer Z ring)").range(0, 1024);
     t.leaf("inter_instance_link_bandwidth", &SystemLevel::interInstanceLinkBandwidth,
@@ -688,21 +688,21 @@ const Schema<CostModel>& schemaOf() {
   static const Schema<CostModel> s = [] {
     Schema<CostModel> t;
     t.leaf("min_ii", &CostModel::minIi, "minimum initiation interval MIN_II")
-        .range(0, kMaxCount).unit("cycles");
+        .min(0).limit(kMaxCount).unit("cycles");
     t.leaf("static_overhead_cycles", &CostModel::staticOverheadCycles,
            "extra cost of dependent back-to-back tiny instructions")
-        .range(0, kMaxCount).unit("cycles");
+        .min(0).limit(kMaxCount).unit("cycles");
     t.leaf("semaphore_overhead_cycles", &CostModel::semaphoreOverheadCycles,
            "semaphore wait and update overhead per dependent instruction")
-        .range(0, kMaxCount).unit("cycles");
+        .min(0).limit(kMaxCount).unit("cycles");
     t.leaf("gpsimd_start_cycles", &CostModel::gpsimdStartCycles, "GPSIMD_START")
-        .range(0, kMaxCount).unit("cycles");
+        .min(0).limit(kMaxCount).unit("cycles");
     t.leaf("dynamic_offset_cycles", &CostModel::dynamicOffsetCycles,
            "floor of a copy with dynamic source/destination offset")
-        .range(0, kMaxCount).unit("cycles");
+        .min(0).limit(kMaxCount).unit("cycles");
     t.leaf("act_read_accumulator_cycles", &CostModel::actReadAccumulatorCycles,
            "ActReadAccumulator (reading ScalarE accumulators back)")
-        .range(0, kMaxCount).unit("cycles");
+        .min(0).limit(kMaxCount).unit("cycles");
     t.recordMap("classes", &CostModel::classes, &CostClass::name, schemaOf<CostClass>(),
                 "<class>", "cost classes, one per instruction family");
     return t;

@@ -124,7 +124,12 @@ class Parser {
 
   Index parseUnary() {
     if (accept('-')) {
-      TRN_ASSIGN_OR_RETURN(std::size_t operand, parseUnary());
+      if (++depth_ > kMaxNesting) {
+        return fail("nesting is too deep");
+      }
+      Index operandIndex = parseUnary();
+      --depth_;
+      TRN_ASSIGN_OR_RETURN(std::size_t operand, std::move(operandIndex));
       Node node;
       node.op = Op::kNegate;
       node.args = {operand};

@@ -297,6 +297,12 @@ class LeafField final : public Field<S> {
     return *this;
   }
   LeafField& range(Element lo, Element hi) { return min(std::move(lo)).max(std::move(hi)); }
+  /// An upper bound that only keeps arithmetic far from overflow: enforced, but not shown as
+  /// part of the documented range.
+  LeafField& limit(Element hi) {
+    hiIsGuard_ = true;
+    return max(std::move(hi));
+  }
   /// A unit label appended to plain numbers when printed, e.g. "cycles", "TFLOPS".
   LeafField& unit(std::string label) {
     unit_ = std::move(label);
@@ -387,12 +393,12 @@ class LeafField final : public Field<S> {
                 std::vector<SchemaEntry>& out) const override {
     std::string rangeText;
     if constexpr (requires(Element e) { Codec<Element>::render(e); }) {
-      if (lo_ && hi_) {
+      if (lo_ && hi_ && !hiIsGuard_) {
         rangeText = fmt::format("{} .. {}", Codec<Element>::render(*lo_),
                                 Codec<Element>::render(*hi_));
       } else if (lo_) {
         rangeText = fmt::format(">= {}", Codec<Element>::render(*lo_));
-      } else if (hi_) {
+      } else if (hi_ && !hiIsGuard_) {
         rangeText = fmt::format("<= {}", Codec<Element>::render(*hi_));
       }
     }
@@ -484,6 +490,7 @@ class LeafField final : public Field<S> {
   std::string unit_;
   bool plain_ = false;
   bool optional_ = false;
+  bool hiIsGuard_ = false;
 };
 
 /// A nested struct written as a mapping.

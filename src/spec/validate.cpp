@@ -252,9 +252,17 @@ void checkCosts(ChipSpec& s, Checker& c) {
     c.require(!costClass.engines.empty(), {engines}, "must list engines");
     const auto fallbacks = std::count_if(costClass.variants.begin(), costClass.variants.end(),
                                          [](const CostVariant& v) { return v.when.empty(); });
-    c.require(fallbacks == 1, {variants},
-              fmt::format("needs exactly one variant without `when:` (the fallback); found {}",
-                          fallbacks));
+    if (fallbacks != 1) {
+      std::vector<std::string> keys = {variants};
+      for (const CostVariant& v : costClass.variants) {
+        if (v.when.empty()) {
+          keys.push_back(fmt::format("{}.{}", variants, v.name));
+        }
+      }
+      c.fail(std::vector<std::string_view>(keys.begin(), keys.end()),
+             fmt::format("needs exactly one variant without `when:` (the fallback); found {}",
+                         fallbacks));
+    }
     for (CostVariant& variant : costClass.variants) {
       const std::string variantPath = fmt::format("{}.variants.{}", path, variant.name);
       const std::string engine = variantPath + ".when.engine";
