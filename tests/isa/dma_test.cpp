@@ -155,6 +155,24 @@ sp: dma_copy dst=hbm:d:{0}[[{1},1],[1,{1}]] src=hbm:a:fp32[[{1},1],[1,{1}]]
   }
 }
 
+TEST(DmaCopy, CastToFp8E4m3FnSaturatesBecauseTheFormatHasNoInfinity) {
+  // OCP e4m3fn: max 448 = 0x7e, NaN = 0x7f; overflow and +-Inf give +-448 (docs/numerics.md).
+  const std::vector<float> values = {448.0f, 464.0f, 500.0f, 1e30f, INFINITY, -INFINITY, -600.0f,
+                                     NAN, 0x1p-9f, 0x1p-10f, 416.0f, 432.0f};
+  const std::vector<std::uint8_t> want = {0x7e, 0x7e, 0x7e, 0x7e, 0x7e, 0xfe, 0xfe,
+                                          0x7f, 0x01, 0x00, 0x7d, 0x7e};
+  const TensorBytes out = run(R"(
+.tensor a input fp32 [1, 12]
+.tensor c output fp8_e4m3fn [1, 12]
+sp: dma_copy dst=hbm:c:fp8_e4m3fn[[12,1],[1,12]] src=hbm:a:fp32[[12,1],[1,12]]
+)",
+                              {{"a", toBytes(values)}});
+  const std::vector<std::uint8_t> got = fromBytes<std::uint8_t>(out.at("c"));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(got[i] & (std::isnan(values[i]) ? 0x7f : 0xff), want[i]) << values[i];
+  }
+}
+
 TEST(DmaCopy, StochasticCastIsReproducibleAndUnbiased) {
   constexpr int kHalf = 4096;
   for (const auto& [name, format] :

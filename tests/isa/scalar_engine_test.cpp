@@ -242,6 +242,45 @@ sp: dma_copy dst=hbm:c3:fp32[[16,32],[1,16]] src=sbuf[64:96]+128:fp32[[1,16]]
   }
 }
 
+TEST(Activation, InputsOfEveryDtypeAreWidenedExactly) {
+  // Random bit patterns (NaN included) of each type, passed through copy into fp32.
+  for (const char* t : {"bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "int8", "uint8", "int16", "int32"}) {
+    const DType type = parseDType(t).value();
+    const auto width = static_cast<std::size_t>(byteSize(type));
+    std::vector<std::byte> bits(64 * width);
+    std::mt19937 rng(37);
+    for (std::byte& b : bits) {
+      b = static_cast<std::byte>(rng() & 0xff);
+    }
+    const std::string text = fmt::format(R"(
+.tensor a input {0} [2, 32]
+.tensor c output fp32 [2, 32]
+sp: dma_copy dst=sbuf[96:98]:{0}[[1,32]] src=hbm:a:{0}[[32,2],[1,32]] signal(s0+=1)
+act: activation dst=sbuf[96:98]+256:fp32[[1,32]] op=copy data=sbuf[96:98]:{0}[[1,32]] wait(s0>=1) signal(s1+=1)
+sp: dma_copy dst=hbm:c:fp32[[32,2],[1,32]] src=sbuf[96:98]+256:fp32[[1,32]] wait(s1>=1)
+)",
+                                         t);
+    const std::vector<float> c = fromBytes<float>(run(text, {{"a", bits}}).at("c"));
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      const std::uint32_t raw = testref::rawElement(bits, i, static_cast<int>(width));
+      double want = 0;
+      switch (type) {
+        case DType::kBf16: want = testref::decode(raw, kBf16); break;
+        case DType::kFp16: want = testref::decode(raw, testref::kFp16); break;
+        case DType::kFp8E4m3: want = testref::decode(raw, testref::kFp8E4m3); break;
+        case DType::kFp8E5m2: want = testref::decode(raw, testref::kFp8E5m2); break;
+        case DType::kInt8: want = static_cast<std::int8_t>(raw); break;
+        case DType::kUint8: want = raw; break;
+        case DType::kInt16: want = static_cast<std::int16_t>(raw); break;
+        default: want = roundNearestEven(static_cast<std::int32_t>(raw), testref::kFp32); break;
+      }
+      // copy computes x * 1 + 0, which turns -0 into +0.
+      want = want == 0 ? 0.0 : want;
+      testref::expectSameValue(c[i], want, fmt::format("{} element {} bits {:#x}", t, i, raw));
+    }
+  }
+}
+
 TEST(Activation, OutputCastsRoundToNearestEven) {
   std::vector<float> x = {0.0f, -0.0f, 1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, -1.0f - 0x1p-8f,
                           65519.0f, 65520.0f, 1e-5f, 0x1p-25f, 247.9f, 248.0f, 0x1p-10f, 61440.0f,
