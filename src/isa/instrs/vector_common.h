@@ -47,7 +47,7 @@ inline AccessPattern elementPattern(const AccessPattern& ap, std::int64_t index)
   AccessPattern one = ap;
   one.partitionStart = ap.partitionStart + index / free;
   one.partitionCount = 1;
-  one.offset = ap.offset + ap.freeByteOffset(index % free);
+  one.offset = ap.freeByteOffset(index % free);
   one.dims = {};
   one.numDims = 1;
   return one;
