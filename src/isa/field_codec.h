@@ -5,15 +5,18 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "trn/isa/field.h"
+#include "trn/isa/index_pattern.h"
 #include "trn/isa/instruction.h"
 
 namespace trn::isa::codec {
@@ -263,6 +266,126 @@ inline Status decode(Reader& r, ScalarOperand& s) {
   AccessPattern ap;
   TRN_RETURN_IF_ERROR(decode(r, ap));
   s = ap;
+  return {};
+}
+
+// ---- fixed lists of integers (std::array<std::int64_t, N>): "[a,b,...]" ----
+namespace detail {
+/// Splits "[item,item,...]" at its top-level commas (items may be bracketed lists themselves).
+inline bool splitBracketList(std::string_view text, std::vector<std::string_view>& items) {
+  items.clear();
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') {
+    return false;
+  }
+  text = text.substr(1, text.size() - 2);
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '[') {
+      ++depth;
+    } else if (text[i] == ']' && --depth < 0) {
+      return false;
+    } else if (text[i] == ',' && depth == 0) {
+      items.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  items.push_back(text.substr(start));
+  return depth == 0;
+}
+inline bool parseWholeInt(std::string_view text, std::int64_t& v) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+}  // namespace detail
+
+template <std::size_t N>
+std::string_view typeName(const std::array<std::int64_t, N>*) {
+  static const std::string name = fmt::format("int[{}]", N);
+  return name;
+}
+template <std::size_t N>
+std::string format(const std::array<std::int64_t, N>& v, const TensorNameFn&) {
+  return fmt::format("[{}]", fmt::join(v, ","));
+}
+template <std::size_t N>
+Status parse(std::string_view text, std::array<std::int64_t, N>& v, const TensorIndexFn&) {
+  std::vector<std::string_view> items;
+  if (!detail::splitBracketList(text, items) || items.size() != N) {
+    return parseError(fmt::format("'{}' is not a list of {} integers [a,b,...]", text, N));
+  }
+  for (std::size_t i = 0; i < N; ++i) {
+    if (!detail::parseWholeInt(items[i], v[i])) {
+      return parseError(fmt::format("list entry {} '{}' is not an integer", i, items[i]));
+    }
+  }
+  return {};
+}
+template <std::size_t N>
+void encode(const std::array<std::int64_t, N>& v, Writer& w) {
+  for (const std::int64_t x : v) {
+    w.put(x);
+  }
+}
+template <std::size_t N>
+Status decode(Reader& r, std::array<std::int64_t, N>& v) {
+  for (std::int64_t& x : v) {
+    TRN_RETURN_IF_ERROR(r.get(x));
+  }
+  return {};
+}
+
+// ---- IndexPattern: "[[step,count],...]", 1 to 4 pairs ----
+inline std::string_view typeName(const IndexPattern*) { return "pattern"; }
+inline std::string format(const IndexPattern& p, const TensorNameFn&) {
+  std::vector<std::string> pairs;
+  for (int d = 0; d < p.numDims; ++d) {
+    const Dim& dim = p.dims[static_cast<std::size_t>(d)];
+    pairs.push_back(fmt::format("[{},{}]", dim.stride, dim.count));
+  }
+  return fmt::format("[{}]", fmt::join(pairs, ","));
+}
+inline Status parse(std::string_view text, IndexPattern& p, const TensorIndexFn&) {
+  std::vector<std::string_view> items;
+  if (!detail::splitBracketList(text, items) || items.empty() ||
+      items.size() > static_cast<std::size_t>(kMaxFreeDims)) {
+    return parseError(fmt::format("'{}' is not a pattern of 1 to {} [step,count] pairs", text,
+                                  kMaxFreeDims));
+  }
+  p = IndexPattern{};
+  p.numDims = static_cast<std::int32_t>(items.size());
+  for (std::size_t d = 0; d < items.size(); ++d) {
+    std::vector<std::string_view> pair;
+    Dim& dim = p.dims[d];
+    if (!detail::splitBracketList(items[d], pair) || pair.size() != 2 ||
+        !detail::parseWholeInt(pair[0], dim.stride) || !detail::parseWholeInt(pair[1], dim.count)) {
+      return parseError(fmt::format("pattern entry '{}' is not a [step,count] pair", items[d]));
+    }
+    if (dim.count < 1) {
+      return parseError(fmt::format("pattern count {} is not positive", dim.count));
+    }
+  }
+  return {};
+}
+inline void encode(const IndexPattern& p, Writer& w) {
+  w.put(static_cast<std::uint8_t>(p.numDims));
+  for (int d = 0; d < p.numDims; ++d) {
+    w.put(p.dims[static_cast<std::size_t>(d)].stride);
+    w.put(p.dims[static_cast<std::size_t>(d)].count);
+  }
+}
+inline Status decode(Reader& r, IndexPattern& p) {
+  std::uint8_t numDims = 0;
+  TRN_RETURN_IF_ERROR(r.get(numDims));
+  if (numDims < 1 || numDims > kMaxFreeDims) {
+    return r.error(fmt::format("pattern with {} dimensions", numDims));
+  }
+  p = IndexPattern{};
+  p.numDims = numDims;
+  for (int d = 0; d < p.numDims; ++d) {
+    TRN_RETURN_IF_ERROR(r.get(p.dims[static_cast<std::size_t>(d)].stride));
+    TRN_RETURN_IF_ERROR(r.get(p.dims[static_cast<std::size_t>(d)].count));
+  }
   return {};
 }
 

@@ -2,8 +2,10 @@
 // and robustness of the decoder and parser against corrupted input.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <random>
 
+#include "trn/isa/index_pattern.h"
 #include "trn/isa/program_binary.h"
 #include "trn/isa/program_text.h"
 
@@ -58,6 +60,19 @@ class RandomFields {
       ap.reset();
     } else {
       fill(ap.emplace());
+    }
+  }
+  template <std::size_t N>
+  void fill(std::array<std::int64_t, N>& list) {
+    for (std::int64_t& v : list) {
+      v = integer(-300, 300);
+    }
+  }
+  void fill(IndexPattern& p) {
+    p = IndexPattern{};
+    p.numDims = static_cast<std::int32_t>(integer(1, kMaxFreeDims));
+    for (int d = 0; d < p.numDims; ++d) {
+      p.dims[static_cast<std::size_t>(d)] = {integer(-512, 512), integer(1, 64)};
     }
   }
   void fill(ScalarOperand& s) {
@@ -142,7 +157,8 @@ TEST(ProgramFormat, ParserNamesTheLineAndTheProblem) {
   };
   const Case cases[] = {
       {"pe: nc_matmul bogus=1", "t.tasm:1: nc_matmul has no field 'bogus'; its fields are: dst, "
-                                "stationary, moving, accumulate, perf_mode"},
+                                "stationary, moving, is_transpose, accumulate, tile_position, "
+                                "tile_size, perf_mode"},
       {"\n\nxx: nop", "t.tasm:3: unknown engine 'xx'"},
       {"pe nop", "t.tasm:1: expected 'ENGINE: mnemonic ...'"},
       {"sp: frobnicate", "t.tasm:1: unknown instruction 'frobnicate'"},

@@ -22,6 +22,9 @@ struct CoreLimits {
   std::int32_t registers = 64;                ///< 32-bit registers per sequencer
   std::int32_t dmaQueues = 16;
   bool fp8DoubleRow = true;                   ///< NC-v3+: perf_mode=double_row
+  /// Smallest PE tiling-mode tile (rows or columns) of nc_matmul tile_size: 32 on NC-v3+ (4x32
+  /// tiles), 64 on NC-v2 (2x64); spec core.pe.tiling.
+  std::int64_t matmulMinTile = 32;
 
   [[nodiscard]] std::int64_t psumPartitionBytes() const { return psumBanks * psumBankBytes; }
 };
