@@ -33,10 +33,10 @@ TensorBytes runPool(std::string_view instruction, const std::string& loads, int 
 // ---- iota ----
 
 TEST(Iota, Int32MultiDimensionalPatternWithChannelMultiplier) {
-  const auto got = valuesOf<std::int32_t>(runPool(
-      "iota dst=sbuf[0:128]+64:int32[[1,64]] pattern=[[-3,4],[1,8],[100,2]] offset=5 "
-      "channel_multiplier=1000",
-      "", 0, store("c", "int32", 0, 128, 64, 64), {})["c"]);
+  const auto got = valuesOf<std::int32_t>(
+      runPool("iota dst=sbuf[0:128]+64:int32[[1,64]] pattern=[[-3,4],[1,8],[100,2]] offset=5 "
+              "channel_multiplier=1000",
+              "", 0, store("c", "int32", 0, 128, 64, 64), {})["c"]);
   ASSERT_EQ(got.size(), 128U * 64);
   for (std::int32_t c = 0; c < 128; ++c) {
     for (std::int32_t i = 0; i < 64; ++i) {
@@ -50,8 +50,8 @@ TEST(Iota, WrapsInInt32AndSaturatesNarrowIntegers) {
   const auto wrapped = valuesOf<std::int32_t>(
       runPool("iota dst=sbuf[0:1]:int32[[1,4]] pattern=[[1,4]] offset=2147483646", "", 0,
               store("c", "int32", 0, 1, 4, 0), {})["c"]);
-  EXPECT_EQ(wrapped, (std::vector<std::int32_t>{2147483646, 2147483647, -2147483647 - 1,
-                                                -2147483647}));
+  EXPECT_EQ(wrapped,
+            (std::vector<std::int32_t>{2147483646, 2147483647, -2147483647 - 1, -2147483647}));
   // Partitions [32:48]: the channel index counts from the tile's first partition.
   const auto narrow = valuesOf<std::int8_t>(
       runPool("iota dst=sbuf[32:48]:int8[[1,5]] pattern=[[60,5]] offset=-100 channel_multiplier=2",
@@ -93,10 +93,18 @@ TEST(Iota, FloatDestinationsRoundNearestEvenOrStochastically) {
     }
   }
   EXPECT_NEAR(srSum / exactSum, 1.0, 1e-3);  // unbiased on average
-  const auto big = valuesOf<float>(
-      runPool("iota dst=sbuf[0:1]:fp32[[1,2]] pattern=[[1,2]] offset=16777217", "", 0,
-              store("c", "fp32", 0, 1, 2, 0), {})["c"]);
+  const auto big =
+      valuesOf<float>(runPool("iota dst=sbuf[0:1]:fp32[[1,2]] pattern=[[1,2]] offset=16777217", "",
+                              0, store("c", "fp32", 0, 1, 2, 0), {})["c"]);
   EXPECT_EQ(big, (std::vector<float>{16777216.0f, 16777218.0f}));  // int32 -> fp32 nearest even
+}
+
+TEST(Iota, NegativeStrideDestination) {
+  const auto got = valuesOf<std::int32_t>(
+      runPool("iota dst=sbuf[64:66]+28:int32[[-1,8]] pattern=[[1,8]] channel_multiplier=100", "", 0,
+              store("c", "int32", 64, 2, 8, 0), {})["c"]);
+  EXPECT_EQ(got, (std::vector<std::int32_t>{7, 6, 5, 4, 3, 2, 1, 0,  //
+                                            107, 106, 105, 104, 103, 102, 101, 100}));
 }
 
 // ---- affine_select ----
@@ -108,12 +116,12 @@ TEST(AffineSelect, CausalMaskKeepsTheLowerTriangle) {
   for (float& x : scores) {
     x = dist(rng);
   }
-  const auto got = valuesOf<float>(runPool(
-      "affine_select dst=sbuf[0:128]+1024:fp32[[1,128]] pattern=[[-1,128]] offset=0 "
-      "channel_multiplier=1 on_true_tile=sbuf[0:128]:fp32[[1,128]] on_false_value=-30000 "
-      "cmp_op=greater_equal",
-      load("a", "fp32", 0, 128, 128, 0), 1, store("c", "fp32", 0, 128, 128, 1024),
-      {{"a", bytesOf(scores)}})["c"]);
+  const auto got = valuesOf<float>(
+      runPool("affine_select dst=sbuf[0:128]+1024:fp32[[1,128]] pattern=[[-1,128]] offset=0 "
+              "channel_multiplier=1 on_true_tile=sbuf[0:128]:fp32[[1,128]] on_false_value=-30000 "
+              "cmp_op=greater_equal",
+              load("a", "fp32", 0, 128, 128, 0), 1, store("c", "fp32", 0, 128, 128, 1024),
+              {{"a", bytesOf(scores)}})["c"]);
   for (std::size_t c = 0; c < 128; ++c) {
     for (std::size_t i = 0; i < 128; ++i) {
       ASSERT_EQ(got[c * 128 + i], i <= c ? scores[c * 128 + i] : -30000.0f) << c << "," << i;
@@ -129,9 +137,9 @@ TEST(AffineSelect, EveryComparisonBitExactSelectionAndCasts) {
   }
   data[3] = 0x7F81;  // NaN payload survives a same-dtype selection
   const std::pair<std::string_view, bool (*)(int)> ops[] = {
-      {"equal", [](int a) { return a == 0; }},      {"not_equal", [](int a) { return a != 0; }},
-      {"greater", [](int a) { return a > 0; }},     {"greater_equal", [](int a) { return a >= 0; }},
-      {"less", [](int a) { return a < 0; }},        {"less_equal", [](int a) { return a <= 0; }},
+      {"equal", [](int a) { return a == 0; }},  {"not_equal", [](int a) { return a != 0; }},
+      {"greater", [](int a) { return a > 0; }}, {"greater_equal", [](int a) { return a >= 0; }},
+      {"less", [](int a) { return a < 0; }},    {"less_equal", [](int a) { return a <= 0; }},
   };
   for (const auto& [op, pred] : ops) {
     SCOPED_TRACE(op);
@@ -164,6 +172,28 @@ TEST(AffineSelect, EveryComparisonBitExactSelectionAndCasts) {
   }
 }
 
+TEST(AffineSelect, StridedInputOnPartialPartitions) {
+  // fp16 on_true read with stride 2 at partitions [32:48]; keep where -4 + c + i < 0.
+  std::mt19937 rng(8);
+  std::vector<std::uint32_t> data(16 * 16);
+  for (std::uint32_t& w : data) {
+    w = rng() & 0x7BFF;
+  }
+  const auto got = unpackWords(
+      runPool("affine_select dst=sbuf[32:48]+128:fp16[[1,8]] pattern=[[1,8]] offset=-4 "
+              "channel_multiplier=1 on_true_tile=sbuf[32:48]:fp16[[2,8]] on_false_value=-inf "
+              "cmp_op=less",
+              load("a", "fp16", 32, 16, 16, 0), 1, store("c", "fp16", 32, 16, 8, 128),
+              {{"a", packWords(data, 2)}})["c"],
+      2);
+  for (std::size_t c = 0; c < 16; ++c) {
+    for (std::size_t i = 0; i < 8; ++i) {
+      const bool keep = -4 + static_cast<int>(c + i) < 0;
+      EXPECT_EQ(got[c * 8 + i], keep ? data[c * 16 + 2 * i] : 0xFC00u) << c << "," << i;
+    }
+  }
+}
+
 // ---- tensor_partition_reduce ----
 
 TEST(TensorPartitionReduce, AddMaxAndMeanInFp32PartitionOrder) {
@@ -180,11 +210,11 @@ TEST(TensorPartitionReduce, AddMaxAndMeanInFp32PartitionOrder) {
   const std::string stores = store("c", "fp32", 0, 1, kF, 4096);
   std::map<std::string, std::vector<float>> got;
   for (const std::string op : {"add", "max", "mean"}) {
-    got[op] = valuesOf<float>(runPool(
-        fmt::format("tensor_partition_reduce dst=sbuf[0:1]+4096:fp32[[1,64]] op={} "
-                    "data=sbuf[0:128]:fp32[[1,64]]",
-                    op),
-        loads, 1, stores, {{"a", bytesOf(x)}})["c"]);
+    got[op] = valuesOf<float>(
+        runPool(fmt::format("tensor_partition_reduce dst=sbuf[0:1]+4096:fp32[[1,64]] op={} "
+                            "data=sbuf[0:128]:fp32[[1,64]]",
+                            op),
+                loads, 1, stores, {{"a", bytesOf(x)}})["c"]);
   }
   for (std::size_t j = 0; j < kF; ++j) {
     float sum = 0.0f;  // the defining order: partitions 0..127
@@ -221,11 +251,11 @@ TEST(TensorPartitionReduce, BitwiseOperatorsActOnRawIntegerBits) {
             "bitwise_or", [](std::uint32_t a, std::uint32_t b) { return a | b; }},
         {"bitwise_and", [](std::uint32_t a, std::uint32_t b) { return a & b; }},
         {"bitwise_xor", [](std::uint32_t a, std::uint32_t b) { return a ^ b; }}}) {
-    const auto got = valuesOf<std::uint32_t>(runPool(
-        fmt::format("tensor_partition_reduce dst=sbuf[96:97]+256:int32[[1,8]] op={} "
-                    "data=sbuf[64:80]:int32[[1,8]]",
-                    op),
-        loads, 1, store("c", "int32", 96, 1, 8, 256), {{"a", bytesOf(x)}})["c"]);
+    const auto got = valuesOf<std::uint32_t>(
+        runPool(fmt::format("tensor_partition_reduce dst=sbuf[96:97]+256:int32[[1,8]] op={} "
+                            "data=sbuf[64:80]:int32[[1,8]]",
+                            op),
+                loads, 1, store("c", "int32", 96, 1, 8, 256), {{"a", bytesOf(x)}})["c"]);
     for (std::size_t j = 0; j < 8; ++j) {
       auto acc = static_cast<std::uint32_t>(x[j]);
       for (std::size_t p = 1; p < 16; ++p) {
@@ -235,12 +265,34 @@ TEST(TensorPartitionReduce, BitwiseOperatorsActOnRawIntegerBits) {
     }
   }
   // int8 -1 is the bit pattern 0xFF, zero-extended into an int32 destination.
-  const auto widened = valuesOf<std::int32_t>(runPool(
-      "tensor_partition_reduce dst=sbuf[0:1]+64:int32[[1,2]] op=bitwise_or "
-      "data=sbuf[0:2]:int8[[1,2]]",
-      load("a", "int8", 0, 2, 2, 0), 1, store("c", "int32", 0, 1, 2, 64),
-      {{"a", bytesOf(std::vector<std::int8_t>{-1, 1, 0, 2})}})["c"]);
+  const auto widened = valuesOf<std::int32_t>(
+      runPool("tensor_partition_reduce dst=sbuf[0:1]+64:int32[[1,2]] op=bitwise_or "
+              "data=sbuf[0:2]:int8[[1,2]]",
+              load("a", "int8", 0, 2, 2, 0), 1, store("c", "int32", 0, 1, 2, 64),
+              {{"a", bytesOf(std::vector<std::int8_t>{-1, 1, 0, 2})}})["c"]);
   EXPECT_EQ(widened, (std::vector<std::int32_t>{255, 3}));
+}
+
+TEST(TensorPartitionReduce, Bf16DestinationRoundsNearestEven) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(32 * 16);
+  for (float& v : x) {
+    v = dist(rng);
+  }
+  const auto got =
+      unpackWords(runPool("tensor_partition_reduce dst=sbuf[0:1]+2048:bf16[[1,16]] op=add "
+                          "data=sbuf[0:32]:fp32[[1,16]]",
+                          load("a", "fp32", 0, 32, 16, 0), 1, store("c", "bf16", 0, 1, 16, 2048),
+                          {{"a", bytesOf(x)}})["c"],
+                  2);
+  for (std::size_t j = 0; j < 16; ++j) {
+    float sum = x[j];
+    for (std::size_t p = 1; p < 32; ++p) {
+      sum += x[p * 16 + j];
+    }
+    EXPECT_EQ(got[j], encodeRne(sum, kBf16)) << j;
+  }
 }
 
 // ---- local_gather ----
@@ -289,11 +341,12 @@ TEST(LocalGather, MatchesTheNkiNumpySemantics) {
     index.insert(index.end(), perCore.begin(), perCore.end());
   }
   const auto got = unpackWords(
-      runPool("local_gather dst=sbuf[0:128]+16384:fp32[[1,256]] src_buffer=sbuf[0:128]:fp32[[1,2048]] "
-              "index=sbuf[0:128]+8192:uint16[[1,4]] num_elem_per_idx=4",
-              load("a", "fp32", 0, 128, 2048, 0) + load("i", "uint16", 0, 128, 4, 8192), 2,
-              store("c", "fp32", 0, 128, 256, 16384),
-              {{"a", packWords(src, 4)}, {"i", packWords(index, 2)}})["c"],
+      runPool(
+          "local_gather dst=sbuf[0:128]+16384:fp32[[1,256]] src_buffer=sbuf[0:128]:fp32[[1,2048]] "
+          "index=sbuf[0:128]+8192:uint16[[1,4]] num_elem_per_idx=4",
+          load("a", "fp32", 0, 128, 2048, 0) + load("i", "uint16", 0, 128, 4, 8192), 2,
+          store("c", "fp32", 0, 128, 256, 16384),
+          {{"a", packWords(src, 4)}, {"i", packWords(index, 2)}})["c"],
       4);
   EXPECT_EQ(got, localGatherReference(src, 128, 2048, index, 4, 64, 4));
 }
@@ -309,11 +362,12 @@ TEST(LocalGather, DistinctCoresFewerValidIndicesAndPartialPartitions) {
     w = rng() % 299;  // element offsets; two elements each must stay inside 300
   }
   const auto got = unpackWords(
-      runPool("local_gather dst=sbuf[64:128]+4096:bf16[[1,100]] src_buffer=sbuf[64:128]:bf16[[1,300]] "
-              "index=sbuf[64:128]+1024:uint16[[1,4]] num_elem_per_idx=2 num_valid_indices=50",
-              load("a", "bf16", 64, 64, 300, 0) + load("i", "uint16", 64, 64, 4, 1024), 2,
-              store("c", "bf16", 64, 64, 100, 4096),
-              {{"a", packWords(src, 2)}, {"i", packWords(index, 2)}})["c"],
+      runPool(
+          "local_gather dst=sbuf[64:128]+4096:bf16[[1,100]] src_buffer=sbuf[64:128]:bf16[[1,300]] "
+          "index=sbuf[64:128]+1024:uint16[[1,4]] num_elem_per_idx=2 num_valid_indices=50",
+          load("a", "bf16", 64, 64, 300, 0) + load("i", "uint16", 64, 64, 4, 1024), 2,
+          store("c", "bf16", 64, 64, 100, 4096),
+          {{"a", packWords(src, 2)}, {"i", packWords(index, 2)}})["c"],
       2);
   EXPECT_EQ(got, localGatherReference(src, 64, 300, index, 4, 50, 2));
 }
@@ -349,11 +403,12 @@ TEST(NcNGather, GathersWithinEachPartitionFromFlattenedStridedData) {
     indices[i] = i == 0 ? 999 - 17 : static_cast<std::uint32_t>(rng() % 1000);
   }
   const auto got = unpackWords(
-      runPool("nc_n_gather dst=sbuf[0:128]+8192:bf16[[1,300]] data=sbuf[0:128]+1998:bf16[[-1,1000]] "
-              "indices=sbuf[0:128]+4096:uint32[[1,300]]",
-              load("a", "bf16", 0, kP, 1000, 0) + load("i", "uint32", 0, kP, 300, 4096), 2,
-              store("c", "bf16", 0, kP, 300, 8192),
-              {{"a", packWords(data, 2)}, {"i", packWords(indices, 4)}})["c"],
+      runPool(
+          "nc_n_gather dst=sbuf[0:128]+8192:bf16[[1,300]] data=sbuf[0:128]+1998:bf16[[-1,1000]] "
+          "indices=sbuf[0:128]+4096:uint32[[1,300]]",
+          load("a", "bf16", 0, kP, 1000, 0) + load("i", "uint32", 0, kP, 300, 4096), 2,
+          store("c", "bf16", 0, kP, 300, 8192),
+          {{"a", packWords(data, 2)}, {"i", packWords(indices, 4)}})["c"],
       2);
   for (std::size_t p = 0; p < kP; ++p) {
     for (std::size_t i = 0; i < 300; ++i) {
@@ -380,41 +435,49 @@ TEST(NcNGather, IndicesOutsideTheDataAreRunTimeErrors) {
 
 TEST(GpSimdVerifier, IotaAndAffineSelectRules) {
   expectRejected("pool: iota dst=sbuf[0:4]:int32[[1,10]] pattern=[[1,8]]",
-                 {"pool#0 'iota", "operand 'pattern': generates 8 values per partition but dst "
-                                  "holds 10"});
+                 {"pool#0 'iota",
+                  "operand 'pattern': generates 8 values per partition but dst "
+                  "holds 10"});
   expectRejected("pool: iota dst=sbuf[0:4]:int32[[1,8]] pattern=[[1,8]] offset=4294967296",
                  {"operand 'offset': 4294967296 does not fit the engine's 32-bit integer"});
-  expectRejected("pool: iota dst=sbuf[0:4]:int32[[1,8]] pattern=[[1,8]] "
-                 "channel_multiplier=-3000000000",
-                 {"operand 'channel_multiplier': -3000000000 does not fit"});
+  expectRejected(
+      "pool: iota dst=sbuf[0:4]:int32[[1,8]] pattern=[[1,8]] "
+      "channel_multiplier=-3000000000",
+      {"operand 'channel_multiplier': -3000000000 does not fit"});
   expectRejected("pool: iota dst=sbuf[0:4]:int32[[1,8]] pattern=[[3000000000,8]]",
                  {"operand 'pattern': 3000000000 does not fit"});
   expectRejected("pool: iota dst=psum[0:4]:int32[[1,8]] pattern=[[1,8]]",
                  {"the GpSimd engine cannot access PSUM"});
-  expectRejected("pool: affine_select dst=sbuf[0:4]:fp32[[1,8]] pattern=[[1,8]] "
-                 "on_true_tile=sbuf[0:4]+64:fp32[[1,8]] cmp_op=add",
-                 {"operand 'cmp_op': add is not a comparison"});
-  expectRejected("pool: affine_select dst=sbuf[0:4]:fp32[[1,8]] pattern=[[1,8]] "
-                 "on_true_tile=sbuf[0:2]+64:fp32[[1,8]]",
-                 {"operands 'dst' [4 partitions x 8] and 'on_true_tile' [2 partitions x 8] differ"});
+  expectRejected(
+      "pool: affine_select dst=sbuf[0:4]:fp32[[1,8]] pattern=[[1,8]] "
+      "on_true_tile=sbuf[0:4]+64:fp32[[1,8]] cmp_op=add",
+      {"operand 'cmp_op': add is not a comparison"});
+  expectRejected(
+      "pool: affine_select dst=sbuf[0:4]:fp32[[1,8]] pattern=[[1,8]] "
+      "on_true_tile=sbuf[0:2]+64:fp32[[1,8]]",
+      {"operands 'dst' [4 partitions x 8] and 'on_true_tile' [2 partitions x 8] differ"});
 }
 
 TEST(GpSimdVerifier, PartitionReduceRules) {
-  expectRejected("pool: tensor_partition_reduce dst=sbuf[0:2]:fp32[[1,8]] op=add "
-                 "data=sbuf[0:4]+64:fp32[[1,8]]",
-                 {"operand 'dst': covers 2 partitions; the reduction across partitions writes one"});
-  expectRejected("pool: tensor_partition_reduce dst=sbuf[0:1]:fp32[[1,4]] op=add "
-                 "data=sbuf[0:4]+64:fp32[[1,8]]",
-                 {"operand 'dst': has 4 elements per partition but data has 8"});
-  expectRejected("pool: tensor_partition_reduce dst=sbuf[0:1]:int32[[1,8]] op=bitwise_xor "
-                 "data=sbuf[0:4]+64:fp32[[1,8]]",
-                 {"operand 'data': dtype fp32 is not an integer type; bitwise_xor"});
+  expectRejected(
+      "pool: tensor_partition_reduce dst=sbuf[0:2]:fp32[[1,8]] op=add "
+      "data=sbuf[0:4]+64:fp32[[1,8]]",
+      {"operand 'dst': covers 2 partitions; the reduction across partitions writes one"});
+  expectRejected(
+      "pool: tensor_partition_reduce dst=sbuf[0:1]:fp32[[1,4]] op=add "
+      "data=sbuf[0:4]+64:fp32[[1,8]]",
+      {"operand 'dst': has 4 elements per partition but data has 8"});
+  expectRejected(
+      "pool: tensor_partition_reduce dst=sbuf[0:1]:int32[[1,8]] op=bitwise_xor "
+      "data=sbuf[0:4]+64:fp32[[1,8]]",
+      {"operand 'data': dtype fp32 is not an integer type; bitwise_xor"});
 }
 
 TEST(GpSimdVerifier, GatherRules) {
-  const std::string_view base = "pool: local_gather dst=sbuf[0:32]+4096:fp32[[1,128]] "
-                                "src_buffer=sbuf[0:32]:fp32[[1,512]] "
-                                "index=sbuf[0:32]+2048:uint16[[1,4]]";
+  const std::string_view base =
+      "pool: local_gather dst=sbuf[0:32]+4096:fp32[[1,128]] "
+      "src_buffer=sbuf[0:32]:fp32[[1,512]] "
+      "index=sbuf[0:32]+2048:uint16[[1,4]]";
   EXPECT_EQ(verifyError(std::string(base) + " num_elem_per_idx=2"), "");
   expectRejected(std::string(base) + " num_elem_per_idx=3",
                  {"operand 'num_elem_per_idx': 3 is not one of 1, 2, 4, 8, 16, 32"});
@@ -423,35 +486,44 @@ TEST(GpSimdVerifier, GatherRules) {
   expectRejected(std::string(base),
                  {"operand 'dst': has 128 elements per partition; 64 indices x 1 elements "
                   "gather 64"});
-  expectRejected("pool: local_gather dst=sbuf[0:24]+4096:fp32[[1,64]] "
-                 "src_buffer=sbuf[0:24]:fp32[[1,512]] index=sbuf[0:24]+2048:uint16[[1,4]]",
-                 {"operand 'src_buffer': covers partitions [0:24]", "16-partition GpSimd core"});
-  expectRejected("pool: local_gather dst=sbuf[0:32]+4096:fp32[[1,64]] "
-                 "src_buffer=sbuf[0:32]:fp32[[1,512]] index=sbuf[32:64]+2048:uint16[[1,2]]",
-                 {"operand 'index': covers partitions [32:64] but src_buffer covers [0:32]"});
-  expectRejected("pool: local_gather dst=sbuf[0:32]+4096:fp32[[1,64]] "
-                 "src_buffer=sbuf[0:32]:fp32[[1,512]] index=sbuf[0:32]+2048:uint32[[1,4]]",
-                 {"operand 'index': dtype uint32 is not allowed here (allowed: uint16)"});
-  expectRejected("pool: local_gather dst=sbuf[0:32]+4096:bf16[[1,64]] "
-                 "src_buffer=sbuf[0:32]:fp32[[1,512]] index=sbuf[0:32]+2048:uint16[[1,4]]",
-                 {"operand 'dst': dtype bf16 differs from src_buffer's fp32; local_gather does "
-                  "not cast"});
-  expectRejected("pool: local_gather dst=sbuf[0:16]+8192:fp32[[1,4097]] "
-                 "src_buffer=sbuf[0:16]:fp32[[1,512]] index=sbuf[0:16]+2048:uint16[[1,300]] "
-                 "num_valid_indices=4097",
-                 {"operand 'num_valid_indices': 4097 indices per core", "at most 4096"});
-  expectRejected("pool: nc_n_gather dst=sbuf[0:4]:fp32[[1,8]] data=sbuf[0:4]+64:fp32[[1,8]] "
-                 "indices=sbuf[0:4]+128:int32[[1,8]]",
-                 {"operand 'indices': dtype int32 is not allowed here (allowed: uint32)"});
-  expectRejected("pool: nc_n_gather dst=sbuf[0:4]:bf16[[1,8]] data=sbuf[0:4]+64:fp32[[1,8]] "
-                 "indices=sbuf[0:4]+128:uint32[[1,8]]",
-                 {"operand 'dst': dtype bf16 differs from data's fp32; nc_n_gather does not cast"});
-  expectRejected("pool: nc_n_gather dst=sbuf[0:4]:fp32[[1,7]] data=sbuf[0:4]+64:fp32[[1,8]] "
-                 "indices=sbuf[0:4]+128:uint32[[1,8]]",
-                 {"operands 'dst' [4 partitions x 7] and 'indices' [4 partitions x 8] differ"});
-  expectRejected("pool: nc_n_gather dst=sbuf[0:4]:fp32[[1,8]] data=sbuf[0:2]+64:fp32[[1,8]] "
-                 "indices=sbuf[0:4]+128:uint32[[1,8]]",
-                 {"operand 'indices': covers 4 partitions but 'data' covers 2"});
+  expectRejected(
+      "pool: local_gather dst=sbuf[0:24]+4096:fp32[[1,64]] "
+      "src_buffer=sbuf[0:24]:fp32[[1,512]] index=sbuf[0:24]+2048:uint16[[1,4]]",
+      {"operand 'src_buffer': covers partitions [0:24]", "16-partition GpSimd core"});
+  expectRejected(
+      "pool: local_gather dst=sbuf[0:32]+4096:fp32[[1,64]] "
+      "src_buffer=sbuf[0:32]:fp32[[1,512]] index=sbuf[32:64]+2048:uint16[[1,2]]",
+      {"operand 'index': covers partitions [32:64] but src_buffer covers [0:32]"});
+  expectRejected(
+      "pool: local_gather dst=sbuf[0:32]+4096:fp32[[1,64]] "
+      "src_buffer=sbuf[0:32]:fp32[[1,512]] index=sbuf[0:32]+2048:uint32[[1,4]]",
+      {"operand 'index': dtype uint32 is not allowed here (allowed: uint16)"});
+  expectRejected(
+      "pool: local_gather dst=sbuf[0:32]+4096:bf16[[1,64]] "
+      "src_buffer=sbuf[0:32]:fp32[[1,512]] index=sbuf[0:32]+2048:uint16[[1,4]]",
+      {"operand 'dst': dtype bf16 differs from src_buffer's fp32; local_gather does "
+       "not cast"});
+  expectRejected(
+      "pool: local_gather dst=sbuf[0:16]+8192:fp32[[1,4097]] "
+      "src_buffer=sbuf[0:16]:fp32[[1,512]] index=sbuf[0:16]+2048:uint16[[1,300]] "
+      "num_valid_indices=4097",
+      {"operand 'num_valid_indices': 4097 indices per core", "at most 4096"});
+  expectRejected(
+      "pool: nc_n_gather dst=sbuf[0:4]:fp32[[1,8]] data=sbuf[0:4]+64:fp32[[1,8]] "
+      "indices=sbuf[0:4]+128:int32[[1,8]]",
+      {"operand 'indices': dtype int32 is not allowed here (allowed: uint32)"});
+  expectRejected(
+      "pool: nc_n_gather dst=sbuf[0:4]:bf16[[1,8]] data=sbuf[0:4]+64:fp32[[1,8]] "
+      "indices=sbuf[0:4]+128:uint32[[1,8]]",
+      {"operand 'dst': dtype bf16 differs from data's fp32; nc_n_gather does not cast"});
+  expectRejected(
+      "pool: nc_n_gather dst=sbuf[0:4]:fp32[[1,7]] data=sbuf[0:4]+64:fp32[[1,8]] "
+      "indices=sbuf[0:4]+128:uint32[[1,8]]",
+      {"operands 'dst' [4 partitions x 7] and 'indices' [4 partitions x 8] differ"});
+  expectRejected(
+      "pool: nc_n_gather dst=sbuf[0:4]:fp32[[1,8]] data=sbuf[0:2]+64:fp32[[1,8]] "
+      "indices=sbuf[0:4]+128:uint32[[1,8]]",
+      {"operand 'indices': covers 4 partitions but 'data' covers 2"});
 }
 
 }  // namespace

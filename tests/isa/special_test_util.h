@@ -33,8 +33,8 @@ inline std::string tensorDecl(std::string_view name, std::string_view kind, std:
 }
 
 /// SBUF (or PSUM) pattern text of a contiguous [p, f] tile at partition `p0`, byte `offset`.
-inline std::string tile(std::string_view memory, std::int64_t p0, std::int64_t p, std::int64_t offset,
-                        std::string_view dtype, std::int64_t f) {
+inline std::string tile(std::string_view memory, std::int64_t p0, std::int64_t p,
+                        std::int64_t offset, std::string_view dtype, std::int64_t f) {
   return fmt::format("{}[{}:{}]+{}:{}[[1,{}]]", memory, p0, p0 + p, offset, dtype, f);
 }
 
@@ -164,8 +164,8 @@ inline std::uint32_t encodeRne(double v, Format f) {
     return sign | static_cast<std::uint32_t>(std::ldexp(r, f.bias() - 1 + f.mantissaBits));
   }
   const int re = std::ilogb(r);
-  const auto mant = static_cast<std::uint32_t>(std::ldexp(r, f.mantissaBits - re)) -
-                    (1u << f.mantissaBits);
+  const auto mant =
+      static_cast<std::uint32_t>(std::ldexp(r, f.mantissaBits - re)) - (1u << f.mantissaBits);
   return sign | (static_cast<std::uint32_t>(re + f.bias()) << f.mantissaBits) | mant;
 }
 

@@ -80,12 +80,12 @@ void expectSameBits(const std::vector<float>& got, const std::vector<float>& wan
 std::string matmulProgram(const OperandType& st, const OperandType& mv, std::int64_t k,
                           std::int64_t m, std::int64_t n, std::string_view extra = "") {
   return load("a", st.name, 0, k, m, 0) + load("b", mv.name, 0, k, n, 4096) +
-         fmt::format("pe: nc_matmul dst=psum[0:{0}]:fp32[[1,{1}]] stationary={2} moving={3} {4} "
-                     "wait(s0>=2) signal(s1+=1)\n"
-                     "dve: tensor_copy dst=sbuf[0:{0}]+65536:fp32[[1,{1}]] "
-                     "src=psum[0:{0}]:fp32[[1,{1}]] wait(s1>=1) signal(s9+=1)\n",
-                     m, n, tile("sbuf", 0, k, 0, st.name, m), tile("sbuf", 0, k, 4096, mv.name, n),
-                     extra) +
+         fmt::format(
+             "pe: nc_matmul dst=psum[0:{0}]:fp32[[1,{1}]] stationary={2} moving={3} {4} "
+             "wait(s0>=2) signal(s1+=1)\n"
+             "dve: tensor_copy dst=sbuf[0:{0}]+65536:fp32[[1,{1}]] "
+             "src=psum[0:{0}]:fp32[[1,{1}]] wait(s1>=1) signal(s9+=1)\n",
+             m, n, tile("sbuf", 0, k, 0, st.name, m), tile("sbuf", 0, k, 4096, mv.name, n), extra) +
          store("c", "fp32", 0, m, n, 65536);
 }
 
@@ -139,15 +139,19 @@ TEST(NcMatmul, AccumulationGroupOverwritesFirstThenAddsInFp32) {
   }
   text += "dve: memset dst=psum[0:32]+2048:fp32[[1,64]] value=1000 signal(s2+=1)\n";
   for (int g = 0; g < 3; ++g) {
-    text += fmt::format("pe: nc_matmul dst=psum[0:32]+2048:fp32[[1,64]] stationary={} moving={} "
-                        "accumulate={} {}\n",
-                        tile("sbuf", 0, kK, g * 1024, "bf16", kM),
-                        tile("sbuf", 0, kK, 8192 + g * 1024, "bf16", kN), g > 0,
-                        g == 0 ? "wait(s0>=6) wait(s2>=1)" : g == 2 ? "signal(s1+=1)" : "");
+    text += fmt::format(
+        "pe: nc_matmul dst=psum[0:32]+2048:fp32[[1,64]] stationary={} moving={} "
+        "accumulate={} {}\n",
+        tile("sbuf", 0, kK, g * 1024, "bf16", kM), tile("sbuf", 0, kK, 8192 + g * 1024, "bf16", kN),
+        g > 0,
+        g == 0   ? "wait(s0>=6) wait(s2>=1)"
+        : g == 2 ? "signal(s1+=1)"
+                 : "");
   }
-  text += "dve: tensor_copy dst=sbuf[0:32]+65536:fp32[[1,64]] src=psum[0:32]+2048:fp32[[1,64]] "
-          "wait(s1>=1) signal(s9+=1)\n" +
-          store("c", "fp32", 0, kM, kN, 65536);
+  text +=
+      "dve: tensor_copy dst=sbuf[0:32]+65536:fp32[[1,64]] src=psum[0:32]+2048:fp32[[1,64]] "
+      "wait(s1>=1) signal(s9+=1)\n" +
+      store("c", "fp32", 0, kM, kN, 65536);
   const std::vector<float> got = valuesOf<float>(run(text, inputs)["c"]);
   std::vector<float> want = fmaChain(s[0].values, v[0].values, kK, kM, kN);
   want = fmaChain(s[1].values, v[1].values, kK, kM, kN, &want);
@@ -190,9 +194,8 @@ TEST(NcMatmul, SpecialValuesFollowIeeeFp32) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // stationary [4, 2], moving [4, 4]
   const std::vector<float> a = {inf, 1.0f, 0.0f, 0x1p-130f, 2.0f, -inf, 1.0f, 1.0f};
-  const std::vector<float> b = {1.0f, 0.0f, nan,  1.0f,  //
-                                1.0f, 1.0f, 1.0f, 0x1p-20f,
-                                5.0f, 5.0f, 5.0f, 5.0f,  //
+  const std::vector<float> b = {1.0f, 0.0f, nan,  1.0f,                              //
+                                1.0f, 1.0f, 1.0f, 0x1p-20f, 5.0f, 5.0f, 5.0f, 5.0f,  //
                                 1.0f, 1.0f, 1.0f, 1.0f};
   const std::string text = matmulProgram(kTypeFp32, kTypeFp32, 4, 2, 4);
   const std::vector<float> got =
@@ -201,10 +204,10 @@ TEST(NcMatmul, SpecialValuesFollowIeeeFp32) {
   std::vector<double> v(b.begin(), b.end());
   const std::vector<float> want = fmaChain(s, v, 4, 2, 4);
   expectSameBits(got, want);
-  EXPECT_TRUE(std::isnan(got[1]));        // inf * 0
-  EXPECT_TRUE(std::isnan(got[2]));        // nan propagates
-  EXPECT_EQ(got[0], inf);                 // inf * 1 + finite
-  EXPECT_EQ(got[4], -inf);                // -inf * 1 + finite
+  EXPECT_TRUE(std::isnan(got[1]));  // inf * 0
+  EXPECT_TRUE(std::isnan(got[2]));  // nan propagates
+  EXPECT_EQ(got[0], inf);           // inf * 1 + finite
+  EXPECT_EQ(got[4], -inf);          // -inf * 1 + finite
 }
 
 TEST(NcMatmul, PartialPartitionsStridedAndNegativeStrideOperands) {
@@ -218,12 +221,13 @@ TEST(NcMatmul, PartialPartitionsStridedAndNegativeStrideOperands) {
   const Samples v = randomValues(kBf16, kK * kN, -2, 2, rng);
   const std::string text =
       load("a", "fp16", 32, kK, 2 * kM, 0) + load("b", "bf16", 32, kK, kN, 512) +
-      fmt::format("pe: nc_matmul dst=psum[64:80]+256:fp32[[1,{1}]] "
-                  "stationary=sbuf[32:64]:fp16[[2,{0}]] moving=sbuf[32:64]+{2}:bf16[[-1,{1}]] "
-                  "wait(s0>=2) signal(s1+=1)\n"
-                  "dve: tensor_copy dst=sbuf[64:80]+4096:fp32[[1,{1}]] "
-                  "src=psum[64:80]+256:fp32[[1,{1}]] wait(s1>=1) signal(s9+=1)\n",
-                  kM, kN, 512 + 2 * (kN - 1)) +
+      fmt::format(
+          "pe: nc_matmul dst=psum[64:80]+256:fp32[[1,{1}]] "
+          "stationary=sbuf[32:64]:fp16[[2,{0}]] moving=sbuf[32:64]+{2}:bf16[[-1,{1}]] "
+          "wait(s0>=2) signal(s1+=1)\n"
+          "dve: tensor_copy dst=sbuf[64:80]+4096:fp32[[1,{1}]] "
+          "src=psum[64:80]+256:fp32[[1,{1}]] wait(s1>=1) signal(s9+=1)\n",
+          kM, kN, 512 + 2 * (kN - 1)) +
       store("c", "fp32", 64, 16, kN, 4096);
   const std::vector<float> got = valuesOf<float>(
       run(text, {{"a", packWords(s.storage, 2)}, {"b", packWords(v.storage, 2)}})["c"]);
@@ -257,21 +261,22 @@ TEST(NcMatmul, TilingModeLeavesTheResultUnchanged) {
 }
 
 /// Transposes stationary [k, m] of `type` in PE transpose mode against a bf16 identity moving.
-std::vector<std::uint32_t> transposeMode(std::string_view type, int width,
-                                         std::string_view dstType, int dstWidth, std::int64_t k,
-                                         std::int64_t m, const std::vector<std::uint32_t>& data) {
+std::vector<std::uint32_t> transposeMode(std::string_view type, int width, std::string_view dstType,
+                                         int dstWidth, std::int64_t k, std::int64_t m,
+                                         const std::vector<std::uint32_t>& data) {
   std::vector<std::uint32_t> identity(static_cast<std::size_t>(k * k), 0);
   for (std::int64_t i = 0; i < k; ++i) {
     identity[static_cast<std::size_t>(i * k + i)] = 0x3F80;  // bf16 1.0
   }
   const std::string text =
       load("a", type, 0, k, m, 0) + load("id", "bf16", 0, k, k, 2048) +
-      fmt::format("pe: nc_matmul dst=psum[0:{1}]:{3}[[1,{0}]] stationary={4} "
-                  "moving=sbuf[0:{0}]+2048:bf16[[1,{0}]] is_transpose=true wait(s0>=2) "
-                  "signal(s1+=1)\n"
-                  "dve: tensor_copy dst=sbuf[0:{1}]+8192:{3}[[1,{0}]] src=psum[0:{1}]:{3}[[1,{0}]] "
-                  "wait(s1>=1) signal(s9+=1)\n",
-                  k, m, type, dstType, tile("sbuf", 0, k, 0, type, m)) +
+      fmt::format(
+          "pe: nc_matmul dst=psum[0:{1}]:{3}[[1,{0}]] stationary={4} "
+          "moving=sbuf[0:{0}]+2048:bf16[[1,{0}]] is_transpose=true wait(s0>=2) "
+          "signal(s1+=1)\n"
+          "dve: tensor_copy dst=sbuf[0:{1}]+8192:{3}[[1,{0}]] src=psum[0:{1}]:{3}[[1,{0}]] "
+          "wait(s1>=1) signal(s9+=1)\n",
+          k, m, type, dstType, tile("sbuf", 0, k, 0, type, m)) +
       store("c", dstType, 0, m, k, 8192);
   return unpackWords(
       run(text, {{"a", packWords(data, width)}, {"id", packWords(identity, 2)}})["c"], dstWidth);
@@ -295,7 +300,8 @@ TEST(NcMatmul, TransposeModeMovesBitsExactly) {
     ASSERT_EQ(out.size(), in.size());
     for (std::int64_t k = 0; k < kK; ++k) {
       for (std::int64_t m = 0; m < kM; ++m) {
-        ASSERT_EQ(out[static_cast<std::size_t>(m * kK + k)], in[static_cast<std::size_t>(k * kM + m)])
+        ASSERT_EQ(out[static_cast<std::size_t>(m * kK + k)],
+                  in[static_cast<std::size_t>(k * kM + m)])
             << k << "," << m;
       }
     }
@@ -312,12 +318,12 @@ TEST(NcMatmul, TransposeModeNeedsAnIdentityMovingOperand) {
     notIdentity[static_cast<std::size_t>(i * 4 + i)] = 0x3F80;
   }
   notIdentity[1] = 0x4000;  // [0, 1] = 2.0
-  const std::string text = load("a", "bf16", 0, 4, 8, 0) + load("id", "bf16", 0, 4, 4, 2048) +
-                           "pe: nc_matmul dst=psum[0:8]:bf16[[1,4]] stationary=sbuf[0:4]:bf16[[1,8]] "
-                           "moving=sbuf[0:4]+2048:bf16[[1,4]] is_transpose=true wait(s0>=2)\n";
-  const std::string error =
-      runError(text, {{"a", bytesOf(std::vector<std::uint16_t>(32, 0x3F80))},
-                      {"id", bytesOf(notIdentity)}});
+  const std::string text =
+      load("a", "bf16", 0, 4, 8, 0) + load("id", "bf16", 0, 4, 4, 2048) +
+      "pe: nc_matmul dst=psum[0:8]:bf16[[1,4]] stationary=sbuf[0:4]:bf16[[1,8]] "
+      "moving=sbuf[0:4]+2048:bf16[[1,4]] is_transpose=true wait(s0>=2)\n";
+  const std::string error = runError(
+      text, {{"a", bytesOf(std::vector<std::uint16_t>(32, 0x3F80))}, {"id", bytesOf(notIdentity)}});
   EXPECT_NE(error.find("operand 'moving': is_transpose needs the identity matrix, but element "
                        "[0, 1] is 2 (expected 0)"),
             std::string::npos)
@@ -334,10 +340,10 @@ std::vector<std::uint32_t> runTranspose(std::string_view engine, std::string_vie
                                         const std::vector<std::uint32_t>& data,
                                         std::string_view dstMemory, std::int64_t dstP0,
                                         const core::CoreOptions& options = {}) {
-  std::string text = load("a", type, p0, p, f, 0) +
-                     fmt::format("{}: nc_transpose dst={} data={} wait(s0>=1) signal(s1+=1)\n",
-                                 engine, tile(dstMemory, dstP0, f, 1024, outType, p),
-                                 tile("sbuf", p0, p, 0, type, f));
+  std::string text =
+      load("a", type, p0, p, f, 0) +
+      fmt::format("{}: nc_transpose dst={} data={} wait(s0>=1) signal(s1+=1)\n", engine,
+                  tile(dstMemory, dstP0, f, 1024, outType, p), tile("sbuf", p0, p, 0, type, f));
   text += fmt::format("dve: tensor_copy dst={} src={} wait(s1>=1) signal(s9+=1)\n",
                       tile("sbuf", dstP0, f, 8192, outType, p),
                       tile(dstMemory, dstP0, f, 1024, outType, p)) +
@@ -362,20 +368,20 @@ TEST(NcTranspose, TensorEngineIsBitExactForEveryWidth) {
     const std::uint32_t specials[] = {0x7F81, 0xFFC3, 0x7F80, 0xFF80, 0x8000, 0x0001};
     bf16[i] = i < 6 ? specials[i] : rng() & 0xFFFF;
   }
-  expectTransposed(bf16, runTranspose("pe", "bf16", 2, "bf16", 2, 0, 128, 96, bf16, "psum", 0),
-                   128, 96);
+  expectTransposed(bf16, runTranspose("pe", "bf16", 2, "bf16", 2, 0, 128, 96, bf16, "psum", 0), 128,
+                   96);
   core::CoreOptions stochastic;
   stochastic.rounding = RoundingMode::kStochastic;
   expectTransposed(
-      bf16, runTranspose("pe", "bf16", 2, "bf16", 2, 0, 128, 96, bf16, "psum", 0, stochastic),
-      128, 96);
+      bf16, runTranspose("pe", "bf16", 2, "bf16", 2, 0, 128, 96, bf16, "psum", 0, stochastic), 128,
+      96);
   std::vector<std::uint32_t> fp32(64 * 100);
   for (std::uint32_t& w : fp32) {
     w = static_cast<std::uint32_t>(rng());
   }
   fp32[0] = 0x7FA00001u;
-  expectTransposed(fp32, runTranspose("pe", "fp32", 4, "fp32", 4, 64, 64, 100, fp32, "psum", 0),
-                   64, 100);
+  expectTransposed(fp32, runTranspose("pe", "fp32", 4, "fp32", 4, 64, 64, 100, fp32, "psum", 0), 64,
+                   100);
   std::vector<std::uint32_t> fp8(32 * 128);
   for (std::uint32_t& w : fp8) {
     w = rng() & 0xFF;
@@ -406,8 +412,8 @@ TEST(NcTranspose, VectorEngineTransposes32x32BlocksInSbufAndPsum) {
     w = rng() & 0xFFFF;
   }
   fp16[0] = 0x7C01;  // NaN payload
-  expectTransposed(fp16, runTranspose("dve", "fp16", 2, "fp16", 2, 0, 32, 20, fp16, "sbuf", 64),
-                   32, 20);
+  expectTransposed(fp16, runTranspose("dve", "fp16", 2, "fp16", 2, 0, 32, 20, fp16, "sbuf", 64), 32,
+                   20);
   std::vector<std::uint32_t> i32(17 * 32);
   for (std::uint32_t& w : i32) {
     w = static_cast<std::uint32_t>(rng());
@@ -416,11 +422,32 @@ TEST(NcTranspose, VectorEngineTransposes32x32BlocksInSbufAndPsum) {
                    17, 32);
 }
 
+TEST(NcTranspose, VectorEngineReadsNegativeStrideData) {
+  // data rows are read backwards: element j of the pattern is stored element 19 - j.
+  std::vector<std::uint32_t> data(8 * 20);
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<std::uint32_t>(i * 977) & 0xFFFF;
+  }
+  const std::string text =
+      load("a", "fp16", 0, 8, 20, 0) +
+      "dve: nc_transpose dst=sbuf[32:52]+256:fp16[[1,8]] data=sbuf[0:8]+38:fp16[[-1,20]] "
+      "wait(s0>=1) signal(s9+=1)\n" +
+      store("c", "fp16", 32, 20, 8, 256);
+  const auto got = unpackWords(run(text, {{"a", packWords(data, 2)}})["c"], 2);
+  ASSERT_EQ(got.size(), data.size());
+  for (std::size_t p = 0; p < 8; ++p) {
+    for (std::size_t j = 0; j < 20; ++j) {
+      EXPECT_EQ(got[j * 8 + p], data[p * 20 + 19 - j]) << p << "," << j;
+    }
+  }
+}
+
 // ---- verifier rules ----
 
-constexpr std::string_view kMm = "pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] "
-                                 "stationary=sbuf[0:128]:bf16[[1,64]] "
-                                 "moving=sbuf[0:128]+4096:bf16[[1,128]]";
+constexpr std::string_view kMm =
+    "pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] "
+    "stationary=sbuf[0:128]:bf16[[1,64]] "
+    "moving=sbuf[0:128]+4096:bf16[[1,128]]";
 
 TEST(NcMatmulVerifier, AcceptsAPlainMatmul) { EXPECT_EQ(verifyError(kMm), ""); }
 
@@ -428,42 +455,53 @@ TEST(NcMatmulVerifier, ShapeAndLimitRules) {
   CoreLimits smallK;
   smallK.matmulMaxContraction = 64;
   expectRejected(kMm, {"pe#0 'nc_matmul", "contraction K = 128 exceeds 64"}, smallK);
-  expectRejected("pe: nc_matmul dst=psum[0:128]:fp32[[1,128]] stationary=sbuf[0:128]:bf16[[1,129]] "
-                 "moving=sbuf[0:128]+4096:bf16[[1,128]]",
-                 {"stationary free size M = 129 exceeds 128"});
-  expectRejected("pe: nc_matmul dst=psum[0:64]:fp32[[1,513]] stationary=sbuf[0:128]:bf16[[1,64]] "
-                 "moving=sbuf[0:128]+4096:bf16[[1,513]]",
-                 {"moving free size N = 513 exceeds 512"});
-  expectRejected("pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] stationary=sbuf[0:128]:bf16[[1,64]] "
-                 "moving=sbuf[0:64]+4096:bf16[[1,128]]",
-                 {"contraction mismatch: stationary has 128 partitions, moving 64"});
-  expectRejected("pe: nc_matmul dst=psum[0:64]:fp32[[1,64]] stationary=sbuf[0:128]:bf16[[1,64]] "
-                 "moving=sbuf[0:128]+4096:bf16[[1,128]]",
-                 {"dst is [64, 64] but stationary^T @ moving is [64, 128]"});
-  EXPECT_EQ(verifyError("pe: nc_matmul dst=psum[0:64]+1536:fp32[[1,128]] "
-                        "stationary=sbuf[0:128]:bf16[[1,64]] moving=sbuf[0:128]+4096:bf16[[1,128]]"),
-            "");
-  expectRejected("pe: nc_matmul dst=psum[0:64]+1600:fp32[[1,128]] "
-                 "stationary=sbuf[0:128]:bf16[[1,64]] moving=sbuf[0:128]+4096:bf16[[1,128]]",
-                 {"operand 'dst': bytes [1600, 2112) cross", "2048-byte PSUM bank boundary"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:128]:fp32[[1,128]] stationary=sbuf[0:128]:bf16[[1,129]] "
+      "moving=sbuf[0:128]+4096:bf16[[1,128]]",
+      {"stationary free size M = 129 exceeds 128"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:64]:fp32[[1,513]] stationary=sbuf[0:128]:bf16[[1,64]] "
+      "moving=sbuf[0:128]+4096:bf16[[1,513]]",
+      {"moving free size N = 513 exceeds 512"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] stationary=sbuf[0:128]:bf16[[1,64]] "
+      "moving=sbuf[0:64]+4096:bf16[[1,128]]",
+      {"contraction mismatch: stationary has 128 partitions, moving 64"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:64]:fp32[[1,64]] stationary=sbuf[0:128]:bf16[[1,64]] "
+      "moving=sbuf[0:128]+4096:bf16[[1,128]]",
+      {"dst is [64, 64] but stationary^T @ moving is [64, 128]"});
+  EXPECT_EQ(
+      verifyError("pe: nc_matmul dst=psum[0:64]+1536:fp32[[1,128]] "
+                  "stationary=sbuf[0:128]:bf16[[1,64]] moving=sbuf[0:128]+4096:bf16[[1,128]]"),
+      "");
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:64]+1600:fp32[[1,128]] "
+      "stationary=sbuf[0:128]:bf16[[1,64]] moving=sbuf[0:128]+4096:bf16[[1,128]]",
+      {"operand 'dst': bytes [1600, 2112) cross", "2048-byte PSUM bank boundary"});
 }
 
 TEST(NcMatmulVerifier, DtypeRules) {
-  expectRejected("pe: nc_matmul dst=psum[0:64]:bf16[[1,128]] stationary=sbuf[0:128]:bf16[[1,64]] "
-                 "moving=sbuf[0:128]+4096:bf16[[1,128]]",
-                 {"operand 'dst': dtype bf16 is not allowed here (allowed: fp32)"});
-  expectRejected("pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] stationary=sbuf[0:128]:fp32[[1,64]] "
-                 "moving=sbuf[0:128]+4096:bf16[[1,128]]",
-                 {"fp32/tf32 partner (stationary is fp32, moving is bf16)"});
-  expectRejected("pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] stationary=sbuf[0:128]:fp16[[1,64]] "
-                 "moving=sbuf[0:128]+4096:tf32[[1,128]]",
-                 {"(stationary is fp16, moving is tf32)"});
-  expectRejected("pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] stationary=sbuf[0:128]:int8[[1,64]] "
-                 "moving=sbuf[0:128]+4096:bf16[[1,128]]",
-                 {"operand 'stationary': dtype int8 is not a floating-point type"});
-  expectRejected("pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] "
-                 "stationary=sbuf[0:128]:fp8_e4m3fn[[1,64]] moving=sbuf[0:128]+4096:bf16[[1,128]]",
-                 {"operand 'stationary': fp8_e4m3fn matmul operands need NC-v4"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:64]:bf16[[1,128]] stationary=sbuf[0:128]:bf16[[1,64]] "
+      "moving=sbuf[0:128]+4096:bf16[[1,128]]",
+      {"operand 'dst': dtype bf16 is not allowed here (allowed: fp32)"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] stationary=sbuf[0:128]:fp32[[1,64]] "
+      "moving=sbuf[0:128]+4096:bf16[[1,128]]",
+      {"fp32/tf32 partner (stationary is fp32, moving is bf16)"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] stationary=sbuf[0:128]:fp16[[1,64]] "
+      "moving=sbuf[0:128]+4096:tf32[[1,128]]",
+      {"(stationary is fp16, moving is tf32)"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] stationary=sbuf[0:128]:int8[[1,64]] "
+      "moving=sbuf[0:128]+4096:bf16[[1,128]]",
+      {"operand 'stationary': dtype int8 is not a floating-point type"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:64]:fp32[[1,128]] "
+      "stationary=sbuf[0:128]:fp8_e4m3fn[[1,64]] moving=sbuf[0:128]+4096:bf16[[1,128]]",
+      {"operand 'stationary': fp8_e4m3fn matmul operands need NC-v4"});
 }
 
 TEST(NcMatmulVerifier, DoubleRowRules) {
@@ -474,20 +512,23 @@ TEST(NcMatmulVerifier, DoubleRowRules) {
   CoreLimits v2;
   v2.fp8DoubleRow = false;
   expectRejected(ok, {"perf_mode=double_row is not available on this chip"}, v2);
-  expectRejected("pe: nc_matmul dst=psum[0:32]:fp32[[1,64]] stationary=sbuf[0:128]:bf16[[32,2],[1,32]] "
-                 "moving=sbuf[0:128]+1024:fp8_e5m2[[64,2],[1,64]] perf_mode=double_row",
-                 {"operand 'stationary': double_row needs fp8_e4m3 or fp8_e5m2, not bf16"});
-  expectRejected("pe: nc_matmul dst=psum[0:32]:fp32[[1,64]] stationary=sbuf[0:128]:fp8_e4m3[[1,64]] "
-                 "moving=sbuf[0:128]+1024:fp8_e5m2[[64,2],[1,64]] perf_mode=double_row",
-                 {"operand 'stationary': double_row operands are laid out [K, 2, F]"});
-  expectRejected(std::string(ok) + " tile_size=[128,64]",
-                 {"operand 'tile_size': column_size 64 enables column tiling",
-                  "perf_mode=double_row"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:32]:fp32[[1,64]] stationary=sbuf[0:128]:bf16[[32,2],[1,32]] "
+      "moving=sbuf[0:128]+1024:fp8_e5m2[[64,2],[1,64]] perf_mode=double_row",
+      {"operand 'stationary': double_row needs fp8_e4m3 or fp8_e5m2, not bf16"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:32]:fp32[[1,64]] stationary=sbuf[0:128]:fp8_e4m3[[1,64]] "
+      "moving=sbuf[0:128]+1024:fp8_e5m2[[64,2],[1,64]] perf_mode=double_row",
+      {"operand 'stationary': double_row operands are laid out [K, 2, F]"});
+  expectRejected(
+      std::string(ok) + " tile_size=[128,64]",
+      {"operand 'tile_size': column_size 64 enables column tiling", "perf_mode=double_row"});
 }
 
 TEST(NcMatmulVerifier, TilingRules) {
-  const std::string small = "pe: nc_matmul dst=psum[0:32]:fp32[[1,64]] "
-                            "stationary=sbuf[0:32]:bf16[[1,32]] moving=sbuf[0:32]+1024:bf16[[1,64]]";
+  const std::string small =
+      "pe: nc_matmul dst=psum[0:32]:fp32[[1,64]] "
+      "stationary=sbuf[0:32]:bf16[[1,32]] moving=sbuf[0:32]+1024:bf16[[1,64]]";
   EXPECT_EQ(verifyError(small + " tile_position=[96,96] tile_size=[32,32]"), "");
   expectRejected(small + " tile_size=[16,128]",
                  {"operand 'tile_size': row_size 16 is not a legal PE tile"});
@@ -507,33 +548,40 @@ TEST(NcMatmulVerifier, TilingRules) {
 }
 
 TEST(NcMatmulVerifier, TransposeModeRules) {
-  const std::string t = "pe: nc_matmul dst=psum[0:32]:bf16[[1,64]] "
-                        "stationary=sbuf[0:64]:bf16[[1,32]] moving=sbuf[0:64]+1024:bf16[[1,64]] "
-                        "is_transpose=true";
+  const std::string t =
+      "pe: nc_matmul dst=psum[0:32]:bf16[[1,64]] "
+      "stationary=sbuf[0:64]:bf16[[1,32]] moving=sbuf[0:64]+1024:bf16[[1,64]] "
+      "is_transpose=true";
   EXPECT_EQ(verifyError(t), "");
   expectRejected(t + " accumulate=true",
                  {"operand 'accumulate': is_transpose writes the transposed bits and cannot "
                   "accumulate"});
-  expectRejected("pe: nc_matmul dst=psum[0:32]:bf16[[1,64]] stationary=sbuf[0:64]:bf16[[1,32]] "
-                 "moving=sbuf[0:64]+1024:bf16[[1,32]] is_transpose=true",
-                 {"operand 'moving': is [64, 32]; in transpose mode it is the [64, 64] identity"});
-  expectRejected("pe: nc_matmul dst=psum[0:32]:fp32[[1,64]] stationary=sbuf[0:64]:bf16[[1,32]] "
-                 "moving=sbuf[0:64]+1024:bf16[[1,64]] is_transpose=true",
-                 {"operand 'dst': dtype fp32 differs from stationary's bf16"});
-  expectRejected("pe: nc_matmul dst=psum[0:32]:bf16[[1,64]] stationary=sbuf[0:64]:fp8_e4m3[[1,32]] "
-                 "moving=sbuf[0:64]+1024:bf16[[1,64]] is_transpose=true",
-                 {"operand 'dst': dtype bf16 is not allowed", "so dst must be uint16"});
-  expectRejected("pe: nc_matmul dst=psum[0:64]:bf16[[1,32]] stationary=sbuf[0:64]:bf16[[1,32]] "
-                 "moving=sbuf[0:64]+1024:bf16[[1,64]] is_transpose=true",
-                 {"operand 'dst': is [64, 32] but the transpose of stationary [64, 32] is [32, 64]"});
-  expectRejected("pe: nc_matmul dst=psum[0:32]:bf16[[1,64]] stationary=sbuf[0:64]:bf16[[1,32]] "
-                 "moving=sbuf[0:64]+1024:int16[[1,64]] is_transpose=true",
-                 {"operand 'moving': dtype int16 is not a floating-point type"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:32]:bf16[[1,64]] stationary=sbuf[0:64]:bf16[[1,32]] "
+      "moving=sbuf[0:64]+1024:bf16[[1,32]] is_transpose=true",
+      {"operand 'moving': is [64, 32]; in transpose mode it is the [64, 64] identity"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:32]:fp32[[1,64]] stationary=sbuf[0:64]:bf16[[1,32]] "
+      "moving=sbuf[0:64]+1024:bf16[[1,64]] is_transpose=true",
+      {"operand 'dst': dtype fp32 differs from stationary's bf16"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:32]:bf16[[1,64]] stationary=sbuf[0:64]:fp8_e4m3[[1,32]] "
+      "moving=sbuf[0:64]+1024:bf16[[1,64]] is_transpose=true",
+      {"operand 'dst': dtype bf16 is not allowed", "so dst must be uint16"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:64]:bf16[[1,32]] stationary=sbuf[0:64]:bf16[[1,32]] "
+      "moving=sbuf[0:64]+1024:bf16[[1,64]] is_transpose=true",
+      {"operand 'dst': is [64, 32] but the transpose of stationary [64, 32] is [32, 64]"});
+  expectRejected(
+      "pe: nc_matmul dst=psum[0:32]:bf16[[1,64]] stationary=sbuf[0:64]:bf16[[1,32]] "
+      "moving=sbuf[0:64]+1024:int16[[1,64]] is_transpose=true",
+      {"operand 'moving': dtype int16 is not a floating-point type"});
 }
 
 TEST(NcTransposeVerifier, SizeShapeDtypeAndBankRules) {
-  EXPECT_EQ(verifyError("dve: nc_transpose dst=sbuf[0:32]:fp32[[1,32]] data=psum[0:32]:fp32[[1,32]]"),
-            "");
+  EXPECT_EQ(
+      verifyError("dve: nc_transpose dst=sbuf[0:32]:fp32[[1,32]] data=psum[0:32]:fp32[[1,32]]"),
+      "");
   expectRejected("pe: nc_transpose dst=psum[0:128]:bf16[[1,128]] data=sbuf[0:128]:bf16[[1,129]]",
                  {"operand 'data': is [128, 129]; the pe engine transposes at most [128, 128]"});
   expectRejected("dve: nc_transpose dst=sbuf[0:33]:bf16[[1,64]] data=sbuf[0:64]:bf16[[1,33]]",
@@ -542,9 +590,10 @@ TEST(NcTransposeVerifier, SizeShapeDtypeAndBankRules) {
                  {"operand 'dst': is [32, 16] but the transpose of data [16, 16] is [16, 16]"});
   expectRejected("dve: nc_transpose dst=sbuf[0:16]:fp32[[1,16]] data=sbuf[0:16]:bf16[[1,16]]",
                  {"operand 'dst': dtype fp32 differs from data's bf16"});
-  expectRejected("pe: nc_transpose dst=psum[0:16]:fp8_e4m3[[1,16]] "
-                 "data=sbuf[0:16]:fp8_e4m3[[1,16]]",
-                 {"operand 'dst': dtype fp8_e4m3 is not allowed", "must be uint16"});
+  expectRejected(
+      "pe: nc_transpose dst=psum[0:16]:fp8_e4m3[[1,16]] "
+      "data=sbuf[0:16]:fp8_e4m3[[1,16]]",
+      {"operand 'dst': dtype fp8_e4m3 is not allowed", "must be uint16"});
   expectRejected("pe: nc_transpose dst=psum[0:16]+2016:fp32[[1,16]] data=sbuf[0:16]:fp32[[1,16]]",
                  {"operand 'dst': bytes [2016, 2080) cross a 2048-byte PSUM bank boundary"});
   expectRejected("act: nc_transpose dst=sbuf[0:16]:fp32[[1,16]] data=sbuf[0:16]:fp32[[1,16]]",

@@ -33,9 +33,8 @@ std::vector<float> randomFloats(std::size_t n, float low, float high, std::uint3
 std::vector<std::byte> runDve(std::string_view instruction, const std::string& loads,
                               const TensorBytes& inputs, int loaded, const std::string& stores,
                               const core::CoreOptions& options = {}) {
-  const std::string text = loads +
-                           fmt::format("dve: {} wait(s0>={}) signal(s9+=1)\n", instruction, loaded) +
-                           stores;
+  const std::string text =
+      loads + fmt::format("dve: {} wait(s0>={}) signal(s9+=1)\n", instruction, loaded) + stores;
   return run(text, inputs, options)["c"];
 }
 
@@ -70,8 +69,7 @@ TEST(BnStats, Fp32EvenAndOddStatisticsMatchFloat64) {
   std::vector<float> x = randomFloats(kP * kF, -3.0f, 5.0f, 1);
   const auto got = valuesOf<float>(runDve(
       "bn_stats dst=sbuf[0:128]+4096:fp32[[1,6]] data=sbuf[0:128]:fp32[[1,512]]",
-      load("a", "fp32", 0, kP, kF, 0), {{"a", bytesOf(x)}}, 1,
-      store("c", "fp32", 0, kP, 6, 4096)));
+      load("a", "fp32", 0, kP, kF, 0), {{"a", bytesOf(x)}}, 1, store("c", "fp32", 0, kP, 6, 4096)));
   ASSERT_EQ(got.size(), kP * 6);
   for (std::size_t p = 0; p < kP; ++p) {
     for (std::size_t parity = 0; parity < 2; ++parity) {
@@ -89,10 +87,10 @@ TEST(BnStats, Bf16OddSizeStridedAndPartialPartitions) {
   // 32 partitions at [32:64]; data read with stride 2 backwards (odd count 255); bf16 input.
   std::mt19937 rng(4);
   const Samples s = randomValues(kBf16, 32 * 510, -2, 3, rng);
-  const auto got = valuesOf<float>(runDve(
-      "bn_stats dst=sbuf[32:64]+2048:fp32[[1,6]] data=sbuf[32:64]+1016:bf16[[-2,255]]",
-      load("a", "bf16", 32, 32, 510, 0), {{"a", packWords(s.storage, 2)}}, 1,
-      store("c", "fp32", 32, 32, 6, 2048)));
+  const auto got = valuesOf<float>(
+      runDve("bn_stats dst=sbuf[32:64]+2048:fp32[[1,6]] data=sbuf[32:64]+1016:bf16[[-2,255]]",
+             load("a", "bf16", 32, 32, 510, 0), {{"a", packWords(s.storage, 2)}}, 1,
+             store("c", "fp32", 32, 32, 6, 2048)));
   for (std::size_t p = 0; p < 32; ++p) {
     std::vector<double> seq;  // element i of the pattern is stored element 508 - 2i
     for (std::size_t i = 0; i < 255; ++i) {
@@ -125,9 +123,9 @@ TEST(BnStats, Bf16OutputRoundsNearestEvenOrStochastically) {
   const std::string stores = store("c", "bf16", 0, kP, 6, 2048);
   const std::string_view instr =
       "bn_stats dst=sbuf[0:64]+2048:bf16[[1,6]] data=sbuf[0:64]:fp32[[1,300]]";
-  const auto fp32 = valuesOf<float>(runDve(
-      "bn_stats dst=sbuf[0:64]+2048:fp32[[1,6]] data=sbuf[0:64]:fp32[[1,300]]", loads,
-      {{"a", bytesOf(x)}}, 1, store("c", "fp32", 0, kP, 6, 2048)));
+  const auto fp32 = valuesOf<float>(
+      runDve("bn_stats dst=sbuf[0:64]+2048:fp32[[1,6]] data=sbuf[0:64]:fp32[[1,300]]", loads,
+             {{"a", bytesOf(x)}}, 1, store("c", "fp32", 0, kP, 6, 2048)));
   const auto rne = unpackWords(runDve(instr, loads, {{"a", bytesOf(x)}}, 1, stores), 2);
   core::CoreOptions stochastic;
   stochastic.rounding = RoundingMode::kStochastic;
@@ -158,6 +156,41 @@ TEST(BnStats, Bf16OutputRoundsNearestEvenOrStochastically) {
   EXPECT_LT(roundedUp, inexact * 4 / 5);
 }
 
+TEST(BnStats, NanAndInfinityPropagateAndFp16OutputOverflowsToInfinity) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> data = {1,
+                                   inf,
+                                   3,
+                                   5,  // odd half holds +Inf
+                                   std::nanf(""),
+                                   1,
+                                   2,
+                                   3,  // even half holds NaN
+                                   60000,
+                                   -60000,
+                                   -60000,
+                                   60000};  // M2 overflows fp16
+  const auto got =
+      unpackWords(runDve("bn_stats dst=sbuf[0:3]+64:fp16[[1,6]] data=sbuf[0:3]:fp32[[1,4]]",
+                         load("a", "fp32", 0, 3, 4, 0), {{"a", bytesOf(data)}}, 1,
+                         store("c", "fp16", 0, 3, 6, 64)),
+                  2);
+  std::vector<double> v(got.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    v[i] = decode(got[i], kFp16);
+  }
+  EXPECT_EQ(v[0], 2);
+  EXPECT_EQ(v[1], 2);
+  EXPECT_EQ(v[2], 2);
+  EXPECT_EQ(v[4], inf);
+  EXPECT_TRUE(std::isnan(v[5]));  // (inf - inf)^2
+  EXPECT_TRUE(std::isnan(v[7]) && std::isnan(v[8]));
+  EXPECT_EQ(v[10], 2);
+  EXPECT_EQ(v[11], 2);
+  EXPECT_EQ(v[13], 0);
+  EXPECT_EQ(v[14], inf);  // 7.2e9 does not fit fp16
+}
+
 TEST(BnAggr, CombinesBnStatsChunksIntoMeanAndVariance) {
   // 2048 elements per partition as four 512-element bn_stats into one [P, 24] record.
   constexpr std::size_t kP = 64;
@@ -165,13 +198,15 @@ TEST(BnAggr, CombinesBnStatsChunksIntoMeanAndVariance) {
   std::vector<float> x = randomFloats(kP * kF, -1.0f, 9.0f, 8);
   std::string text = load("a", "fp32", 0, kP, kF, 0);
   for (int c = 0; c < 4; ++c) {
-    text += fmt::format("dve: bn_stats dst=sbuf[0:64]+{}:fp32[[1,6]] "
-                        "data=sbuf[0:64]+{}:fp32[[1,512]] {}\n",
-                        16384 + c * 24, c * 2048, c == 0 ? "wait(s0>=1)" : "");
+    text += fmt::format(
+        "dve: bn_stats dst=sbuf[0:64]+{}:fp32[[1,6]] "
+        "data=sbuf[0:64]+{}:fp32[[1,512]] {}\n",
+        16384 + c * 24, c * 2048, c == 0 ? "wait(s0>=1)" : "");
   }
-  text += "dve: bn_aggr dst=sbuf[0:64]+20000:fp32[[1,2]] data=sbuf[0:64]+16384:fp32[[1,24]] "
-          "signal(s9+=1)\n" +
-          store("c", "fp32", 0, kP, 2, 20000);
+  text +=
+      "dve: bn_aggr dst=sbuf[0:64]+20000:fp32[[1,2]] data=sbuf[0:64]+16384:fp32[[1,24]] "
+      "signal(s9+=1)\n" +
+      store("c", "fp32", 0, kP, 2, 20000);
   const auto got = valuesOf<float>(run(text, {{"a", bytesOf(x)}})["c"]);
   for (std::size_t p = 0; p < kP; ++p) {
     const Stats s = float64Stats(std::vector<double>(x.begin() + static_cast<long>(p * kF),
@@ -184,13 +219,23 @@ TEST(BnAggr, CombinesBnStatsChunksIntoMeanAndVariance) {
 TEST(BnAggr, SkipsEmptyTriplesAndMergesUnequalCounts) {
   // Triples given directly: (3, 1, 2), (0, 99, 99), (1, 5, 0) -> n 4, mean 2, M2 = 2 + 12 = 14.
   const std::vector<float> data = {3, 1, 2, 0, 99, 99, 1, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  const auto got = valuesOf<float>(
-      runDve("bn_aggr dst=sbuf[0:2]+128:fp32[[1,2]] data=sbuf[0:2]:fp32[[1,9]]",
-             load("a", "fp32", 0, 2, 9, 0), {{"a", bytesOf(data)}}, 1,
-             store("c", "fp32", 0, 2, 2, 128)));
+  const auto got = valuesOf<float>(runDve(
+      "bn_aggr dst=sbuf[0:2]+128:fp32[[1,2]] data=sbuf[0:2]:fp32[[1,9]]",
+      load("a", "fp32", 0, 2, 9, 0), {{"a", bytesOf(data)}}, 1, store("c", "fp32", 0, 2, 2, 128)));
   EXPECT_EQ(got[0], 2.0f);
   EXPECT_EQ(got[1], 3.5f);
   EXPECT_TRUE(std::isnan(got[2]) && std::isnan(got[3]));  // no elements at all
+}
+
+TEST(BnAggr, ReadsBf16RecordsAndWritesBf16) {
+  // (2, 1.5, 0.5) and (2, 3.5, 0.5): n 4, mean 2.5, M2 = 1 + 4 * 2 * 2 / 4 = 5, variance 1.25.
+  const std::vector<std::uint32_t> records = {0x4000, 0x3FC0, 0x3F00, 0x4000, 0x4060, 0x3F00};
+  const auto got =
+      unpackWords(runDve("bn_aggr dst=sbuf[96:97]+64:bf16[[1,2]] data=sbuf[96:97]:bf16[[1,6]]",
+                         load("a", "bf16", 96, 1, 6, 0), {{"a", packWords(records, 2)}}, 1,
+                         store("c", "bf16", 96, 1, 2, 64)),
+                  2);
+  EXPECT_EQ(got, (std::vector<std::uint32_t>{encodeRne(2.5, kBf16), encodeRne(1.25, kBf16)}));
 }
 
 // ---- max8 ----
@@ -221,14 +266,13 @@ TEST(Max8, FindsTheEightLargestDescendingWithDuplicatesNanAndInfinities) {
       row[60] = std::numeric_limits<float>::quiet_NaN();
     }
   }
-  const auto got = valuesOf<float>(
-      runDve("max8 dst=sbuf[64:96]+8192:fp32[[1,8]] src=sbuf[64:96]:fp32[[1,1000]]",
-             load("a", "fp32", 64, kP, kF, 0), {{"a", bytesOf(x)}}, 1,
-             store("c", "fp32", 64, kP, 8, 8192)));
+  const auto got =
+      valuesOf<float>(runDve("max8 dst=sbuf[64:96]+8192:fp32[[1,8]] src=sbuf[64:96]:fp32[[1,1000]]",
+                             load("a", "fp32", 64, kP, kF, 0), {{"a", bytesOf(x)}}, 1,
+                             store("c", "fp32", 64, kP, 8, 8192)));
   for (std::size_t p = 0; p < kP; ++p) {
-    const std::vector<double> want =
-        top8(std::vector<double>(x.begin() + static_cast<long>(p * kF),
-                                 x.begin() + static_cast<long>((p + 1) * kF)));
+    const std::vector<double> want = top8(std::vector<double>(
+        x.begin() + static_cast<long>(p * kF), x.begin() + static_cast<long>((p + 1) * kF)));
     for (std::size_t i = 0; i < 8; ++i) {
       if (std::isnan(want[i])) {
         EXPECT_TRUE(std::isnan(got[p * 8 + i])) << p << "," << i;
@@ -249,11 +293,31 @@ TEST(Max8, Bf16SourceToFp16DestinationAndTheSizeLimits) {
                {{"a", packWords(s.storage, 2)}}, 1, store("c", "fp16", 0, 4, 8, 40000)),
         2);
     for (std::size_t p = 0; p < 4; ++p) {
-      const auto want = top8(std::vector<double>(s.values.begin() + static_cast<long>(p * f),
-                                                 s.values.begin() + static_cast<long>((p + 1) * f)));
+      const auto want =
+          top8(std::vector<double>(s.values.begin() + static_cast<long>(p * f),
+                                   s.values.begin() + static_cast<long>((p + 1) * f)));
       for (std::size_t i = 0; i < 8; ++i) {
         EXPECT_EQ(got[p * 8 + i], encodeRne(want[i], kFp16)) << f << ": " << p << "," << i;
       }
+    }
+  }
+}
+
+TEST(Max8, Int32NegativeStrideSaturatesIntoInt16) {
+  std::mt19937 rng(14);
+  std::vector<std::int32_t> x(32 * 40);
+  for (std::int32_t& v : x) {
+    v = static_cast<std::int32_t>(rng() % 200001) - 100000;
+  }
+  const auto got = valuesOf<std::int16_t>(
+      runDve("max8 dst=sbuf[96:128]+512:int16[[1,8]] src=sbuf[96:128]+156:int32[[-1,40]]",
+             load("a", "int32", 96, 32, 40, 0), {{"a", bytesOf(x)}}, 1,
+             store("c", "int16", 96, 32, 8, 512)));
+  for (std::size_t p = 0; p < 32; ++p) {
+    const auto want = top8(std::vector<double>(x.begin() + static_cast<long>(p * 40),
+                                               x.begin() + static_cast<long>((p + 1) * 40)));
+    for (std::size_t i = 0; i < 8; ++i) {
+      EXPECT_EQ(got[p * 8 + i], std::clamp(want[i], -32768.0, 32767.0)) << p << "," << i;
     }
   }
 }
@@ -268,7 +332,7 @@ TEST(NcFindIndex8, FirstOccurrencesDuplicatesAscendingMissingAllOnes) {
   const float row1[] = {5, 6, 7, 6, 9, 1.00390625f, 6, -0.0f, 11, 12, 13};
   std::copy(std::begin(row0), std::end(row0), data.begin());
   std::copy(std::begin(row1), std::end(row1), data.begin() + 11);
-  const std::vector<float> vals = {3, 8, 8, 8, 8, 8, 8, 8,  //
+  const std::vector<float> vals = {3, 8, 8, 8, 8,  8,           8,    8,  //
                                    6, 6, 6, 6, 42, 1.00390625f, 0.0f, 5};
   for (const auto& [type, width, none] :
        {std::tuple{"uint32", 4, 0xFFFFFFFFu}, std::tuple{"uint16", 2, 0xFFFFu}}) {
@@ -281,9 +345,44 @@ TEST(NcFindIndex8, FirstOccurrencesDuplicatesAscendingMissingAllOnes) {
                 store("c", type, 0, 2, 8, 512),
             {{"a", bytesOf(data)}, {"v", bytesOf(vals)}})["c"],
         width);
-    const std::vector<std::uint32_t> want = {2, 4, 5, 6, 7, 8, 9, 10,  //
+    const std::vector<std::uint32_t> want = {2, 4, 5, 6,    7,    8, 9, 10,  //
                                              1, 3, 6, none, none, 5, 7, 0};
     EXPECT_EQ(got, want) << type;
+  }
+}
+
+TEST(NcFindIndex8, Bf16StridedDataOnPartialPartitions) {
+  // data is every other element of a bf16 row at partitions [32:64]; vals picked from it.
+  std::mt19937 rng(15);
+  std::vector<std::uint32_t> raw(32 * 40);
+  for (std::uint32_t& w : raw) {
+    w = 0x3F80 + (rng() % 24);  // few distinct values: plenty of duplicates
+  }
+  std::vector<std::uint32_t> vals(32 * 8);
+  for (std::uint32_t& w : vals) {
+    w = 0x3F80 + (rng() % 30);
+  }
+  const auto got = unpackWords(
+      run(load("a", "bf16", 32, 32, 40, 0) + load("v", "bf16", 32, 32, 8, 128) +
+              "dve: nc_find_index8 dst=sbuf[32:64]+256:uint32[[1,8]] "
+              "data=sbuf[32:64]:bf16[[2,20]] vals=sbuf[32:64]+128:bf16[[1,8]] wait(s0>=2) "
+              "signal(s9+=1)\n" +
+              store("c", "uint32", 32, 32, 8, 256),
+          {{"a", packWords(raw, 2)}, {"v", packWords(vals, 2)}})["c"],
+      4);
+  for (std::size_t p = 0; p < 32; ++p) {
+    std::vector<bool> claimed(20);
+    for (std::size_t i = 0; i < 8; ++i) {
+      std::uint32_t want = 0xFFFFFFFFu;
+      for (std::size_t j = 0; j < 20; ++j) {
+        if (!claimed[j] && raw[p * 40 + 2 * j] == vals[p * 8 + i]) {
+          claimed[j] = true;
+          want = static_cast<std::uint32_t>(j);
+          break;
+        }
+      }
+      EXPECT_EQ(got[p * 8 + i], want) << p << "," << i;
+    }
   }
 }
 
@@ -370,9 +469,10 @@ TEST(NcStreamShuffle, PermutesWithinQuadrantsAndKeepsMaskedPartitions) {
   mask[5] = mask[6] = 255;
   const std::string text =
       load("a", "bf16", 0, 128, kF, 0) + load("d", "bf16", 0, 128, kF, 64) +
-      fmt::format("dve: nc_stream_shuffle dst=sbuf[0:128]+64:bf16[[1,10]] "
-                  "src=sbuf[0:128]:bf16[[1,10]] shuffle_mask=[{}] wait(s0>=2) signal(s9+=1)\n",
-                  fmt::join(mask, ",")) +
+      fmt::format(
+          "dve: nc_stream_shuffle dst=sbuf[0:128]+64:bf16[[1,10]] "
+          "src=sbuf[0:128]:bf16[[1,10]] shuffle_mask=[{}] wait(s0>=2) signal(s9+=1)\n",
+          fmt::join(mask, ",")) +
       store("c", "bf16", 0, 128, kF, 64);
   const auto got =
       unpackWords(run(text, {{"a", packWords(src, 2)}, {"d", packWords(old, 2)}})["c"], 2);
@@ -396,11 +496,12 @@ TEST(NcStreamShuffle, BroadcastsAcrossQuadrantsAndShufflesInPlace) {
   }
   const std::string text =
       load("a", "int32", 0, 32, 3, 0) +
-      fmt::format("dve: nc_stream_shuffle dst=sbuf[64:96]+256:int32[[1,3]] "
-                  "src=sbuf[0:32]:int32[[1,3]] shuffle_mask=[{}] wait(s0>=1)\n"
-                  "dve: nc_stream_shuffle dst=sbuf[0:32]:int32[[1,3]] src=sbuf[0:32]:int32[[1,3]] "
-                  "shuffle_mask=[{}] signal(s9+=1)\n",
-                  fmt::join(std::vector<int>(32, 7), ","), fmt::join(rotate, ",")) +
+      fmt::format(
+          "dve: nc_stream_shuffle dst=sbuf[64:96]+256:int32[[1,3]] "
+          "src=sbuf[0:32]:int32[[1,3]] shuffle_mask=[{}] wait(s0>=1)\n"
+          "dve: nc_stream_shuffle dst=sbuf[0:32]:int32[[1,3]] src=sbuf[0:32]:int32[[1,3]] "
+          "shuffle_mask=[{}] signal(s9+=1)\n",
+          fmt::join(std::vector<int>(32, 7), ","), fmt::join(rotate, ",")) +
       store("c", "int32", 64, 32, 3, 256) + store("r", "int32", 0, 32, 3, 0);
   TensorBytes out = run(text, {{"a", bytesOf(src)}});
   const auto broadcast = valuesOf<std::int32_t>(out["c"]);
@@ -413,11 +514,38 @@ TEST(NcStreamShuffle, BroadcastsAcrossQuadrantsAndShufflesInPlace) {
   }
 }
 
+TEST(NcStreamShuffle, StridedSourceAndNegativeStrideDestination) {
+  // fp8 rows: src takes every other byte, dst is written backwards; mask swaps neighbours.
+  std::vector<std::uint32_t> src(32 * 12);
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    src[i] = static_cast<std::uint32_t>(i * 37) & 0xFF;
+  }
+  std::vector<std::int64_t> mask(32);
+  for (std::size_t i = 0; i < 32; ++i) {
+    mask[i] = static_cast<std::int64_t>(i ^ 1);
+  }
+  const auto got = unpackWords(
+      run(load("a", "fp8_e4m3", 0, 32, 12, 0) +
+              fmt::format("dve: nc_stream_shuffle dst=sbuf[0:32]+69:fp8_e4m3[[-1,6]] "
+                          "src=sbuf[0:32]:fp8_e4m3[[2,6]] shuffle_mask=[{}] wait(s0>=1) "
+                          "signal(s9+=1)\n",
+                          fmt::join(mask, ",")) +
+              store("c", "fp8_e4m3", 0, 32, 6, 64),
+          {{"a", packWords(src, 1)}})["c"],
+      1);
+  for (std::size_t d = 0; d < 32; ++d) {
+    for (std::size_t j = 0; j < 6; ++j) {
+      EXPECT_EQ(got[d * 6 + (5 - j)], src[(d ^ 1) * 12 + 2 * j]) << d << "," << j;
+    }
+  }
+}
+
 // ---- verifier rules ----
 
 TEST(VectorSpecialVerifier, BnStatsAndBnAggrShapes) {
-  expectRejected("dve: bn_stats dst=sbuf[0:4]:fp32[[1,5]] data=sbuf[0:4]+64:fp32[[1,8]]",
-                 {"dve#0 'bn_stats", "operand 'dst': has 5 elements per partition; it must have 6"});
+  expectRejected(
+      "dve: bn_stats dst=sbuf[0:4]:fp32[[1,5]] data=sbuf[0:4]+64:fp32[[1,8]]",
+      {"dve#0 'bn_stats", "operand 'dst': has 5 elements per partition; it must have 6"});
   expectRejected("dve: bn_stats dst=sbuf[0:4]:fp32[[1,6]] data=sbuf[0:4]+64:fp32[[1,513]]",
                  {"operand 'data': free size 513 exceeds 512 (bn_stats_fmax)"});
   expectRejected("dve: bn_stats dst=sbuf[0:8]:fp32[[1,6]] data=sbuf[0:4]+64:fp32[[1,8]]",
@@ -429,29 +557,36 @@ TEST(VectorSpecialVerifier, BnStatsAndBnAggrShapes) {
 }
 
 TEST(VectorSpecialVerifier, SearchInstructionShapesAndDtypes) {
-  expectRejected("dve: max8 dst=sbuf[0:4]:fp32[[1,8]] src=sbuf[0:4]+64:fp32[[1,7]]",
-                 {"operand 'src': has 7 elements per partition; this instruction takes 8 to 16384"});
+  expectRejected(
+      "dve: max8 dst=sbuf[0:4]:fp32[[1,8]] src=sbuf[0:4]+64:fp32[[1,7]]",
+      {"operand 'src': has 7 elements per partition; this instruction takes 8 to 16384"});
   expectRejected("dve: max8 dst=sbuf[0:4]:fp32[[1,9]] src=sbuf[0:4]+64:fp32[[1,70]]",
                  {"operand 'dst': has 9 elements per partition; it must have 8"});
-  expectRejected("dve: nc_find_index8 dst=sbuf[0:4]:fp32[[1,8]] data=sbuf[0:4]+64:fp32[[1,16]] "
-                 "vals=sbuf[0:4]+256:fp32[[1,8]]",
-                 {"operand 'dst': dtype fp32 is not allowed here (allowed: uint16, uint32)"});
-  expectRejected("dve: nc_find_index8 dst=sbuf[0:4]:uint32[[1,8]] data=sbuf[0:4]+64:fp32[[1,16]] "
-                 "vals=sbuf[0:4]+256:fp32[[1,7]]",
-                 {"operand 'vals': has 7 elements per partition; it must have 8"});
-  expectRejected("dve: nc_find_index8 dst=sbuf[0:4]:uint32[[1,8]] data=sbuf[0:4]+64:fp32[[1,16]] "
-                 "vals=sbuf[0:2]+256:fp32[[1,8]]",
-                 {"operand 'vals': covers 2 partitions but 'data' covers 4"});
-  expectRejected("dve: nc_match_replace8 dst=sbuf[0:4]:fp32[[1,16]] data=sbuf[0:4]+64:fp32[[1,17]] "
-                 "vals=sbuf[0:4]+256:fp32[[1,8]]",
-                 {"operands 'dst' [4 partitions x 16] and 'data' [4 partitions x 17] differ"});
-  expectRejected("dve: nc_match_replace8 dst=sbuf[0:4]:fp32[[1,16]] data=sbuf[0:4]+64:fp32[[1,16]] "
-                 "vals=sbuf[0:4]+256:fp32[[1,8]] dst_idx=sbuf[0:4]+512:int32[[1,8]]",
-                 {"operand 'dst_idx': dtype int32 is not allowed here (allowed: uint16, uint32)"});
-  expectRejected("dve: nc_match_replace8 dst=sbuf[0:4]:fp32[[1,16385]] "
-                 "data=sbuf[0:4]+65600:fp32[[1,16385]] vals=sbuf[0:4]+131200:fp32[[1,8]]",
-                 {"operand 'data': has 16385 elements per partition; this instruction takes 1 to "
-                  "16384"});
+  expectRejected(
+      "dve: nc_find_index8 dst=sbuf[0:4]:fp32[[1,8]] data=sbuf[0:4]+64:fp32[[1,16]] "
+      "vals=sbuf[0:4]+256:fp32[[1,8]]",
+      {"operand 'dst': dtype fp32 is not allowed here (allowed: uint16, uint32)"});
+  expectRejected(
+      "dve: nc_find_index8 dst=sbuf[0:4]:uint32[[1,8]] data=sbuf[0:4]+64:fp32[[1,16]] "
+      "vals=sbuf[0:4]+256:fp32[[1,7]]",
+      {"operand 'vals': has 7 elements per partition; it must have 8"});
+  expectRejected(
+      "dve: nc_find_index8 dst=sbuf[0:4]:uint32[[1,8]] data=sbuf[0:4]+64:fp32[[1,16]] "
+      "vals=sbuf[0:2]+256:fp32[[1,8]]",
+      {"operand 'vals': covers 2 partitions but 'data' covers 4"});
+  expectRejected(
+      "dve: nc_match_replace8 dst=sbuf[0:4]:fp32[[1,16]] data=sbuf[0:4]+64:fp32[[1,17]] "
+      "vals=sbuf[0:4]+256:fp32[[1,8]]",
+      {"operands 'dst' [4 partitions x 16] and 'data' [4 partitions x 17] differ"});
+  expectRejected(
+      "dve: nc_match_replace8 dst=sbuf[0:4]:fp32[[1,16]] data=sbuf[0:4]+64:fp32[[1,16]] "
+      "vals=sbuf[0:4]+256:fp32[[1,8]] dst_idx=sbuf[0:4]+512:int32[[1,8]]",
+      {"operand 'dst_idx': dtype int32 is not allowed here (allowed: uint16, uint32)"});
+  expectRejected(
+      "dve: nc_match_replace8 dst=sbuf[0:4]:fp32[[1,16385]] "
+      "data=sbuf[0:4]+65600:fp32[[1,16385]] vals=sbuf[0:4]+131200:fp32[[1,8]]",
+      {"operand 'data': has 16385 elements per partition; this instruction takes 1 to "
+       "16384"});
 }
 
 TEST(VectorSpecialVerifier, StreamShuffleRules) {
@@ -466,16 +601,21 @@ TEST(VectorSpecialVerifier, StreamShuffleRules) {
                              "src=sbuf[0:32]+64:fp32[[1,4]] shuffle_mask=[{}]",
                              fmt::join(bad, ",")),
                  {"operand 'shuffle_mask': entry 9 is 40"});
-  expectRejected("dve: nc_stream_shuffle dst=sbuf[0:64]:fp32[[1,4]] src=sbuf[32:48]+64:fp32[[1,4]] "
-                 "shuffle_mask=" + identity,
-                 {"operand 'src': starts at partition 32, but a shuffle with 64 active partitions",
-                  "must start at 0 or 64"});
-  expectRejected("dve: nc_stream_shuffle dst=sbuf[0:64]:fp32[[1,4]] src=sbuf[0:32]+64:fp32[[1,4]] "
-                 "shuffle_mask=" + identity,
-                 {"operand 'shuffle_mask': entry 0 sends src partition 32 to dst partition 32, "
-                  "but src covers only 32 partitions"});
+  expectRejected(
+      "dve: nc_stream_shuffle dst=sbuf[0:64]:fp32[[1,4]] src=sbuf[32:48]+64:fp32[[1,4]] "
+      "shuffle_mask=" +
+          identity,
+      {"operand 'src': starts at partition 32, but a shuffle with 64 active partitions",
+       "must start at 0 or 64"});
+  expectRejected(
+      "dve: nc_stream_shuffle dst=sbuf[0:64]:fp32[[1,4]] src=sbuf[0:32]+64:fp32[[1,4]] "
+      "shuffle_mask=" +
+          identity,
+      {"operand 'shuffle_mask': entry 0 sends src partition 32 to dst partition 32, "
+       "but src covers only 32 partitions"});
   EXPECT_EQ(verifyError("dve: nc_stream_shuffle dst=sbuf[64:80]:fp32[[1,4]] "
-                        "src=sbuf[0:32]+64:fp32[[1,4]] shuffle_mask=" + identity),
+                        "src=sbuf[0:32]+64:fp32[[1,4]] shuffle_mask=" +
+                        identity),
             "");
 }
 

@@ -1,7 +1,8 @@
 // Index patterns: the generated-value operand of iota and affine_select (nki.isa `pattern`). Like
 // the free part of an access pattern it is up to four (step, count) pairs, outermost first, but it
 // describes values rather than memory: element number (i0, i1, i2, i3) of a partition gets
-// sum(step_k * i_k). Program text writes it as the access-pattern pair list, e.g. [[-1,64],[1,128]].
+// sum(step_k * i_k). Program text writes it as the access-pattern pair list, e.g.
+// [[-1,64],[1,128]].
 #pragma once
 
 #include <array>

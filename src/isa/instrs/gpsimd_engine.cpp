@@ -44,8 +44,8 @@ Status verifyAffine(const IndexPattern& pattern, std::int64_t offset, std::int64
   for (int d = 0; d < pattern.numDims; ++d) {
     const Dim& dim = pattern.dims[static_cast<std::size_t>(d)];
     if (dim.count < 1 || dim.count > kInt32Max) {
-      return operandError("pattern", fmt::format("dimension {} has count {}; counts are positive",
-                                                 d, dim.count));
+      return operandError(
+          "pattern", fmt::format("dimension {} has count {}; counts are positive", d, dim.count));
     }
     TRN_RETURN_IF_ERROR(requireInt32("pattern", dim.stride));
   }
@@ -76,13 +76,20 @@ std::vector<std::int32_t> affineValues(const IndexPattern& pattern, std::int64_t
 
 bool compareWithZero(AluOp op, std::int32_t a) {
   switch (op) {
-    case AluOp::kEqual: return a == 0;
-    case AluOp::kNotEqual: return a != 0;
-    case AluOp::kGreater: return a > 0;
-    case AluOp::kGreaterEqual: return a >= 0;
-    case AluOp::kLess: return a < 0;
-    case AluOp::kLessEqual: return a <= 0;
-    default: return false;
+    case AluOp::kEqual:
+      return a == 0;
+    case AluOp::kNotEqual:
+      return a != 0;
+    case AluOp::kGreater:
+      return a > 0;
+    case AluOp::kGreaterEqual:
+      return a >= 0;
+    case AluOp::kLess:
+      return a < 0;
+    case AluOp::kLessEqual:
+      return a <= 0;
+    default:
+      return false;
   }
 }
 
@@ -136,7 +143,8 @@ Status AffineSelect::verify(const VerifyContext& /*ctx*/) const {
     case AluOp::kGreater:
     case AluOp::kGreaterEqual:
     case AluOp::kLess:
-    case AluOp::kLessEqual: return {};
+    case AluOp::kLessEqual:
+      return {};
     default:
       return operandError("cmp_op", fmt::format("{} is not a comparison; use equal, not_equal, "
                                                 "greater, greater_equal, less or less_equal",
@@ -173,8 +181,8 @@ Status TensorPartitionReduce::verify(const VerifyContext& /*ctx*/) const {
     return operandError("dst", fmt::format("has {} elements per partition but data has {}",
                                            dst.freeSize(), data.freeSize()));
   }
-  const bool bitwise = op == PartitionReduceOp::kBitwiseOr || op == PartitionReduceOp::kBitwiseAnd ||
-                       op == PartitionReduceOp::kBitwiseXor;
+  const bool bitwise = op == PartitionReduceOp::kBitwiseOr ||
+                       op == PartitionReduceOp::kBitwiseAnd || op == PartitionReduceOp::kBitwiseXor;
   if (bitwise) {
     for (const auto& [name, ap] : {std::pair{"data", &data}, {"dst", &dst}}) {
       if (!isInteger(ap->dtype)) {
@@ -237,22 +245,22 @@ Status LocalGather::verify(const VerifyContext& /*ctx*/) const {
   }
   if (srcBuffer.partitionCount % kGpSimdCorePartitions != 0 ||
       srcBuffer.partitionStart % kGpSimdCorePartitions != 0) {
-    return operandError("src_buffer",
-                        fmt::format("covers partitions [{}:{}]; local_gather works on whole "
-                                    "16-partition GpSimd core groups",
-                                    srcBuffer.partitionStart,
-                                    srcBuffer.partitionStart + srcBuffer.partitionCount));
+    return operandError(
+        "src_buffer",
+        fmt::format("covers partitions [{}:{}]; local_gather works on whole "
+                    "16-partition GpSimd core groups",
+                    srcBuffer.partitionStart, srcBuffer.partitionStart + srcBuffer.partitionCount));
   }
   for (const auto& [name, ap] : {std::pair{"index", &index}, {"dst", &dst}}) {
     if (ap->partitionStart != srcBuffer.partitionStart ||
         ap->partitionCount != srcBuffer.partitionCount) {
-      return operandError(name, fmt::format("covers partitions [{}:{}] but src_buffer covers "
-                                            "[{}:{}]; each core reads and writes its own 16 "
-                                            "partitions",
-                                            ap->partitionStart,
-                                            ap->partitionStart + ap->partitionCount,
-                                            srcBuffer.partitionStart,
-                                            srcBuffer.partitionStart + srcBuffer.partitionCount));
+      return operandError(name,
+                          fmt::format("covers partitions [{}:{}] but src_buffer covers "
+                                      "[{}:{}]; each core reads and writes its own 16 "
+                                      "partitions",
+                                      ap->partitionStart, ap->partitionStart + ap->partitionCount,
+                                      srcBuffer.partitionStart,
+                                      srcBuffer.partitionStart + srcBuffer.partitionCount));
     }
   }
   const std::int64_t e = numElemPerIdx;
@@ -281,8 +289,8 @@ Status LocalGather::execute(ExecContext& ctx) const {
   const auto k = static_cast<std::size_t>(index.freeSize());
   const auto e = static_cast<std::size_t>(numElemPerIdx);
   const auto group = static_cast<std::size_t>(kGpSimdCorePartitions);
-  const std::size_t valid = numValidIndices == 0 ? group * k
-                                                 : static_cast<std::size_t>(numValidIndices);
+  const std::size_t valid =
+      numValidIndices == 0 ? group * k : static_cast<std::size_t>(numValidIndices);
   const auto width = static_cast<std::size_t>(byteSize(srcBuffer.dtype));
   const std::vector<std::byte> src = readRaw(ctx, srcBuffer);
   const std::vector<std::byte> idx = readRaw(ctx, index);
@@ -338,10 +346,10 @@ Status NcNGather::execute(ExecContext& ctx) const {
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint32_t at = rawBits(idx, row * n + i, 4);
       if (at >= f) {
-        return outOfRange(fmt::format("operand 'indices': index {} (partition {}, entry {}) is "
-                                      "outside data's {} elements per partition",
-                                      at, indices.partitionStart + static_cast<std::int64_t>(row),
-                                      i, f));
+        return outOfRange(
+            fmt::format("operand 'indices': index {} (partition {}, entry {}) is "
+                        "outside data's {} elements per partition",
+                        at, indices.partitionStart + static_cast<std::int64_t>(row), i, f));
       }
       std::memcpy(&out[(row * n + i) * width], &src[(row * f + at) * width], width);
     }

@@ -60,8 +60,7 @@ Status requirePeTransposeDType(const AccessPattern& dst, const AccessPattern& da
   if (dst.dtype != data.dtype) {
     return operandError("dst", fmt::format("dtype {} differs from {}'s {}; a transpose moves the "
                                            "bits unchanged",
-                                           dtypeName(dst.dtype), dataName,
-                                           dtypeName(data.dtype)));
+                                           dtypeName(dst.dtype), dataName, dtypeName(data.dtype)));
   }
   return {};
 }
@@ -70,11 +69,11 @@ Status requirePeTransposeDType(const AccessPattern& dst, const AccessPattern& da
 Status requireTransposedShape(const AccessPattern& dst, const AccessPattern& data,
                               std::string_view dataName) {
   if (dst.partitionCount != data.freeSize() || dst.freeSize() != data.partitionCount) {
-    return operandError("dst", fmt::format("is [{}, {}] but the transpose of {} [{}, {}] is [{}, "
-                                           "{}]",
-                                           dst.partitionCount, dst.freeSize(), dataName,
-                                           data.partitionCount, data.freeSize(),
-                                           data.freeSize(), data.partitionCount));
+    return operandError(
+        "dst", fmt::format("is [{}, {}] but the transpose of {} [{}, {}] is [{}, "
+                           "{}]",
+                           dst.partitionCount, dst.freeSize(), dataName, data.partitionCount,
+                           data.freeSize(), data.freeSize(), data.partitionCount));
   }
   return {};
 }
@@ -103,9 +102,9 @@ Status verifyTiling(const NcMatmul& mm, const CoreLimits& limits) {
   for (std::size_t a = 0; a < 2; ++a) {
     const std::int64_t size = mm.tileSize[a];
     const std::int64_t start = mm.tilePosition[a];
-    const bool legalSize = (size == kPeArraySize || size == kPeArraySize / 2 ||
-                            size == kPeArraySize / 4) &&
-                           size >= limits.matmulMinTile;
+    const bool legalSize =
+        (size == kPeArraySize || size == kPeArraySize / 2 || size == kPeArraySize / 4) &&
+        size >= limits.matmulMinTile;
     if (!legalSize) {
       return operandError("tile_size", fmt::format("{}_size {} is not a legal PE tile; tiles are "
                                                    "128, 64 or 32 and at least {} on this chip",
@@ -135,10 +134,10 @@ Status verifyTiling(const NcMatmul& mm, const CoreLimits& limits) {
     m /= 2;
   }
   if (mm.tileSize[1] < kPeArraySize && m > mm.tileSize[1]) {
-    return operandError("stationary", fmt::format("free size M = {} exceeds the column tile of {} "
-                                                  "columns (tile_size [{},{}])",
-                                                  m, mm.tileSize[1], mm.tileSize[0],
-                                                  mm.tileSize[1]));
+    return operandError("stationary",
+                        fmt::format("free size M = {} exceeds the column tile of {} "
+                                    "columns (tile_size [{},{}])",
+                                    m, mm.tileSize[1], mm.tileSize[0], mm.tileSize[1]));
   }
   return {};
 }
@@ -149,24 +148,26 @@ Status verifyTransposeMode(const NcMatmul& mm, const CoreLimits& limits) {
     return operandError("perf_mode", "double_row cannot be combined with is_transpose");
   }
   if (mm.accumulate) {
-    return operandError("accumulate", "is_transpose writes the transposed bits and cannot "
-                                      "accumulate into PSUM");
+    return operandError("accumulate",
+                        "is_transpose writes the transposed bits and cannot "
+                        "accumulate into PSUM");
   }
   TRN_RETURN_IF_ERROR(requireFloat("moving", mm.moving));
   const std::int64_t k = mm.stationary.partitionCount;
   if (k > limits.matmulMaxContraction) {
-    return operandError("stationary", fmt::format("K = {} partitions exceeds {}", k,
-                                                  limits.matmulMaxContraction));
+    return operandError(
+        "stationary", fmt::format("K = {} partitions exceeds {}", k, limits.matmulMaxContraction));
   }
   if (mm.stationary.freeSize() > limits.matmulMaxStationaryFree) {
-    return operandError("stationary", fmt::format("free size M = {} exceeds {}",
-                                                  mm.stationary.freeSize(),
-                                                  limits.matmulMaxStationaryFree));
+    return operandError("stationary",
+                        fmt::format("free size M = {} exceeds {}", mm.stationary.freeSize(),
+                                    limits.matmulMaxStationaryFree));
   }
   if (mm.moving.partitionCount != k || mm.moving.freeSize() != k) {
-    return operandError("moving", fmt::format("is [{}, {}]; in transpose mode it is the [{}, {}] "
-                                              "identity matrix",
-                                              mm.moving.partitionCount, mm.moving.freeSize(), k, k));
+    return operandError("moving",
+                        fmt::format("is [{}, {}]; in transpose mode it is the [{}, {}] "
+                                    "identity matrix",
+                                    mm.moving.partitionCount, mm.moving.freeSize(), k, k));
   }
   TRN_RETURN_IF_ERROR(requireTransposedShape(mm.dst, mm.stationary, "stationary"));
   TRN_RETURN_IF_ERROR(requirePeTransposeDType(mm.dst, mm.stationary, "stationary"));
@@ -192,14 +193,16 @@ Status NcMatmul::verify(const VerifyContext& ctx) const {
   }
   const auto isFp32Class = [](DType t) { return t == DType::kFp32 || t == DType::kTf32; };
   if (isFp32Class(stationary.dtype) != isFp32Class(moving.dtype)) {
-    return failedPrecondition(fmt::format("an fp32/tf32 matmul operand needs an fp32/tf32 partner "
-                                          "(stationary is {}, moving is {})",
-                                          dtypeName(stationary.dtype), dtypeName(moving.dtype)));
+    return failedPrecondition(
+        fmt::format("an fp32/tf32 matmul operand needs an fp32/tf32 partner "
+                    "(stationary is {}, moving is {})",
+                    dtypeName(stationary.dtype), dtypeName(moving.dtype)));
   }
   if (stationary.partitionCount != moving.partitionCount) {
-    return failedPrecondition(fmt::format("contraction mismatch: stationary has {} partitions, "
-                                          "moving {}",
-                                          stationary.partitionCount, moving.partitionCount));
+    return failedPrecondition(
+        fmt::format("contraction mismatch: stationary has {} partitions, "
+                    "moving {}",
+                    stationary.partitionCount, moving.partitionCount));
   }
   if (stationary.partitionCount > limits.matmulMaxContraction) {
     return failedPrecondition(fmt::format("contraction K = {} exceeds {} (K <= {} partitions)",
@@ -214,28 +217,31 @@ Status NcMatmul::verify(const VerifyContext& ctx) const {
     }
     for (const auto& [name, ap] : {std::pair{"stationary", &stationary}, {"moving", &moving}}) {
       if (ap->dtype != DType::kFp8E4m3 && ap->dtype != DType::kFp8E5m2) {
-        return failedPrecondition(fmt::format("operand '{}': double_row needs fp8_e4m3 or "
-                                              "fp8_e5m2, not {}",
-                                              name, dtypeName(ap->dtype)));
+        return failedPrecondition(
+            fmt::format("operand '{}': double_row needs fp8_e4m3 or "
+                        "fp8_e5m2, not {}",
+                        name, dtypeName(ap->dtype)));
       }
       if (ap->numDims < 2 || ap->dims[0].count != 2) {
-        return failedPrecondition(fmt::format("operand '{}': double_row operands are laid out "
-                                              "[K, 2, F]; the outermost free dimension must have "
-                                              "count 2",
-                                              name));
+        return failedPrecondition(
+            fmt::format("operand '{}': double_row operands are laid out "
+                        "[K, 2, F]; the outermost free dimension must have "
+                        "count 2",
+                        name));
       }
     }
     m /= 2;
     n /= 2;
   }
   if (m > limits.matmulMaxStationaryFree) {
-    return failedPrecondition(fmt::format("stationary free size M = {} exceeds {}", m,
-                                          limits.matmulMaxStationaryFree));
+    return failedPrecondition(
+        fmt::format("stationary free size M = {} exceeds {}", m, limits.matmulMaxStationaryFree));
   }
   if (n > limits.matmulMaxMovingFree) {
-    return failedPrecondition(fmt::format("moving free size N = {} exceeds {} (one PSUM bank of "
-                                          "fp32)",
-                                          n, limits.matmulMaxMovingFree));
+    return failedPrecondition(
+        fmt::format("moving free size N = {} exceeds {} (one PSUM bank of "
+                    "fp32)",
+                    n, limits.matmulMaxMovingFree));
   }
   if (dst.partitionCount != m || dst.freeSize() != n) {
     return failedPrecondition(fmt::format("dst is [{}, {}] but stationary^T @ moving is [{}, {}]",

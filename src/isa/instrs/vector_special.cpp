@@ -32,9 +32,9 @@ constexpr std::int64_t kMaxSearchFree = 16384;
 constexpr std::uint64_t kNoMatch = ~std::uint64_t{0};
 
 /// Every operand's free size is within the Vector engine's limit for its memory.
-Status requireTileSizes(const CoreLimits& limits,
-                        std::initializer_list<std::pair<std::string_view, const AccessPattern*>>
-                            operands) {
+Status requireTileSizes(
+    const CoreLimits& limits,
+    std::initializer_list<std::pair<std::string_view, const AccessPattern*>> operands) {
   for (const auto& [name, ap] : operands) {
     TRN_RETURN_IF_ERROR(requireComputeTileSize(name, *ap, limits));
   }
@@ -187,10 +187,9 @@ Status Max8::execute(ExecContext& ctx) const {
     for (std::size_t j = 0; j < f; ++j) {
       order[j] = j;
     }
-    std::partial_sort(order.begin(), order.begin() + kEight, order.end(),
-                      [&](std::size_t a, std::size_t b) {
-                        return ranksAbove(values[a], a, values[b], b);
-                      });
+    std::partial_sort(
+        order.begin(), order.begin() + kEight, order.end(),
+        [&](std::size_t a, std::size_t b) { return ranksAbove(values[a], a, values[b], b); });
     for (std::size_t i = 0; i < static_cast<std::size_t>(kEight); ++i) {
       out[row * kEight + i] = values[order[i]];
     }
@@ -236,7 +235,8 @@ Status NcMatchReplace8::verify(const VerifyContext& ctx) const {
   TRN_RETURN_IF_ERROR(requireSamePartitions("data", data, "vals", vals));
   TRN_RETURN_IF_ERROR(requireFreeSize("vals", vals, kEight, "the 8 values to replace"));
   TRN_RETURN_IF_ERROR(requireFreeSizeIn("data", data, 1, kMaxSearchFree));
-  TRN_RETURN_IF_ERROR(requireTileSizes(ctx.limits, {{"dst", &dst}, {"data", &data}, {"vals", &vals}}));
+  TRN_RETURN_IF_ERROR(
+      requireTileSizes(ctx.limits, {{"dst", &dst}, {"data", &data}, {"vals", &vals}}));
   if (dstIdx) {
     TRN_RETURN_IF_ERROR(requireSamePartitions("data", data, "dst_idx", *dstIdx));
     TRN_RETURN_IF_ERROR(requireFreeSize("dst_idx", *dstIdx, kEight, "one index per value"));
@@ -299,7 +299,7 @@ Status NcStreamShuffle::verify(const VerifyContext& ctx) const {
   const std::int64_t active = (widest + kShuffleQuadrant - 1) / kShuffleQuadrant * kShuffleQuadrant;
   for (const auto& [name, ap] : {std::pair{"src", &src}, {"dst", &dst}}) {
     const std::int64_t start = ap->partitionStart;
-    const bool ok = active > 64 ? start == 0
+    const bool ok = active > 64   ? start == 0
                     : active > 32 ? start % 64 == 0
                                   : start % kShuffleQuadrant == 0;
     if (!ok) {

@@ -20,15 +20,26 @@ inline constexpr std::int64_t kGpSimdCorePartitions = 16;
 
 /// Reduction operators of tensor_partition_reduce (nki.isa docs: add, mean, max, bitwise_or,
 /// bitwise_and, bitwise_xor).
-enum class PartitionReduceOp : std::uint8_t { kAdd, kMean, kMax, kBitwiseOr, kBitwiseAnd, kBitwiseXor };
+enum class PartitionReduceOp : std::uint8_t {
+  kAdd,
+  kMean,
+  kMax,
+  kBitwiseOr,
+  kBitwiseAnd,
+  kBitwiseXor
+};
 
 template <>
 struct EnumTable<PartitionReduceOp> {
   static constexpr std::string_view kTypeName = "partition_reduce_op";
   using O = PartitionReduceOp;
   static constexpr std::array<std::pair<O, std::string_view>, 6> kEntries = {{
-      {O::kAdd, "add"}, {O::kMean, "mean"}, {O::kMax, "max"}, {O::kBitwiseOr, "bitwise_or"},
-      {O::kBitwiseAnd, "bitwise_and"}, {O::kBitwiseXor, "bitwise_xor"},
+      {O::kAdd, "add"},
+      {O::kMean, "mean"},
+      {O::kMax, "max"},
+      {O::kBitwiseOr, "bitwise_or"},
+      {O::kBitwiseAnd, "bitwise_and"},
+      {O::kBitwiseXor, "bitwise_xor"},
   }};
 };
 
@@ -37,7 +48,10 @@ struct EnumTable<PartitionReduceOp> {
 /// stored exactly in integer dtypes (saturated to their range) and rounded to fp32, then cast, in
 /// float dtypes.
 struct Iota {
-  static constexpr InstrInfo kInfo{"iota", 0x0400, {Engine::kPool}, "iota_affine_select",
+  static constexpr InstrInfo kInfo{"iota",
+                                   0x0400,
+                                   {Engine::kPool},
+                                   "iota_affine_select",
                                    "generate offset + c*channel_multiplier + affine pattern"};
   AccessPattern dst;
   IndexPattern pattern;
@@ -62,7 +76,10 @@ struct Iota {
 /// on_false_value, the affine value computed as in iota. Selected elements are copied bit for bit
 /// when dst and on_true_tile share a dtype, otherwise cast through fp32.
 struct AffineSelect {
-  static constexpr InstrInfo kInfo{"affine_select", 0x0401, {Engine::kPool}, "iota_affine_select",
+  static constexpr InstrInfo kInfo{"affine_select",
+                                   0x0401,
+                                   {Engine::kPool},
+                                   "iota_affine_select",
                                    "select on_true_tile or a constant by an affine predicate"};
   AccessPattern dst;
   IndexPattern pattern;
@@ -97,8 +114,11 @@ struct AffineSelect {
 /// order (mean: the fp32 sum divided by P); the bitwise operators act on the raw integer bits
 /// (zero-extended to 32 bits, result truncated to dst's width).
 struct TensorPartitionReduce {
-  static constexpr InstrInfo kInfo{"tensor_partition_reduce", 0x0402, {Engine::kPool},
-                                   "tensor_partition_reduce", "reduce across partitions"};
+  static constexpr InstrInfo kInfo{"tensor_partition_reduce",
+                                   0x0402,
+                                   {Engine::kPool},
+                                   "tensor_partition_reduce",
+                                   "reduce across partitions"};
   AccessPattern dst;
   PartitionReduceOp op = PartitionReduceOp::kAdd;
   AccessPattern data;
@@ -122,8 +142,12 @@ struct TensorPartitionReduce {
 /// where idx_j is an element offset into p's flattened free dimensions. No cast (dst has
 /// src_buffer's dtype); an offset past the end of src_buffer is a run-time error.
 struct LocalGather {
-  static constexpr InstrInfo kInfo{"local_gather", 0x0403, {Engine::kPool}, "local_gather",
-                                   "gather within each 16-partition GpSimd core with shared indices"};
+  static constexpr InstrInfo kInfo{
+      "local_gather",
+      0x0403,
+      {Engine::kPool},
+      "local_gather",
+      "gather within each 16-partition GpSimd core with shared indices"};
   AccessPattern dst;
   AccessPattern srcBuffer;
   AccessPattern index;
@@ -151,7 +175,10 @@ struct LocalGather {
 /// dst[p, i] = data[p, indices[p, i]], data's free dimensions flattened; bit-exact (dst has
 /// data's dtype). An index outside data's free size is a run-time error.
 struct NcNGather {
-  static constexpr InstrInfo kInfo{"nc_n_gather", 0x0404, {Engine::kPool}, "nc_n_gather",
+  static constexpr InstrInfo kInfo{"nc_n_gather",
+                                   0x0404,
+                                   {Engine::kPool},
+                                   "nc_n_gather",
                                    "per-partition gather by uint32 flat index"};
   AccessPattern dst;
   AccessPattern data;

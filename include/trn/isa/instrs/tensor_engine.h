@@ -24,7 +24,8 @@ template <>
 struct EnumTable<MatmulPerfMode> {
   static constexpr std::string_view kTypeName = "matmul_perf_mode";
   static constexpr std::array<std::pair<MatmulPerfMode, std::string_view>, 2> kEntries = {{
-      {MatmulPerfMode::kNone, "none"}, {MatmulPerfMode::kDoubleRow, "double_row"},
+      {MatmulPerfMode::kNone, "none"},
+      {MatmulPerfMode::kDoubleRow, "double_row"},
   }};
 };
 
@@ -43,7 +44,10 @@ using PeTile = std::array<std::int64_t, 2>;
 /// (tile_position, tile_size) only places the matmul in part of the array; the result is the same.
 struct NcMatmul {
   static constexpr InstrInfo kInfo{
-      "nc_matmul", 0x0100, {Engine::kPe}, "nc_matmul",
+      "nc_matmul",
+      0x0100,
+      {Engine::kPe},
+      "nc_matmul",
       "dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]; fp32 accumulation in PSUM"};
 
   AccessPattern dst;
@@ -86,9 +90,12 @@ struct NcMatmul {
 /// SBUF or PSUM on both sides). dst has data's dtype, except that the PE writes a 1-byte input as
 /// 16-bit PSUM words with the upper byte zero, so dst is then uint16 (hardware-trn2.md §6).
 struct NcTranspose {
-  static constexpr InstrInfo kInfo{"nc_transpose", 0x0101, {Engine::kPe, Engine::kDve},
-                                   "transpose",
-                                   "dst[F,P] = data[P,F]^T bit-exact (PE <= 128x128, DVE <= 32x32)"};
+  static constexpr InstrInfo kInfo{
+      "nc_transpose",
+      0x0101,
+      {Engine::kPe, Engine::kDve},
+      "transpose",
+      "dst[F,P] = data[P,F]^T bit-exact (PE <= 128x128, DVE <= 32x32)"};
 
   AccessPattern dst;
   AccessPattern data;

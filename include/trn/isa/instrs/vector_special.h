@@ -32,7 +32,10 @@ inline constexpr std::int64_t kShuffleKeep = 255;
 /// count = sum((x - mean)^2). Computed in fp32: the mean as a sequential sum divided by the count,
 /// then M2 as a sequential sum of squared deviations; an empty half gives 0, 0, 0.
 struct BnStats {
-  static constexpr InstrInfo kInfo{"bn_stats", 0x0800, {Engine::kDve}, "bn_stats",
+  static constexpr InstrInfo kInfo{"bn_stats",
+                                   0x0800,
+                                   {Engine::kDve},
+                                   "bn_stats",
                                    "per-partition count/mean/M2 of even and odd elements"};
   AccessPattern dst;
   AccessPattern data;
@@ -51,7 +54,10 @@ struct BnStats {
 /// variance] per partition (population variance M2 / count). Triples are merged left to right
 /// in fp32 with the pairwise update of Chan et al.; triples with count 0 are skipped.
 struct BnAggr {
-  static constexpr InstrInfo kInfo{"bn_aggr", 0x0801, {Engine::kDve}, "bn_aggr",
+  static constexpr InstrInfo kInfo{"bn_aggr",
+                                   0x0801,
+                                   {Engine::kDve},
+                                   "bn_aggr",
                                    "combine bn_stats records into mean and variance"};
   AccessPattern dst;
   AccessPattern data;
@@ -70,8 +76,8 @@ struct BnAggr {
 /// dst = the 8 largest values of each partition of src, in descending order (compared in fp32;
 /// NaN ranks above +Inf).
 struct Max8 {
-  static constexpr InstrInfo kInfo{"max8", 0x0802, {Engine::kDve}, "max8",
-                                   "top-8 values per partition, descending"};
+  static constexpr InstrInfo kInfo{
+      "max8", 0x0802, {Engine::kDve}, "max8", "top-8 values per partition, descending"};
   AccessPattern dst;
   AccessPattern src;
 
@@ -89,7 +95,10 @@ struct Max8 {
 /// vals are matched in order i = 0..7 and each data position is claimed once, so duplicate vals
 /// get ascending positions; a value with no (unclaimed) match gives all ones (0xFFFF / 0xFFFFFFFF).
 struct NcFindIndex8 {
-  static constexpr InstrInfo kInfo{"nc_find_index8", 0x0803, {Engine::kDve}, "max8",
+  static constexpr InstrInfo kInfo{"nc_find_index8",
+                                   0x0803,
+                                   {Engine::kDve},
+                                   "max8",
                                    "index of the first occurrence of each of 8 values"};
   AccessPattern dst;
   AccessPattern data;
@@ -111,7 +120,10 @@ struct NcFindIndex8 {
 /// descending positions; dst_idx (optional) receives each val's position, or all ones when it
 /// has no match. Elements not replaced are copied bit for bit when dst and data share a dtype.
 struct NcMatchReplace8 {
-  static constexpr InstrInfo kInfo{"nc_match_replace8", 0x0804, {Engine::kDve}, "max8",
+  static constexpr InstrInfo kInfo{"nc_match_replace8",
+                                   0x0804,
+                                   {Engine::kDve},
+                                   "max8",
                                    "replace the first occurrence of each of 8 values with imm"};
   AccessPattern dst;
   AccessPattern data;
@@ -137,7 +149,10 @@ struct NcMatchReplace8 {
 /// first partition) receives src partition q*32 + shuffle_mask[i] (relative to src's), bit for
 /// bit; mask entry 255 leaves the dst partition unmodified. In place (dst == src) is allowed.
 struct NcStreamShuffle {
-  static constexpr InstrInfo kInfo{"nc_stream_shuffle", 0x0805, {Engine::kDve}, "simple_stream",
+  static constexpr InstrInfo kInfo{"nc_stream_shuffle",
+                                   0x0805,
+                                   {Engine::kDve},
+                                   "simple_stream",
                                    "permute/broadcast partitions within 32-partition quadrants"};
   AccessPattern dst;
   AccessPattern src;
