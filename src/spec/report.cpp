@@ -164,7 +164,7 @@ std::string formatChip(const ChipSpec& spec) {
     std::string sectionPath;
     std::string enclosingSource;  // source of the innermost record above this section
     for (std::size_t i = 0; i < parts.size(); ++i) {
-      sectionPath += (i == 0 ? "" : ".") + parts[i];
+      sectionPath = i == 0 ? parts[i] : fmt::format("{}.{}", sectionPath, parts[i]);
       const auto record = spec.provenance.find(sectionPath);
       const bool isRecord = record != spec.provenance.end();
       const bool repeatsSource = isRecord && record->second.source == enclosingSource;

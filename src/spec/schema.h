@@ -63,7 +63,9 @@ class LoadContext {
   }
 
   /// The source given to values an overlay file sets without one.
-  [[nodiscard]] std::string overrideSource() const { return "override in " + file_; }
+  [[nodiscard]] std::string overrideSource() const {
+    return fmt::format("override in {}", file_);
+  }
 
  private:
   std::string file_;
@@ -213,7 +215,8 @@ class LeafField final : public Field<S> {
     }
     SpecEntry entry;
     entry.path = path;
-    entry.value = Codec<T>::render(value) + (unit_.empty() ? "" : " " + unit_);
+    entry.value = unit_.empty() ? Codec<T>::render(value)
+                                : fmt::format("{} {}", Codec<T>::render(value), unit_);
     entry.kind = kindText();
     entry.doc = this->doc();
     entry.meta = plain_;
