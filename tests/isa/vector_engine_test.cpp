@@ -5,6 +5,7 @@
 
 #include <array>
 #include <bit>
+#include <functional>
 
 #include "vector_test_util.h"
 
@@ -16,6 +17,7 @@ using vtest::decode;
 using vtest::encode;
 using vtest::expectCastOf;
 using vtest::expectRejected;
+using vtest::expectStochasticCastOf;
 using vtest::inputRegion;
 using vtest::outputRegion;
 using vtest::randomValues;
@@ -26,8 +28,6 @@ using vtest::verifyLine;
 
 constexpr std::array kFloatTypes = {DType::kFp32, DType::kBf16, DType::kFp16, DType::kFp8E4m3,
                                     DType::kFp8E5m2};
-
-float bitsToFloat(std::uint32_t bits) { return std::bit_cast<float>(bits); }
 
 /// Special fp32 inputs: NaN, infinities, a denormal, the largest finite values, zeros.
 std::vector<float> specials() {
@@ -80,11 +80,11 @@ TEST(TensorTensor, IntegersComputeThroughFp32AndSaturateOnWrite) {
   Region rb = inputRegion("b", DType::kInt32, 0, 1, 8, b, 64);
   Region sum = outputRegion("sum", DType::kInt8, 0, 1, 8, 128);
   Region product = outputRegion("product", DType::kInt32, 0, 1, 8, 192);
-  const auto out = runKernel(
-      {ra, rb, sum, product},
-      {fmt::format("dve: tensor_tensor dst={} data0={} data1={} op=add", sum.ap(), ra.ap(), rb.ap()),
-       fmt::format("dve: tensor_tensor dst={} data0={} data1={} op=multiply", product.ap(), ra.ap(),
-                   rb.ap())});
+  const auto out = runKernel({ra, rb, sum, product},
+                             {fmt::format("dve: tensor_tensor dst={} data0={} data1={} op=add",
+                                          sum.ap(), ra.ap(), rb.ap()),
+                              fmt::format("dve: tensor_tensor dst={} data0={} data1={} op=multiply",
+                                          product.ap(), ra.ap(), rb.ap())});
   EXPECT_EQ(decode(out.at("sum"), DType::kInt8),
             (std::vector<float>{127, -128, 4, 127, -2, 127, 12, -128}));
   EXPECT_EQ(decode(out.at("product"), DType::kInt32),
@@ -99,9 +99,9 @@ TEST(TensorTensor, BitwiseOperatorsActOnIntegerValues) {
     Region ra = inputRegion("a", DType::kInt32, 0, 1, 6, a);
     Region rb = inputRegion("b", DType::kInt32, 0, 1, 6, b, 64);
     Region out = outputRegion("c", DType::kInt32, 0, 1, 6, 128);
-    const auto outputs = runKernel(
-        {ra, rb, out}, {fmt::format("dve: tensor_tensor dst={} data0={} data1={} op={}", out.ap(),
-                                    ra.ap(), rb.ap(), enumName(op))});
+    const auto outputs =
+        runKernel({ra, rb, out}, {fmt::format("dve: tensor_tensor dst={} data0={} data1={} op={}",
+                                              out.ap(), ra.ap(), rb.ap(), enumName(op))});
     std::vector<float> expected(a.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
       expected[i] = alu32(op, a[i], b[i]);
@@ -122,9 +122,9 @@ TEST(TensorTensor, OneInputInPsumAndStridedPartialPartitions) {
   rb.memory = Memory::kPsum;
   Region out = outputRegion("c", DType::kFp32, 64, 64, 32, 1024);
   // data0 walks each partition backwards.
-  const auto outputs =
-      runKernel({ra, rb, out}, {fmt::format("dve: tensor_tensor dst={} data0={} data1={} op=subtract",
-                                            out.ap(), ra.ap("[[-1,32]]", 31), rb.ap())});
+  const auto outputs = runKernel(
+      {ra, rb, out}, {fmt::format("dve: tensor_tensor dst={} data0={} data1={} op=subtract",
+                                  out.ap(), ra.ap("[[-1,32]]", 31), rb.ap())});
   std::vector<float> expected(a.size());
   for (std::size_t p = 0; p < 64; ++p) {
     for (std::size_t f = 0; f < 32; ++f) {
@@ -135,19 +135,21 @@ TEST(TensorTensor, OneInputInPsumAndStridedPartialPartitions) {
 }
 
 TEST(TensorTensorVerifier, RejectsTwoPsumInputsAndBitwiseFloats) {
-  expectRejected(verifyLine("dve: tensor_tensor dst=sbuf[0:4]:fp32[[1,8]] data0=psum[0:4]:fp32[[1,8]] "
-                            "data1=psum[0:4]+64:fp32[[1,8]] op=add"),
-                 {"'data0' and 'data1' are both in PSUM"});
-  expectRejected(verifyLine("dve: tensor_tensor dst=sbuf[0:4]:int32[[1,8]] data0=sbuf[0:4]:fp32[[1,8]] "
-                            "data1=sbuf[0:4]+64:int32[[1,8]] op=bitwise_or"),
-                 {"operand 'data0'", "dtype fp32 is not an integer type"});
+  expectRejected(
+      verifyLine("dve: tensor_tensor dst=sbuf[0:4]:fp32[[1,8]] data0=psum[0:4]:fp32[[1,8]] "
+                 "data1=psum[0:4]+64:fp32[[1,8]] op=add"),
+      {"'data0' and 'data1' are both in PSUM"});
+  expectRejected(
+      verifyLine("dve: tensor_tensor dst=sbuf[0:4]:int32[[1,8]] data0=sbuf[0:4]:fp32[[1,8]] "
+                 "data1=sbuf[0:4]+64:int32[[1,8]] op=bitwise_or"),
+      {"operand 'data0'", "dtype fp32 is not an integer type"});
 }
 
 // ---- tensor_copy ----
 
 TEST(TensorCopy, CastsEdgeValuesLikeTheConversionRules) {
-  const std::vector<float> values = {NAN,   INFINITY, -INFINITY, 1e-40f, 70000.0f,
-                                     300.0f, -300.0f, 2.5f,     3.5f,   -0.0f};
+  const std::vector<float> values = {NAN,    INFINITY, -INFINITY, 1e-40f, 70000.0f,
+                                     300.0f, -300.0f,  2.5f,      3.5f,   -0.0f};
   for (const DType type : {DType::kBf16, DType::kFp16, DType::kFp8E4m3, DType::kFp8E4m3Fn,
                            DType::kInt8, DType::kUint8, DType::kInt32}) {
     Region in = inputRegion("a", DType::kFp32, 0, 1, 10, values);
@@ -174,8 +176,8 @@ TEST(TensorCopy, SameTypeCopiesAreBitExactIncludingNanPayloadsAndNegativeStrides
   const auto outputs = runKernel(
       {in, out}, {fmt::format("act: tensor_copy dst={} src={}", out.ap(), in.ap("[[-1,4]]", 3))});
   EXPECT_EQ(rawBits(outputs.at("c"), DType::kFp32),
-            (std::vector<std::uint32_t>{0x80000000, 0x00000001, 0xffc12345, 0x7fa00001,
-                                        0x12345678, 0xff7fffff, 0x3f800000, 0x7f800000}));
+            (std::vector<std::uint32_t>{0x80000000, 0x00000001, 0xffc12345, 0x7fa00001, 0x12345678,
+                                        0xff7fffff, 0x3f800000, 0x7f800000}));
 }
 
 TEST(TensorCopy, StochasticRoundingIsReproducibleAndUnbiased) {
@@ -210,12 +212,11 @@ TEST(Memset, FillsWithTheValueCastToTheDestinationType) {
   Region halves = outputRegion("bf", DType::kBf16, 0, 128, 8, 64);
   Region under = inputRegion("u", DType::kFp32, 32, 32, 8, std::vector<float>(256, -1.0f), 128);
   under.output = true;
-  const auto out = runKernel(
-      {bytes, halves, under},
-      {fmt::format("pool: memset dst={} value=300", bytes.ap()),
-       fmt::format("act: memset dst={} value=0.33333334", halves.ap()),
-       // Every other element of a pre-filled region.
-       fmt::format("dve: memset dst={} value=inf", under.ap("[[2,4]]"))});
+  const auto out = runKernel({bytes, halves, under},
+                             {fmt::format("pool: memset dst={} value=300", bytes.ap()),
+                              fmt::format("act: memset dst={} value=0.33333334", halves.ap()),
+                              // Every other element of a pre-filled region.
+                              fmt::format("dve: memset dst={} value=inf", under.ap("[[2,4]]"))});
   EXPECT_EQ(decode(out.at("i8"), DType::kInt8), std::vector<float>(16, 127.0f));
   expectCastOf(out.at("bf"), std::vector<float>(128 * 8, 0.33333334f), DType::kBf16);
   std::vector<float> expected(256, -1.0f);
@@ -266,8 +267,8 @@ TEST(TensorScalar, OperatorPairsReverseFlagsAndPerPartitionOperandsMatchTheRefer
                        c.reverse1)});
       std::vector<float> expected(data.size());
       for (std::size_t i = 0; i < data.size(); ++i) {
-        expected[i] = stage(c.op1, stage(c.op0, data[i], s0[i / 48], c.reverse0), -1.5f,
-                            c.reverse1);
+        expected[i] =
+            stage(c.op1, stage(c.op0, data[i], s0[i / 48], c.reverse0), -1.5f, c.reverse1);
       }
       expectCastOf(outputs.at("c"), expected, type,
                    fmt::format("{} {} {}", dtypeName(type), enumName(c.op0), enumName(c.op1)));
@@ -328,9 +329,9 @@ TEST(TensorScalar, MultiDimensionalNegativeStridePattern) {
   Region in = inputRegion("a", DType::kFp32, 32, 32, 32, data);
   Region out = outputRegion("c", DType::kFp32, 32, 32, 32, 256);
   // Rows of 8 visited last row first: element (r, c) of the pattern is data[24 - 8r + c].
-  const auto outputs = runKernel(
-      {in, out}, {fmt::format("dve: tensor_scalar dst={} data={} op0=add operand0=10",
-                              out.ap("[[1,32]]"), in.ap("[[-8,4],[1,8]]", 24))});
+  const auto outputs =
+      runKernel({in, out}, {fmt::format("dve: tensor_scalar dst={} data={} op0=add operand0=10",
+                                        out.ap("[[1,32]]"), in.ap("[[-8,4],[1,8]]", 24))});
   std::vector<float> expected(32 * 32);
   for (std::size_t p = 0; p < 32; ++p) {
     for (std::size_t r = 0; r < 4; ++r) {
@@ -369,7 +370,8 @@ TEST(TensorScalar, StochasticRoundingIsUnbiased) {
 }
 
 TEST(TensorScalarVerifier, RejectsEachInstructionSpecificRule) {
-  const std::string base = "tensor_scalar dst=sbuf[0:64]:int32[[1,8]] data=sbuf[0:64]+64:int32[[1,8]]";
+  const std::string base =
+      "tensor_scalar dst=sbuf[0:64]:int32[[1,8]] data=sbuf[0:64]+64:int32[[1,8]]";
   expectRejected(verifyLine("dve: " + base + " op0=add operand0=1 op1=bitwise_and operand1=3"),
                  {"'op0' (add) and 'op1' (bitwise_and) mix a bitwise and an arithmetic operator"});
   expectRejected(verifyLine("pool: " + base + " op0=bitwise_or operand0=1"),
@@ -470,10 +472,10 @@ TEST(TensorCopyPredicated, CopiesSelectedElementsBitExactly) {
       dst.input = toBytes(dstBits);
       dst.output = true;
       Region pred = inputRegion("p", predType, 32, 32, 16, mask, 512);
-      const auto out = runKernel(
-          {src, dst, pred}, {fmt::format("dve: tensor_copy_predicated dst={} src={} "
-                                         "predicate={} reverse_pred={}",
-                                         dst.ap(), src.ap(), pred.ap(), reverse)});
+      const auto out =
+          runKernel({src, dst, pred}, {fmt::format("dve: tensor_copy_predicated dst={} src={} "
+                                                   "predicate={} reverse_pred={}",
+                                                   dst.ap(), src.ap(), pred.ap(), reverse)});
       const auto got = rawBits(out.at("d"), DType::kFp32);
       for (std::size_t i = 0; i < kCount; ++i) {
         const bool selected = (mask[i] != 0) != reverse;
@@ -505,9 +507,10 @@ TEST(TensorCopyPredicated, LeavesUnselectedElementsUnwritten) {
   Region dst = outputRegion("d", DType::kFp32, 0, 2, 4, 64);
   Region all = inputRegion("p", DType::kUint8, 0, 2, 4, std::vector<float>(8, 1), 128);
   // Every element selected: the never-written destination is not read.
-  const auto out = runKernel({src, dst, all}, {fmt::format("dve: tensor_copy_predicated dst={} "
-                                                           "src={} predicate={}",
-                                                           dst.ap(), src.ap(), all.ap())},
+  const auto out = runKernel({src, dst, all},
+                             {fmt::format("dve: tensor_copy_predicated dst={} "
+                                          "src={} predicate={}",
+                                          dst.ap(), src.ap(), all.ap())},
                              poison);
   EXPECT_EQ(decode(out.at("d"), DType::kFp32), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
   // One element not selected: it stays never-written, which the store then reports.
@@ -518,14 +521,16 @@ TEST(TensorCopyPredicated, LeavesUnselectedElementsUnwritten) {
                                                  dst.ap(), src.ap(), some.ap())},
                                     poison);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("never-written memory at sbuf partition 1"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("never-written memory at sbuf partition 1"), std::string::npos)
+      << s.message();
 }
 
 TEST(TensorCopyPredicatedVerifier, RejectsEachInstructionSpecificRule) {
   expectRejected(verifyLine("dve: tensor_copy_predicated dst=sbuf[0:4]:fp32[[1,8]] src=1 "
                             "predicate=sbuf[0:4]+64:fp32[[1,8]]"),
-                 {"operand 'predicate'", "dtype fp32 is not allowed here (allowed: uint8, uint16, "
-                                         "uint32)"});
+                 {"operand 'predicate'",
+                  "dtype fp32 is not allowed here (allowed: uint8, uint16, "
+                  "uint32)"});
   expectRejected(verifyLine("dve: tensor_copy_predicated dst=sbuf[0:4]:fp32[[1,8]] "
                             "src=sbuf[0:4]+128:bf16[[1,8]] predicate=sbuf[0:4]+64:uint8[[1,8]]"),
                  {"'src' (bf16) and 'dst' (fp32) must have the same dtype"});
@@ -554,25 +559,134 @@ TEST(Reciprocal, IsTheCorrectlyRoundedFp32Division) {
   Region out = outputRegion("c", DType::kFp32, 32, 32, 64, 512);
   Region half = outputRegion("h", DType::kBf16, 32, 32, 64, 1024);
   const auto outputs =
-      runKernel({in, out, half}, {fmt::format("dve: reciprocal dst={} data={}", out.ap(), in.ap()),
-                                  fmt::format("dve: reciprocal dst={} data={}", half.ap(),
-                                              in.ap("[[-1,64]]", 63))});
+      runKernel({in, out, half},
+                {fmt::format("dve: reciprocal dst={} data={}", out.ap(), in.ap()),
+                 fmt::format("dve: reciprocal dst={} data={}", half.ap(), in.ap("[[-1,64]]", 63))});
   std::vector<float> expected(values.size());
   std::vector<float> reversed(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
     expected[i] = static_cast<float>(1.0 / static_cast<double>(values[i]));
-    reversed[i] = static_cast<float>(1.0 / static_cast<double>(values[(i / 64) * 64 + 63 - i % 64]));
+    reversed[i] =
+        static_cast<float>(1.0 / static_cast<double>(values[(i / 64) * 64 + 63 - i % 64]));
   }
   expectCastOf(outputs.at("c"), expected, DType::kFp32);
   expectCastOf(outputs.at("h"), reversed, DType::kBf16);
-  EXPECT_EQ(1.0f / -0.0f, -INFINITY);
-  EXPECT_EQ(bitsToFloat(rawBits(encode({1.0f / 1e-45f}, DType::kFp32), DType::kFp32)[0]),
-            INFINITY);
+  // In numbers: 1/Inf = +0, 1/-Inf = -0, 1/denormal overflows, 1/3e38 is a denormal.
+  const std::vector<float> got = decode(outputs.at("c"), DType::kFp32);
+  EXPECT_TRUE(got[1] == 0.0f && !std::signbit(got[1]));
+  EXPECT_TRUE(got[2] == 0.0f && std::signbit(got[2]));
+  EXPECT_EQ(got[3], INFINITY);
+  EXPECT_TRUE(got[5] > 0.0f && got[5] < 0x1p-126f) << got[5];
+  EXPECT_EQ(got[7], INFINITY);
+  EXPECT_EQ(got[8], -INFINITY);
+  EXPECT_EQ(got[10], 0x1p126f);
 }
 
 TEST(ReciprocalVerifier, RejectsMismatchedShapes) {
-  expectRejected(verifyLine("dve: reciprocal dst=sbuf[0:4]:fp32[[1,8]] data=sbuf[0:8]+64:fp32[[1,8]]"),
-                 {"'dst' [4 partitions x 8] and 'data' [8 partitions x 8] differ in shape"});
+  expectRejected(
+      verifyLine("dve: reciprocal dst=sbuf[0:4]:fp32[[1,8]] data=sbuf[0:8]+64:fp32[[1,8]]"),
+      {"'dst' [4 partitions x 8] and 'data' [8 partitions x 8] differ in shape"});
+}
+
+// ---- every arithmetic instruction of this family ----
+
+TEST(VectorEngine, StochasticRoundingPicksANeighbourAndIsReproducible) {
+  std::mt19937 rng(9);
+  const auto a = randomValues(32 * 64, DType::kFp32, rng, 0.25, 4.0);
+  const auto b = randomValues(32 * 64, DType::kFp32, rng, -4.0, 4.0);
+  const auto s = randomValues(32, DType::kFp32, rng, -1.0, 1.0);
+  std::vector<Region> regions = {inputRegion("a", DType::kFp32, 32, 32, 64, a),
+                                 inputRegion("b", DType::kFp32, 32, 32, 64, b, 256),
+                                 inputRegion("s", DType::kFp32, 32, 32, 1, s, 512)};
+  const std::string ra = regions[0].ap();
+  const std::string rb = regions[1].ap();
+  const std::string rs = regions[2].ap();
+  struct Output {
+    std::string name;
+    DType type;
+    std::string line;  // {} = dst
+    std::function<float(std::size_t)> reference;
+  };
+  const std::vector<Output> outputs = {
+      {"tt", DType::kBf16,
+       "dve: tensor_tensor dst={} data0=" + ra + " data1=" + rb + " op=multiply",
+       [&](std::size_t i) { return alu32(AluOp::kMultiply, a[i], b[i]); }},
+      {"ts", DType::kFp8E4m3,
+       "act: tensor_scalar dst={} data=" + ra + " op0=multiply operand0=" + rs +
+           " op1=add operand1=0.1",
+       [&](std::size_t i) {
+         return alu32(AluOp::kAdd, alu32(AluOp::kMultiply, a[i], s[i / 64]), 0.1f);
+       }},
+      {"stt", DType::kBf16,
+       "dve: scalar_tensor_tensor dst={} data=" + ra + " op0=subtract operand0=" + rs +
+           " op1=multiply operand1=" + rb,
+       [&](std::size_t i) {
+         return alu32(AluOp::kMultiply, alu32(AluOp::kSubtract, a[i], s[i / 64]), b[i]);
+       }},
+      {"rc", DType::kFp16, "dve: reciprocal dst={} data=" + ra,
+       [&](std::size_t i) { return alu32(AluOp::kDivide, 1.0f, a[i]); }},
+      {"ms", DType::kBf16, "pool: memset dst={} value=0.1", [](std::size_t) { return 0.1f; }},
+      {"tc", DType::kFp8E5m2, "dve: tensor_copy dst={} src=" + ra,
+       [&](std::size_t i) { return a[i]; }},
+  };
+  std::vector<std::string> lines;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    regions.push_back(outputRegion(outputs[k].name, outputs[k].type, 32, 32, 64,
+                                   1024 + static_cast<std::int64_t>(k) * 512));
+    lines.push_back(fmt::format(fmt::runtime(outputs[k].line), regions.back().ap()));
+  }
+  const auto first = runKernel(regions, lines, stochastic(5));
+  const auto again = runKernel(regions, lines, stochastic(5));
+  const auto other = runKernel(regions, lines, stochastic(6));
+  for (const Output& o : outputs) {
+    std::vector<float> expected(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      expected[i] = o.reference(i);
+    }
+    EXPECT_EQ(first.at(o.name), again.at(o.name)) << o.name;
+    EXPECT_NE(first.at(o.name), other.at(o.name)) << o.name;
+    expectStochasticCastOf(first.at(o.name), expected, o.type, o.name);
+  }
+}
+
+TEST(VectorEngine, SpecialValuesPropagateThroughTheArithmeticInstructions) {
+  const std::vector<float> x = specials();
+  const std::size_t n = x.size();
+  Region in = inputRegion("a", DType::kFp32, 0, 1, static_cast<std::int64_t>(n), x);
+  const std::string forward = in.ap();
+  const std::string backward = in.ap(fmt::format("[[-1,{}]]", n), static_cast<std::int64_t>(n) - 1);
+  std::vector<Region> regions = {in};
+  const std::vector<std::string> names = {"tt", "stt", "rc", "ts"};
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    regions.push_back(outputRegion(names[k], DType::kFp32, 0, 1, static_cast<std::int64_t>(n),
+                                   256 + static_cast<std::int64_t>(k) * 64));
+  }
+  const auto out = runKernel(
+      regions,
+      {fmt::format("dve: tensor_tensor dst={} data0={} data1={} op=add", regions[1].ap(), forward,
+                   backward),
+       fmt::format("dve: scalar_tensor_tensor dst={} data={} op0=multiply operand0=2 op1=subtract "
+                   "operand1={}",
+                   regions[2].ap(), forward, backward),
+       fmt::format("dve: reciprocal dst={} data={}", regions[3].ap(), backward),
+       fmt::format("dve: tensor_scalar dst={} data={} op0=max operand0=-1e-45 op1=min "
+                   "operand1=inf",
+                   regions[4].ap(), backward)});
+  std::vector<float> tt(n);
+  std::vector<float> stt(n);
+  std::vector<float> rc(n);
+  std::vector<float> ts(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float r = x[n - 1 - i];
+    tt[i] = alu32(AluOp::kAdd, x[i], r);
+    stt[i] = alu32(AluOp::kSubtract, alu32(AluOp::kMultiply, x[i], 2.0f), r);
+    rc[i] = alu32(AluOp::kDivide, 1.0f, r);
+    ts[i] = alu32(AluOp::kMin, alu32(AluOp::kMax, r, -1e-45f), INFINITY);
+  }
+  expectCastOf(out.at("tt"), tt, DType::kFp32, "tensor_tensor");
+  expectCastOf(out.at("stt"), stt, DType::kFp32, "scalar_tensor_tensor");
+  expectCastOf(out.at("rc"), rc, DType::kFp32, "reciprocal");
+  expectCastOf(out.at("ts"), ts, DType::kFp32, "tensor_scalar");
 }
 
 }  // namespace

@@ -56,10 +56,10 @@ TEST(Dropout, DropsExactlyTheElementsWhoseRandomWordIsBelowProbTimes2To32) {
   Region in = inputRegion("a", DType::kFp32, 0, 32, kFree, data);
   Region prob = inputRegion("p", DType::kFp32, 0, 32, 1, probs, 4096);
   Region out = outputRegion("c", DType::kFp32, 0, 32, kFree, 8192);
-  const auto o = runKernel(
-      {seed, in, prob, out}, {fmt::format("dve: set_rng_seed src_seeds={}", seed.ap()),
-                              fmt::format("dve: dropout dst={} data={} prob={}", out.ap(),
-                                          in.ap(), prob.ap())});
+  const auto o =
+      runKernel({seed, in, prob, out},
+                {fmt::format("dve: set_rng_seed src_seeds={}", seed.ap()),
+                 fmt::format("dve: dropout dst={} data={} prob={}", out.ap(), in.ap(), prob.ap())});
   const std::vector<float> got = decode(o.at("c"), DType::kFp32);
   for (std::size_t i = 0; i < got.size(); ++i) {
     const bool drop = static_cast<double>(w[i]) < static_cast<double>(probs[i / kFree]) * 0x1p32;
@@ -84,8 +84,8 @@ TEST(Dropout, ProbabilityZeroKeepsBitsAndOneDropsEverything) {
 
 TEST(Dropout, DropsTheRequestedFractionOfIntegerAndBf16Data) {
   Region ints = inputRegion("i", DType::kInt16, 0, 128, 256, std::vector<float>(128 * 256, -7));
-  Region halves = inputRegion("h", DType::kBf16, 0, 128, 256, std::vector<float>(128 * 256, 3),
-                              1024);
+  Region halves =
+      inputRegion("h", DType::kBf16, 0, 128, 256, std::vector<float>(128 * 256, 3), 1024);
   Region prob = inputRegion("p", DType::kFp32, 0, 128, 1, std::vector<float>(128, 0.3f), 2048);
   Region outInts = outputRegion("oi", DType::kInt16, 0, 128, 256, 4096);
   Region outHalves = outputRegion("oh", DType::kBf16, 0, 128, 256, 8192);
@@ -110,9 +110,10 @@ TEST(DropoutVerifier, RejectsEachInstructionSpecificRule) {
   expectRejected(verifyLine("dve: dropout dst=sbuf[0:4]:bf16[[1,8]] data=sbuf[0:4]+64:fp32[[1,8]] "
                             "prob=0.5"),
                  {"'dst' (bf16) and 'data' (fp32) must have the same dtype"});
-  expectRejected(verifyLine("dve: dropout dst=sbuf[0:4]:int16[[1,8]] data=sbuf[0:4]+64:int16[[1,8]] "
-                            "prob=sbuf[0:4]+128:bf16[[1,1]]"),
-                 {"operand 'prob'", "dtype bf16 is not allowed here (allowed: fp32)"});
+  expectRejected(
+      verifyLine("dve: dropout dst=sbuf[0:4]:int16[[1,8]] data=sbuf[0:4]+64:int16[[1,8]] "
+                 "prob=sbuf[0:4]+128:bf16[[1,1]]"),
+      {"operand 'prob'", "dtype bf16 is not allowed here (allowed: fp32)"});
   expectRejected(verifyLine("dve: dropout dst=sbuf[0:4]:fp32[[1,8]] data=sbuf[0:4]+64:fp32[[1,8]] "
                             "prob=sbuf[0:4]+128:int32[[1,1]]"),
                  {"operand 'prob'", "dtype int32 is not a floating-point type"});
@@ -128,11 +129,11 @@ TEST(Rng, SequencesDependOnlyOnTheSeedAndRestartWhenReseeded) {
   Region a = outputRegion("a", DType::kUint32, 0, 32, 64);
   Region b = outputRegion("b", DType::kUint32, 0, 32, 64, 1024);
   Region c = outputRegion("c", DType::kUint32, 0, 32, 64, 2048);
-  const std::vector<std::string> lines = {
-      fmt::format("dve: set_rng_seed src_seeds={}", seed.ap()),
-      fmt::format("dve: rng dst={}", a.ap()), fmt::format("dve: rng dst={}", b.ap()),
-      fmt::format("dve: set_rng_seed src_seeds={}", seed.ap()),
-      fmt::format("dve: rng dst={}", c.ap())};
+  const std::vector<std::string> lines = {fmt::format("dve: set_rng_seed src_seeds={}", seed.ap()),
+                                          fmt::format("dve: rng dst={}", a.ap()),
+                                          fmt::format("dve: rng dst={}", b.ap()),
+                                          fmt::format("dve: set_rng_seed src_seeds={}", seed.ap()),
+                                          fmt::format("dve: rng dst={}", c.ap())};
   const auto o = runKernel({seed, a, b, c}, lines);
   EXPECT_EQ(o.at("a"), o.at("c"));  // reseeding restarts the sequence
   EXPECT_NE(o.at("a"), o.at("b"));  // consecutive draws differ
@@ -153,15 +154,14 @@ TEST(Rng, RunSeedDrivesTheGeneratorUntilSetRngSeed) {
 
 TEST(Rng, NarrowTypesTakeTheLeastSignificantBits) {
   const std::vector<std::uint32_t> w = words(99, 32 * 16);
-  for (const DType type : {DType::kUint8, DType::kInt8, DType::kUint16, DType::kInt16,
-                           DType::kInt32}) {
+  for (const DType type :
+       {DType::kUint8, DType::kInt8, DType::kUint16, DType::kInt16, DType::kInt32}) {
     Region seed = seedRegion(99);
     Region out = outputRegion("n", type, 0, 32, 16);
     const auto o = runKernel({seed, out}, {fmt::format("dve: set_rng_seed src_seeds={}", seed.ap()),
                                            fmt::format("dve: rng dst={}", out.ap())});
     const std::vector<std::uint32_t> got = rawBits(o.at("n"), type);
-    const std::uint32_t mask =
-        byteSize(type) == 4 ? 0xffffffffU : (1U << (8 * byteSize(type))) - 1;
+    const std::uint32_t mask = byteSize(type) == 4 ? 0xffffffffU : (1U << (8 * byteSize(type))) - 1;
     for (std::size_t i = 0; i < w.size(); ++i) {
       ASSERT_EQ(got[i], w[i] & mask) << dtypeName(type) << " " << i;
     }
@@ -193,11 +193,11 @@ TEST(Rng, TheGpSimdGeneratorIsIndependentOfTheVectorSeed) {
   Region vector = outputRegion("v", DType::kUint32, 0, 32, 16, 2048);
   core::CoreOptions options;
   options.seed = 3;
-  const auto first = runKernel({seed, other, pool1, vector},
-                               {fmt::format("dve: set_rng_seed src_seeds={}", seed.ap()),
-                                fmt::format("pool: rng dst={}", pool1.ap()),
-                                fmt::format("dve: rng dst={}", vector.ap())},
-                               options);
+  const auto first = runKernel(
+      {seed, other, pool1, vector},
+      {fmt::format("dve: set_rng_seed src_seeds={}", seed.ap()),
+       fmt::format("pool: rng dst={}", pool1.ap()), fmt::format("dve: rng dst={}", vector.ap())},
+      options);
   const auto second = runKernel({seed, other, pool1, vector},
                                 {fmt::format("dve: set_rng_seed src_seeds={}", other.ap()),
                                  fmt::format("pool: rng dst={}", pool1.ap())},
@@ -218,8 +218,9 @@ TEST(SetRngSeed, UsesTheRawBitsOfA32BitValue) {
 
 TEST(RngVerifier, RejectsEachInstructionSpecificRule) {
   expectRejected(verifyLine("dve: rng dst=sbuf[0:4]:fp32[[1,8]]"),
-                 {"operand 'dst'", "dtype fp32 is not allowed here (allowed: int8, int16, int32, "
-                                   "uint8, uint16, uint32)"});
+                 {"operand 'dst'",
+                  "dtype fp32 is not allowed here (allowed: int8, int16, int32, "
+                  "uint8, uint16, uint32)"});
   expectRejected(verifyLine("pool: rng dst=psum[0:4]:uint32[[1,8]]"),
                  {"the GpSimd engine cannot access PSUM"});
   expectRejected(verifyLine("dve: set_rng_seed src_seeds=sbuf[0:1]:uint32[[1,2]]"),
@@ -227,8 +228,9 @@ TEST(RngVerifier, RejectsEachInstructionSpecificRule) {
   expectRejected(verifyLine("dve: set_rng_seed src_seeds=sbuf[0:2]:uint32[[1,1]]"),
                  {"operand 'src_seeds': must be a [1, 1] tensor, not [2, 1]"});
   expectRejected(verifyLine("dve: set_rng_seed src_seeds=sbuf[0:1]:int16[[1,1]]"),
-                 {"operand 'src_seeds'", "dtype int16 is not allowed here (allowed: int32, "
-                                         "uint32, fp32)"});
+                 {"operand 'src_seeds'",
+                  "dtype int16 is not allowed here (allowed: int32, "
+                  "uint32, fp32)"});
   expectRejected(verifyLine("pool: set_rng_seed src_seeds=sbuf[0:1]:uint32[[1,1]]"),
                  {"set_rng_seed cannot be issued by the pool engine (allowed: dve)"});
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cfloat>
+#include <map>
 
 #include "vector_test_util.h"
 
@@ -16,6 +17,7 @@ using vtest::alu32;
 using vtest::decode;
 using vtest::expectCastOf;
 using vtest::expectRejected;
+using vtest::expectStochasticCastOf;
 using vtest::inputRegion;
 using vtest::outputRegion;
 using vtest::randomValues;
@@ -82,13 +84,13 @@ TEST(TensorReduce, TrailingAxesOfAMultiDimensionalPatternForEveryArithmeticOpera
   Region in = inputRegion("a", DType::kFp32, 0, 32, 256, data);
   std::vector<Region> regions = {in};
   std::vector<std::string> lines;
-  const std::vector<AluOp> ops = {AluOp::kAdd, AluOp::kSubtract, AluOp::kMultiply, AluOp::kMax,
+  const std::vector<AluOp> ops = {AluOp::kAdd, AluOp::kSubtract,   AluOp::kMultiply, AluOp::kMax,
                                   AluOp::kMin, AluOp::kLogicalAnd, AluOp::kLogicalOr};
   for (std::size_t k = 0; k < ops.size(); ++k) {
     for (const int axis : {2, 3}) {
       const std::int64_t kept = axis == 2 ? 4 : 32;
-      regions.push_back(outputRegion(fmt::format("{}_{}", enumName(ops[k]), axis),
-                                     DType::kFp32, 0, 32, kept,
+      regions.push_back(outputRegion(fmt::format("{}_{}", enumName(ops[k]), axis), DType::kFp32, 0,
+                                     32, kept,
                                      2048 + static_cast<std::int64_t>(k * 2 + (axis - 2)) * 256));
       lines.push_back(fmt::format("dve: tensor_reduce dst={} op={} data={} axis={} negate={}",
                                   regions.back().ap(), enumName(ops[k]),
@@ -134,7 +136,8 @@ TEST(TensorReduce, SpecialValuesAndBitwiseReductions) {
   const std::vector<float> s = decode(out.at("s"), DType::kFp32);
   EXPECT_TRUE(std::isnan(s[0]));
   EXPECT_TRUE(std::isnan(s[1]));  // inf + -inf
-  EXPECT_EQ(s[2], alu32(AluOp::kAdd, alu32(AluOp::kAdd, alu32(AluOp::kAdd, 5, 1e-40f), 2e-40f), -1));
+  EXPECT_EQ(s[2],
+            alu32(AluOp::kAdd, alu32(AluOp::kAdd, alu32(AluOp::kAdd, 5, 1e-40f), 2e-40f), -1));
   EXPECT_EQ(decode(out.at("o"), DType::kInt32), (std::vector<float>{0x1111, 7}));
   EXPECT_EQ(decode(out.at("x"), DType::kUint16), (std::vector<float>{0x1111, 7 ^ 5 ^ 3 ^ 1}));
 }
@@ -175,9 +178,11 @@ TEST(TensorReduceVerifier, RejectsEachInstructionSpecificRule) {
                  {"operand 'negate': applies only to arithmetic reductions, not bitwise_and"});
   expectRejected(verifyLine("dve: tensor_reduce dst=sbuf[0:4]:int32[[1,1]] op=bitwise_or " + data),
                  {"operand 'data'", "dtype fp32 is not an integer type"});
-  expectRejected(verifyLine("dve: tensor_reduce dst=sbuf[0:4]:fp32[[1,8]] op=add axis=2 " + data),
-                 {"operand 'dst': [4 partitions x 8] must be [4 x 4] ('data' reduced from axis 2)"});
-  EXPECT_TRUE(verifyLine("dve: tensor_reduce dst=sbuf[0:4]:fp32[[1,4]] op=add axis=2 " + data).ok());
+  expectRejected(
+      verifyLine("dve: tensor_reduce dst=sbuf[0:4]:fp32[[1,8]] op=add axis=2 " + data),
+      {"operand 'dst': [4 partitions x 8] must be [4 x 4] ('data' reduced from axis 2)"});
+  EXPECT_TRUE(
+      verifyLine("dve: tensor_reduce dst=sbuf[0:4]:fp32[[1,4]] op=add axis=2 " + data).ok());
 }
 
 // ---- tensor_scalar_reduce ----
@@ -206,8 +211,9 @@ TEST(TensorScalarReduce, ComputesTheTileAndFoldsItIntoTheAccumulators) {
       {ra, rb, rs, ri, da, db, first, both, loaded, maxed},
       {op(da, ra, fmt::format("reduce_op=add reduce_res={}", first.ap())),
        op(db, rb, fmt::format("reduce_op=add reduce_res={} reduce_cmd=reduce", both.ap())),
-       op(db, rb, fmt::format("reduce_op=add reduce_res={} reduce_cmd=load_reduce reduce_init={}",
-                              loaded.ap(), ri.ap())),
+       op(db, rb,
+          fmt::format("reduce_op=add reduce_res={} reduce_cmd=load_reduce reduce_init={}",
+                      loaded.ap(), ri.ap())),
        op(db, rb, fmt::format("reduce_op=max reduce_res={}", maxed.ap()))});
   std::vector<float> ta(a.size());
   std::vector<float> tb(b.size());
@@ -255,14 +261,17 @@ TEST(TensorScalarReduce, EachLaneKeepsItsOwnAccumulator) {
 }
 
 TEST(TensorScalarReduceVerifier, RejectsEachInstructionSpecificRule) {
-  const std::string base = "dve: tensor_scalar_reduce dst=sbuf[0:4]:fp32[[1,8]] "
-                           "data=sbuf[0:4]+64:fp32[[1,8]] operand0=2 ";
-  expectRejected(verifyLine(base + "op0=multiply reduce_op=subtract reduce_res=sbuf[0:4]+128:fp32[[1,1]]"),
-                 {"operand 'reduce_op': operator subtract is not allowed here (allowed: add, "
-                  "multiply, max, min)"});
-  expectRejected(verifyLine(base + "op0=multiply reduce_res=sbuf[0:4]+128:fp32[[1,1]] reduce_cmd=idle"),
-                 {"operand 'reduce_cmd': idle is not supported by this instruction (allowed: "
-                  "reset_reduce, reduce, load_reduce)"});
+  const std::string base =
+      "dve: tensor_scalar_reduce dst=sbuf[0:4]:fp32[[1,8]] "
+      "data=sbuf[0:4]+64:fp32[[1,8]] operand0=2 ";
+  expectRejected(
+      verifyLine(base + "op0=multiply reduce_op=subtract reduce_res=sbuf[0:4]+128:fp32[[1,1]]"),
+      {"operand 'reduce_op': operator subtract is not allowed here (allowed: add, "
+       "multiply, max, min)"});
+  expectRejected(
+      verifyLine(base + "op0=multiply reduce_res=sbuf[0:4]+128:fp32[[1,1]] reduce_cmd=idle"),
+      {"operand 'reduce_cmd': idle is not supported by this instruction (allowed: "
+       "reset_reduce, reduce, load_reduce)"});
   expectRejected(verifyLine(base + "op0=bitwise_and reduce_res=sbuf[0:4]+128:fp32[[1,1]]"),
                  {"operand 'op0': bitwise operator bitwise_and is not allowed"});
   expectRejected(verifyLine(base + "op0=add reduce_res=sbuf[0:4]+128:fp32[[1,2]]"),
@@ -300,11 +309,12 @@ TEST(TensorTensorScan, LinearRecurrenceAndReverseFlagsMatchTheSequentialReferenc
     regions.push_back(outputRegion(fmt::format("c{}", k), k % 2 == 0 ? DType::kFp32 : DType::kBf16,
                                    96, 32, 96, 1024 + static_cast<std::int64_t>(k) * 512));
     // The free pattern is 3 x 32: the scan runs on across rows.
-    lines.push_back(fmt::format("dve: tensor_tensor_scan dst={} data0={} data1={} initial={} "
-                                "op0={} op1={} reverse0={} reverse1={}",
-                                regions.back().ap(), d0.ap("[[32,3],[1,32]]"), d1.ap(),
-                                k == 0 ? std::string("0.5") : init.ap(), enumName(c.op0),
-                                enumName(c.op1), c.reverse0, c.reverse1));
+    lines.push_back(
+        fmt::format("dve: tensor_tensor_scan dst={} data0={} data1={} initial={} "
+                    "op0={} op1={} reverse0={} reverse1={}",
+                    regions.back().ap(), d0.ap("[[32,3],[1,32]]"), d1.ap(),
+                    k == 0 ? std::string("0.5") : init.ap(), enumName(c.op0), enumName(c.op1),
+                    c.reverse0, c.reverse1));
   }
   const auto out = runKernel(regions, lines);
   for (std::size_t k = 0; k < std::size(cases); ++k) {
@@ -367,10 +377,11 @@ TEST(TensorScalarCumulative, PrefixScansFollowTheNkiPseudocode) {
     const Case& c = cases[k];
     regions.push_back(outputRegion(fmt::format("c{}", k), DType::kFp32, 0, 32, 48,
                                    1024 + static_cast<std::int64_t>(k) * 256));
-    lines.push_back(fmt::format("dve: tensor_scalar_cumulative dst={} src={} op0={} op1={} "
-                                "imm0={} imm1={} reduce_cmd={} reverse0={}",
-                                regions.back().ap(), in.ap(), enumName(c.op0), enumName(c.op1),
-                                c.imm0, ri.ap(), c.cmd, c.reverse0));
+    lines.push_back(
+        fmt::format("dve: tensor_scalar_cumulative dst={} src={} op0={} op1={} "
+                    "imm0={} imm1={} reduce_cmd={} reverse0={}",
+                    regions.back().ap(), in.ap(), enumName(c.op0), enumName(c.op1), c.imm0, ri.ap(),
+                    c.cmd, c.reverse0));
   }
   const auto out = runKernel(regions, lines);
   std::vector<float> reg(32);
@@ -393,8 +404,7 @@ TEST(TensorScalarCumulative, PrefixScansFollowTheNkiPseudocode) {
         expected[p * 48 + f] = reg[p];
       }
     }
-    expectCastOf(out.at(fmt::format("c{}", k)), expected, DType::kFp32,
-                 fmt::format("case {}", k));
+    expectCastOf(out.at(fmt::format("c{}", k)), expected, DType::kFp32, fmt::format("case {}", k));
   }
 }
 
@@ -403,14 +413,14 @@ TEST(TensorScalarCumulative, SharesTheAccumulatorsWithTensorScalarReduce) {
   Region scratch = outputRegion("t", DType::kFp32, 0, 4, 4, 128);
   Region sum = outputRegion("s", DType::kFp32, 0, 4, 1, 256);
   Region scan = outputRegion("c", DType::kFp32, 0, 4, 4, 512);
-  const auto out = runKernel(
-      {in, scratch, sum, scan},
-      {fmt::format("dve: tensor_scalar_reduce dst={} data={} op0=multiply operand0=3 "
-                   "reduce_op=add reduce_res={}",
-                   scratch.ap(), in.ap(), sum.ap()),
-       fmt::format("dve: tensor_scalar_cumulative dst={} src={} op0=add imm0=0 op1=add "
-                   "reduce_cmd=reduce",
-                   scan.ap(), in.ap())});
+  const auto out =
+      runKernel({in, scratch, sum, scan},
+                {fmt::format("dve: tensor_scalar_reduce dst={} data={} op0=multiply operand0=3 "
+                             "reduce_op=add reduce_res={}",
+                             scratch.ap(), in.ap(), sum.ap()),
+                 fmt::format("dve: tensor_scalar_cumulative dst={} src={} op0=add imm0=0 op1=add "
+                             "reduce_cmd=reduce",
+                             scan.ap(), in.ap())});
   EXPECT_EQ(decode(out.at("s"), DType::kFp32), std::vector<float>(4, 12.0f));
   const std::vector<float> row = {13, 14, 15, 16};
   std::vector<float> expected;
@@ -454,9 +464,10 @@ TEST(RangeSelect, KeepsTheIndexWindowAndReducesTheMaximum) {
   Region wide = outputRegion("w", DType::kFp32, 32, 32, kFree, 1024);
   Region narrow = outputRegion("n", DType::kBf16, 32, 32, kFree, 2048);
   Region res = outputRegion("r", DType::kFp32, 32, 32, 1, 4096);
-  const std::string body = fmt::format("on_true_tile={} comp_op0=greater_equal comp_op1=less "
-                                       "bound0={} bound1={} range_start=10",
-                                       in.ap(), b0.ap(), b1.ap());
+  const std::string body = fmt::format(
+      "on_true_tile={} comp_op0=greater_equal comp_op1=less "
+      "bound0={} bound1={} range_start=10",
+      in.ap(), b0.ap(), b1.ap());
   const auto out = runKernel(
       {in, b0, b1, wide, narrow, res},
       {fmt::format("dve: range_select dst={} {} reduce_res={}", wide.ap(), body, res.ap()),
@@ -503,8 +514,9 @@ TEST(RangeSelect, ContinuesTheMaximumOfSelectReduce) {
 }
 
 TEST(RangeSelectVerifier, RejectsEachInstructionSpecificRule) {
-  const std::string base = "dve: range_select dst=sbuf[0:4]:fp32[[1,8]] "
-                           "on_true_tile=sbuf[0:4]+64:fp32[[1,8]] bound0=sbuf[0:4]+128:fp32[[1,1]] ";
+  const std::string base =
+      "dve: range_select dst=sbuf[0:4]:fp32[[1,8]] "
+      "on_true_tile=sbuf[0:4]+64:fp32[[1,8]] bound0=sbuf[0:4]+128:fp32[[1,1]] ";
   const std::string b1 = "bound1=sbuf[0:4]+132:fp32[[1,1]] ";
   expectRejected(verifyLine(base + b1 + "comp_op0=add"),
                  {"operand 'comp_op0': operator add is not allowed here (allowed: equal, less, "
@@ -521,10 +533,11 @@ TEST(RangeSelectVerifier, RejectsEachInstructionSpecificRule) {
                  {"operand 'reduce_op': operator add is not allowed here (allowed: max)"});
   expectRejected(verifyLine(base + b1 + "range_start=16777210"),
                  {"operand 'range_start': indices 16777210..16777217 are not all exact in fp32"});
-  expectRejected(verifyLine("dve: range_select dst=sbuf[0:4]:fp32[[1,8]] "
-                            "on_true_tile=sbuf[0:4]+64:int32[[1,8]] bound0=sbuf[0:4]+128:fp32[[1,1]] " +
-                            b1),
-                 {"operand 'on_true_tile'", "dtype int32 is not a floating-point type"});
+  expectRejected(
+      verifyLine("dve: range_select dst=sbuf[0:4]:fp32[[1,8]] "
+                 "on_true_tile=sbuf[0:4]+64:int32[[1,8]] bound0=sbuf[0:4]+128:fp32[[1,1]] " +
+                 b1),
+      {"operand 'on_true_tile'", "dtype int32 is not a floating-point type"});
 }
 
 // ---- select_reduce ----
@@ -545,14 +558,14 @@ TEST(SelectReduce, SelectsPerPredicateAndFoldsTheMaximum) {
     Region dst2 = outputRegion("d2", DType::kFp32, 64, 32, 40, 1536);
     Region res = outputRegion("r", DType::kFp32, 64, 32, 1, 1024);
     Region reset = outputRegion("z", DType::kFp32, 64, 32, 1, 1028);
-    const auto out = runKernel(
-        {pred, in, other, dst, dst2, res, reset},
-        {fmt::format("dve: select_reduce dst={} predicate={} on_true={} on_false={} "
-                     "reduce_cmd=reset_reduce reduce_res={} reverse_pred={}",
-                     dst.ap(), pred.ap(), in.ap(), other.ap(), res.ap(), reverse),
-         fmt::format("dve: select_reduce dst={} predicate={} on_true={} on_false=-1 "
-                     "reduce_cmd=reset reduce_res={}",
-                     dst2.ap(), pred.ap(), in.ap(), reset.ap())});
+    const auto out =
+        runKernel({pred, in, other, dst, dst2, res, reset},
+                  {fmt::format("dve: select_reduce dst={} predicate={} on_true={} on_false={} "
+                               "reduce_cmd=reset_reduce reduce_res={} reverse_pred={}",
+                               dst.ap(), pred.ap(), in.ap(), other.ap(), res.ap(), reverse),
+                   fmt::format("dve: select_reduce dst={} predicate={} on_true={} on_false=-1 "
+                               "reduce_cmd=reset reduce_res={}",
+                               dst2.ap(), pred.ap(), in.ap(), reset.ap())});
     std::vector<float> expected(data.size());
     std::vector<float> maxima(32, -kInf);
     for (std::size_t i = 0; i < data.size(); ++i) {
@@ -576,16 +589,17 @@ TEST(SelectReduceVerifier, RejectsEachInstructionSpecificRule) {
   const std::string pred = "predicate=sbuf[0:4]+64:uint8[[1,8]] ";
   const std::string onTrue = "on_true=sbuf[0:4]+128:fp32[[1,8]] ";
   expectRejected(verifyLine(base + "predicate=sbuf[0:4]+64:uint32[[1,8]] " + onTrue),
-                 {"operand 'predicate'", "dtype uint32 is not allowed here (allowed: int8, uint8, "
-                                         "int16, uint16)"});
+                 {"operand 'predicate'",
+                  "dtype uint32 is not allowed here (allowed: int8, uint8, "
+                  "int16, uint16)"});
   expectRejected(verifyLine(base + pred + "on_true=sbuf[0:4]+128:int32[[1,8]]"),
                  {"operand 'on_true': dtype int32 is not allowed (any type but tf32, int32 and "
                   "uint32)"});
   expectRejected(verifyLine(base + pred + onTrue + "reduce_op=min"),
                  {"operand 'reduce_op': operator min is not allowed here (allowed: max)"});
-  expectRejected(verifyLine(base + pred + onTrue +
-                            "reduce_cmd=reduce reduce_res=sbuf[0:4]+192:int32[[1,1]]"),
-                 {"operand 'reduce_res'", "dtype int32 is not a floating-point type"});
+  expectRejected(
+      verifyLine(base + pred + onTrue + "reduce_cmd=reduce reduce_res=sbuf[0:4]+192:int32[[1,1]]"),
+      {"operand 'reduce_res'", "dtype int32 is not a floating-point type"});
   expectRejected(verifyLine(base + "predicate=psum[0:4]:uint8[[1,8]] "
                                    "on_true=psum[0:4]+64:fp32[[1,8]]"),
                  {"'on_true' and 'predicate' are both in PSUM"});
@@ -593,6 +607,130 @@ TEST(SelectReduceVerifier, RejectsEachInstructionSpecificRule) {
                  {"operand 'on_false'", "must be [4, 1], not [4, 3]"});
   expectRejected(verifyLine(base + pred + onTrue + "reduce_res=sbuf[0:4]+192:fp32[[1,1]]"),
                  {"operand 'reduce_res' is given but reduce_cmd is idle"});
+}
+
+// ---- every instruction of this family ----
+
+TEST(VectorReduce, StochasticRoundingPicksANeighbourAndIsReproducible) {
+  std::mt19937 rng(29);
+  constexpr std::size_t kFree = 48;
+  const auto a = randomValues(32 * kFree, DType::kFp32, rng, 0.5, 1.0);
+  const auto b = randomValues(32 * kFree, DType::kFp32, rng, -1.0, 1.0);
+  std::vector<float> mask(a.size());
+  for (std::size_t i = 0; i < mask.size(); ++i) {
+    mask[i] = static_cast<float>(i % 3);
+  }
+  std::vector<Region> regions = {
+      inputRegion("a", DType::kFp32, 0, 32, kFree, a),
+      inputRegion("b", DType::kFp32, 0, 32, kFree, b, 256),
+      inputRegion("m", DType::kUint8, 0, 32, kFree, mask, 512),
+      inputRegion("lo", DType::kFp32, 0, 32, 1, std::vector<float>(32, 4), 600),
+      inputRegion("hi", DType::kFp32, 0, 32, 1, std::vector<float>(32, 40), 604)};
+  const auto out = [&](std::string name, DType type, std::int64_t free, std::int64_t offset) {
+    regions.push_back(outputRegion(std::move(name), type, 0, 32, free, offset));
+    return regions.back().ap();
+  };
+  const std::string ra = regions[0].ap();
+  const std::string rb = regions[1].ap();
+  const std::vector<std::string> lines = {
+      fmt::format("dve: tensor_tensor_scan dst={} data0={} data1={} initial=0.3 op0=multiply "
+                  "op1=add",
+                  out("scan", DType::kBf16, kFree, 1024), ra, rb),
+      fmt::format("dve: tensor_scalar_cumulative dst={} src={} op0=multiply imm0=0.7 op1=add",
+                  out("cum", DType::kFp16, kFree, 1536), rb),
+      fmt::format("dve: tensor_scalar_reduce dst={} data={} op0=multiply operand0=0.3 "
+                  "reduce_op=add reduce_res={}",
+                  out("tsr", DType::kBf16, kFree, 2048), ra, out("tsr_res", DType::kBf16, 1, 2560)),
+      fmt::format("dve: range_select dst={} on_true_tile={} comp_op0=greater_equal comp_op1=less "
+                  "bound0={} bound1={}",
+                  out("range", DType::kBf16, kFree, 3072), rb, regions[3].ap(), regions[4].ap()),
+      fmt::format("dve: select_reduce dst={} predicate={} on_true={} on_false=0.1 "
+                  "reduce_cmd=reset_reduce reduce_res={}",
+                  out("select", DType::kFp8E4m3, kFree, 3584), regions[2].ap(), rb,
+                  out("select_res", DType::kBf16, 1, 3712)),
+      fmt::format("dve: tensor_reduce dst={} op=multiply data={}",
+                  out("prod", DType::kBf16, 1, 3776), ra)};
+  core::CoreOptions sr;
+  sr.rounding = RoundingMode::kStochastic;
+  sr.seed = 17;
+  const auto first = runKernel(regions, lines, sr);
+  EXPECT_EQ(first, runKernel(regions, lines, sr));
+  std::map<std::string, std::vector<float>> expected;
+  for (std::size_t p = 0; p < 32; ++p) {
+    float scan = 0.3f;
+    float cum = 0.0f;
+    float sum = 0.0f;
+    float best = -kInf;
+    float prod = a[p * kFree];
+    for (std::size_t f = 0; f < kFree; ++f) {
+      const std::size_t i = p * kFree + f;
+      scan = alu32(AluOp::kAdd, alu32(AluOp::kMultiply, a[i], scan), b[i]);
+      expected["scan"].push_back(scan);
+      cum = alu32(AluOp::kAdd, alu32(AluOp::kMultiply, b[i], 0.7f), cum);
+      expected["cum"].push_back(cum);
+      const float t = alu32(AluOp::kMultiply, a[i], 0.3f);
+      expected["tsr"].push_back(t);
+      sum = alu32(AluOp::kAdd, sum, t);
+      expected["range"].push_back(f >= 4 && f < 40 ? b[i] : -FLT_MAX);
+      const float chosen = mask[i] != 0 ? b[i] : 0.1f;
+      expected["select"].push_back(chosen);
+      best = std::max(best, chosen);
+      if (f > 0) {
+        prod = alu32(AluOp::kMultiply, prod, a[i]);
+      }
+    }
+    expected["tsr_res"].push_back(sum);
+    expected["select_res"].push_back(best);
+    expected["prod"].push_back(prod);
+  }
+  for (const Region& r : regions) {
+    if (r.output) {
+      expectStochasticCastOf(first.at(r.name), expected.at(r.name), r.dtype, r.name);
+    }
+  }
+}
+
+TEST(VectorReduce, SpecialValuesPropagateThroughScansAndReductions) {
+  const std::vector<float> x = {1, 2, NAN, 4, 5, -kInf, 7, 1e-40f, -3e38f, 3e38f, 2, 1};
+  const std::size_t n = x.size();
+  Region in = inputRegion("a", DType::kFp32, 0, 1, static_cast<std::int64_t>(n), x);
+  // Every instruction reads the input backwards.
+  const std::string backward = in.ap(fmt::format("[[-1,{}]]", n), static_cast<std::int64_t>(n) - 1);
+  std::vector<Region> regions = {in};
+  for (const std::string_view name : {"scan", "cum", "tsr", "res"}) {
+    regions.push_back(outputRegion(std::string(name), DType::kFp32, 0, 1,
+                                   name == "res" ? 1 : static_cast<std::int64_t>(n),
+                                   256 + static_cast<std::int64_t>(regions.size()) * 64));
+  }
+  const auto out = runKernel(
+      regions,
+      {fmt::format("dve: tensor_tensor_scan dst={} data0={} data1={} initial=1 op0=add op1=max",
+                   regions[1].ap(), backward, backward),
+       fmt::format("dve: tensor_scalar_cumulative dst={} src={} op0=multiply imm0=2 op1=add",
+                   regions[2].ap(), backward),
+       fmt::format("dve: tensor_scalar_reduce dst={} data={} op0=add operand0=1 reduce_op=min "
+                   "reduce_res={}",
+                   regions[3].ap(), backward, regions[4].ap())});
+  std::vector<float> scan(n);
+  std::vector<float> cum(n);
+  std::vector<float> tsr(n);
+  float state = 1.0f;
+  float reg = 0.0f;
+  float low = kInf;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v = x[n - 1 - i];
+    state = alu32(AluOp::kMax, alu32(AluOp::kAdd, v, state), v);
+    scan[i] = state;
+    reg = alu32(AluOp::kAdd, alu32(AluOp::kMultiply, v, 2.0f), reg);
+    cum[i] = reg;
+    tsr[i] = alu32(AluOp::kAdd, v, 1.0f);
+    low = alu32(AluOp::kMin, low, tsr[i]);
+  }
+  expectCastOf(out.at("scan"), scan, DType::kFp32, "scan");
+  expectCastOf(out.at("cum"), cum, DType::kFp32, "cumulative");
+  expectCastOf(out.at("tsr"), tsr, DType::kFp32, "tensor_scalar_reduce");
+  expectCastOf(out.at("res"), {low}, DType::kFp32, "min");
+  EXPECT_TRUE(std::isnan(decode(out.at("res"), DType::kFp32)[0]));
 }
 
 }  // namespace

@@ -84,8 +84,8 @@ inline std::string kernelText(const std::vector<Region>& regions,
     const std::string dims = fmt::format("[[1,{}]]", r.free);
     const std::string sbufAp =
         r.memory == Memory::kSbuf ? r.ap() : r.apOf(Memory::kSbuf, staging, dims);
-    const std::string hbm = fmt::format("{}[[{},{}],[1,{}]]", dtypeName(r.dtype), r.free,
-                                        r.partitions, r.free);
+    const std::string hbm =
+        fmt::format("{}[[{},{}],[1,{}]]", dtypeName(r.dtype), r.free, r.partitions, r.free);
     if (!r.input.empty()) {
       text += fmt::format(".tensor {}_in input {} [{}, {}]\n", r.name, dtypeName(r.dtype),
                           r.partitions, r.free);
@@ -101,8 +101,8 @@ inline std::string kernelText(const std::vector<Region>& regions,
       if (r.memory == Memory::kPsum) {
         unstage.push_back(fmt::format("dve: tensor_copy dst={} src={}", sbufAp, r.ap()));
       }
-      stores.push_back(fmt::format("sp: dma_copy dst=hbm:{}:{} src={} queue=0", r.name, hbm,
-                                   sbufAp));
+      stores.push_back(
+          fmt::format("sp: dma_copy dst=hbm:{}:{} src={} queue=0", r.name, hbm, sbufAp));
     }
     if (r.memory == Memory::kPsum) {
       staging += r.free * byteSize(r.dtype);
@@ -114,8 +114,8 @@ inline std::string kernelText(const std::vector<Region>& regions,
     text += l + "\n";
   }
   for (std::size_t j = 0; j < compute.size(); ++j) {
-    text += fmt::format("{} wait(s0>={}) wait(s1>={}) signal(s1+=1)\n", compute[j], loads.size(),
-                        j);
+    text +=
+        fmt::format("{} wait(s0>={}) wait(s1>={}) signal(s1+=1)\n", compute[j], loads.size(), j);
   }
   for (const std::string& s : stores) {
     text += fmt::format("{} wait(s1>={})\n", s, compute.size());
@@ -148,8 +148,7 @@ inline Status runStatus(const std::vector<Region>& regions, const std::vector<st
       inputs[r.name + "_in"] = r.input;
     }
   }
-  return trn::testing::runProgram(kernelText(regions, lines), inputs, smallCore(options))
-      .status();
+  return trn::testing::runProgram(kernelText(regions, lines), inputs, smallCore(options)).status();
 }
 
 /// Element bytes of fp32 values cast to `type` with nearest-even rounding.
@@ -205,10 +204,35 @@ inline void expectCastOf(const std::vector<std::byte>& out, const std::vector<fl
   for (std::size_t i = 0; i < got.size() && reported < 10; ++i) {
     if (got[i] != want[i]) {
       ADD_FAILURE() << what << " element " << i << ": got 0x" << std::hex << got[i] << " ("
-                    << decodeFloat(got[i], type) << ") want 0x" << want[i] << " ("
-                    << expected[i] << ")" << std::dec;
+                    << decodeFloat(got[i], type) << ") want 0x" << want[i] << " (" << expected[i]
+                    << ")" << std::dec;
       ++reported;
     }
+  }
+}
+
+/// Expects each output element to be one of the two values of `type` that bracket the fp32
+/// result (what stochastic rounding may produce): the result itself when representable, else its
+/// truncation or the next value away from zero. NaN must stay NaN.
+inline void expectStochasticCastOf(const std::vector<std::byte>& out,
+                                   const std::vector<float>& expected, DType type,
+                                   std::string_view what = "") {
+  const std::vector<std::uint32_t> got = rawBits(out, type);
+  ASSERT_EQ(got.size(), expected.size()) << what;
+  const ConvertOptions truncate{RoundingMode::kTowardZero};
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const float x = expected[i];
+    const float value = decodeFloat(got[i], type);
+    if (std::isnan(x)) {
+      ASSERT_TRUE(std::isnan(value)) << what << " element " << i;
+      continue;
+    }
+    const std::uint32_t low = encodeFloat(x, type, truncate);
+    const float down = decodeFloat(low, type);
+    const float up = down == x ? x : decodeFloat(low + 1, type);
+    ASSERT_TRUE(value == down || value == up)
+        << what << " element " << i << ": " << value << " is not " << down << " or " << up
+        << " (fp32 result " << x << ")";
   }
 }
 
@@ -228,30 +252,54 @@ inline double aluRef(AluOp op, double a, double b) {
   };
   const bool nan = std::isnan(a) || std::isnan(b);
   switch (op) {
-    case AluOp::kAdd: return a + b;
-    case AluOp::kSubtract: return a - b;
-    case AluOp::kMultiply: return a * b;
-    case AluOp::kDivide: return a / b;
-    case AluOp::kMax: return nan ? NAN : (a > b || (a == b && !std::signbit(a)) ? a : b);
-    case AluOp::kMin: return nan ? NAN : (a < b || (a == b && std::signbit(a)) ? a : b);
-    case AluOp::kPow: return std::pow(a, b);
-    case AluOp::kEqual: return a == b ? 1 : 0;
-    case AluOp::kNotEqual: return a != b ? 1 : 0;
-    case AluOp::kGreater: return a > b ? 1 : 0;
-    case AluOp::kGreaterEqual: return a >= b ? 1 : 0;
-    case AluOp::kLess: return a < b ? 1 : 0;
-    case AluOp::kLessEqual: return a <= b ? 1 : 0;
-    case AluOp::kLogicalAnd: return a != 0 && b != 0 ? 1 : 0;
-    case AluOp::kLogicalOr: return a != 0 || b != 0 ? 1 : 0;
-    case AluOp::kLogicalXor: return (a != 0) != (b != 0) ? 1 : 0;
-    case AluOp::kAbsMax: return std::fmax(std::fabs(a), std::fabs(b));
-    case AluOp::kAbsMin: return std::fmin(std::fabs(a), std::fabs(b));
-    case AluOp::kBitwiseAnd: return fromInt(toInt(a) & toInt(b));
-    case AluOp::kBitwiseOr: return fromInt(toInt(a) | toInt(b));
-    case AluOp::kBitwiseXor: return fromInt(toInt(a) ^ toInt(b));
-    case AluOp::kShiftLeft: return fromInt(toInt(a) << (toInt(b) & 31));
-    case AluOp::kShiftRight: return fromInt(toInt(a) >> (toInt(b) & 31));
-    case AluOp::kBypass: return a;
+    case AluOp::kAdd:
+      return a + b;
+    case AluOp::kSubtract:
+      return a - b;
+    case AluOp::kMultiply:
+      return a * b;
+    case AluOp::kDivide:
+      return a / b;
+    case AluOp::kMax:
+      return nan ? NAN : (a > b || (a == b && !std::signbit(a)) ? a : b);
+    case AluOp::kMin:
+      return nan ? NAN : (a < b || (a == b && std::signbit(a)) ? a : b);
+    case AluOp::kPow:
+      return std::pow(a, b);
+    case AluOp::kEqual:
+      return a == b ? 1 : 0;
+    case AluOp::kNotEqual:
+      return a != b ? 1 : 0;
+    case AluOp::kGreater:
+      return a > b ? 1 : 0;
+    case AluOp::kGreaterEqual:
+      return a >= b ? 1 : 0;
+    case AluOp::kLess:
+      return a < b ? 1 : 0;
+    case AluOp::kLessEqual:
+      return a <= b ? 1 : 0;
+    case AluOp::kLogicalAnd:
+      return a != 0 && b != 0 ? 1 : 0;
+    case AluOp::kLogicalOr:
+      return a != 0 || b != 0 ? 1 : 0;
+    case AluOp::kLogicalXor:
+      return (a != 0) != (b != 0) ? 1 : 0;
+    case AluOp::kAbsMax:
+      return std::fmax(std::fabs(a), std::fabs(b));
+    case AluOp::kAbsMin:
+      return std::fmin(std::fabs(a), std::fabs(b));
+    case AluOp::kBitwiseAnd:
+      return fromInt(toInt(a) & toInt(b));
+    case AluOp::kBitwiseOr:
+      return fromInt(toInt(a) | toInt(b));
+    case AluOp::kBitwiseXor:
+      return fromInt(toInt(a) ^ toInt(b));
+    case AluOp::kShiftLeft:
+      return fromInt(toInt(a) << (toInt(b) & 31));
+    case AluOp::kShiftRight:
+      return fromInt(toInt(a) >> (toInt(b) & 31));
+    case AluOp::kBypass:
+      return a;
   }
   return NAN;
 }
@@ -301,7 +349,8 @@ inline Status verifyLine(std::string_view line) {
 }
 
 /// Expects `status` to be a verifier error mentioning every fragment.
-inline void expectRejected(const Status& status, std::initializer_list<std::string_view> fragments) {
+inline void expectRejected(const Status& status,
+                           std::initializer_list<std::string_view> fragments) {
   ASSERT_FALSE(status.ok()) << "accepted";
   EXPECT_EQ(status.code(), ErrorCode::kFailedPrecondition) << status.toString();
   for (const std::string_view f : fragments) {
