@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -60,6 +61,10 @@ isa::CoreLimits coreLimits(const spec::ChipSpec& chip) {
   limits.registers = static_cast<std::int32_t>(core.sequencer.registers);
   limits.dmaQueues = static_cast<std::int32_t>(core.dma.queuesPerEngine);
   limits.fp8DoubleRow = core.pe.doubleRowFp8.supported;
+  limits.matmulMinTile = core.pe.rows;  // no tiling mode unless the spec lists tile sizes
+  for (const std::int64_t size : core.pe.tiling.rowTileSizes) {
+    limits.matmulMinTile = std::min(limits.matmulMinTile, size);
+  }
   return limits;
 }
 
