@@ -257,6 +257,14 @@ std::string formatProgramText(const Program& program) {
 }
 
 Result<Program> parseProgramText(std::string_view text, std::string_view name) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7f || c >= 0x80) {
+      return parseError(fmt::format("{}: is not program text: byte {} is 0x{:02x} (program text "
+                                    "is ASCII; binary programs start with TRNPROG)",
+                                    name, i, c));
+    }
+  }
   Program program;
   int lineNumber = 0;
   while (!text.empty()) {

@@ -1,5 +1,6 @@
 // `trnsim run`, `asm`, `disasm` and `isa` end to end: .npy files in, program on the core, .npy
 // files out, checked against a float64 reference; and every user error exits 1 with a message.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -127,7 +128,7 @@ TEST_F(CliRunTest, UserErrorsExitOneWithAMessage) {
        "cannot open"},
       {fmt::format("run {} --chip trn9", kExample), "chip 'trn9' not found"},
       {"run /nonexistent.tasm", "/nonexistent.tasm: cannot open"},
-      {fmt::format("disasm {}", path("small.npy")), "unexpected"},
+      {fmt::format("disasm {}", path("small.npy")), "is not program text: byte 0 is 0x93"},
   };
   for (const Case& c : cases) {
     const auto run = trnsim(c.arguments);
