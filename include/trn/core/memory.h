@@ -6,20 +6,22 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
-#include <vector>
+#include <cstdlib>
+#include <memory>
 
 namespace trn::core {
 
-/// A byte array with an optional written-bytes shadow.
+/// A zero-filled byte array with an optional written-bytes shadow. Storage comes from calloc, so
+/// a large memory costs nothing until its pages are touched: a 28 MiB SBUF of which a kernel uses
+/// a few tiles is cheap to create.
 class TrackedBytes {
  public:
   TrackedBytes() = default;
   TrackedBytes(std::size_t size, bool trackWrites);
 
-  [[nodiscard]] std::size_t size() const { return bytes_.size(); }
-  [[nodiscard]] std::byte* data() { return bytes_.data(); }
-  [[nodiscard]] const std::byte* data() const { return bytes_.data(); }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] std::byte* data() { return bytes_.get(); }
+  [[nodiscard]] const std::byte* data() const { return bytes_.get(); }
 
   /// Marks [offset, offset + length) as written (no-op without tracking).
   void markWritten(std::size_t offset, std::size_t length);
@@ -28,11 +30,15 @@ class TrackedBytes {
   [[nodiscard]] bool allWritten(std::size_t offset, std::size_t length) const;
 
   /// Whether writes are tracked.
-  [[nodiscard]] bool tracking() const { return !written_.empty(); }
+  [[nodiscard]] bool tracking() const { return written_ != nullptr; }
 
  private:
-  std::vector<std::byte> bytes_;
-  std::vector<std::uint8_t> written_;
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::size_t size_ = 0;
+  std::unique_ptr<std::byte, Free> bytes_;
+  std::unique_ptr<std::uint8_t, Free> written_;  ///< one flag per byte; null when not tracking
 };
 
 }  // namespace trn::core
