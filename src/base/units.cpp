@@ -2,16 +2,15 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "trn/base/decimal.h"
+
 namespace trn {
 namespace {
-
-__extension__ using Int128 = __int128;  // exact intermediate arithmetic
 
 constexpr std::int64_t kKilo = 1000;
 constexpr std::int64_t kMega = kKilo * kKilo;
@@ -65,95 +64,6 @@ constexpr std::array<Unit, 5> kBitRateUnits = {{
     {"Tbps", kTera, 8},
 }};
 
-/// A decimal number split into an integer mantissa and a power of ten.
-struct Decimal {
-  Int128 mantissa = 0;
-  int exponent10 = 0;
-  bool negative = false;
-};
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-/// Parses the leading number of `text`; `rest` receives what follows it.
-std::optional<Decimal> parseDecimal(std::string_view text, std::string_view& rest) {
-  constexpr int kMaxDigits = 30;
-  Decimal d;
-  std::size_t i = 0;
-  if (i < text.size() && (text[i] == '-' || text[i] == '+')) {
-    d.negative = text[i] == '-';
-    ++i;
-  }
-  int significantDigits = 0;
-  bool sawDigit = false;
-  bool sawPoint = false;
-  for (; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '.' && !sawPoint) {
-      sawPoint = true;
-      continue;
-    }
-    if (!std::isdigit(static_cast<unsigned char>(c))) {
-      break;
-    }
-    sawDigit = true;
-    if (d.mantissa != 0 || c != '0') {
-      if (++significantDigits > kMaxDigits) {
-        return std::nullopt;
-      }
-    }
-    d.mantissa = d.mantissa * 10 + (c - '0');
-    if (sawPoint) {
-      --d.exponent10;
-    }
-  }
-  if (!sawDigit) {
-    return std::nullopt;
-  }
-  // Optional exponent: e/E, sign, digits. Not confused with a unit starting with 'e' (none do).
-  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
-    std::size_t j = i + 1;
-    bool negativeExponent = false;
-    if (j < text.size() && (text[j] == '-' || text[j] == '+')) {
-      negativeExponent = text[j] == '-';
-      ++j;
-    }
-    int exponent = 0;
-    const std::size_t exponentStart = j;
-    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) && exponent < 1000) {
-      exponent = exponent * 10 + (text[j] - '0');
-      ++j;
-    }
-    if (j == exponentStart || exponent >= 1000) {
-      return std::nullopt;
-    }
-    d.exponent10 += negativeExponent ? -exponent : exponent;
-    i = j;
-  }
-  rest = text.substr(i);
-  return d;
-}
-
-bool multiplyChecked(Int128& value, Int128 factor) {
-  return !__builtin_mul_overflow(value, factor, &value);
-}
-
-bool scaleByPowerOfTen(Int128& value, int exponent) {
-  for (int k = 0; k < exponent; ++k) {
-    if (!multiplyChecked(value, 10)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string describeUnit(std::string_view unit) {
   return unit.empty() ? std::string("no unit") : fmt::format("unknown unit '{}'", unit);
 }
@@ -167,10 +77,10 @@ Result<Q> convert(std::string_view original, const Decimal& d, Int128 unitNumera
   Int128 numerator = d.mantissa;
   Int128 denominator = unitDenominator;
   bool fits = multiplyChecked(numerator, unitNumerator);
-  if (d.exponent10 >= 0) {
-    fits = fits && scaleByPowerOfTen(numerator, d.exponent10);
+  if (d.exponent >= 0) {
+    fits = fits && scaleByPowerOfTen(numerator, d.exponent);
   } else {
-    fits = fits && scaleByPowerOfTen(denominator, -d.exponent10);
+    fits = fits && scaleByPowerOfTen(denominator, -d.exponent);
   }
   if (!fits) {
     return outOfRange(fmt::format("'{}' is too large", original));
@@ -208,36 +118,19 @@ std::string unitList(const std::array<Unit, N>& units) {
 template <typename Q, std::size_t N>
 Result<Q> parseWithUnits(std::string_view text, const std::array<Unit, N>& units,
                          std::string_view dimension, std::string_view baseName) {
-  const std::string_view trimmed = trim(text);
-  std::string_view rest;
-  const std::optional<Decimal> d = parseDecimal(trimmed, rest);
-  if (!d) {
+  const std::string_view trimmed = trimWhitespace(text);
+  const std::optional<DecimalPrefix> number = parseDecimalPrefix(trimmed);
+  if (!number) {
     return invalidArgument(fmt::format("'{}' is not a {}: expected a number followed by a unit ({})",
                                        text, dimension, unitList(units)));
   }
-  const Unit* unit = findUnit(units, trim(rest));
+  const std::string_view rest = trimWhitespace(number->rest);
+  const Unit* unit = findUnit(units, rest);
   if (unit == nullptr) {
     return invalidArgument(fmt::format("'{}' has {}; a {} takes one of {}", text,
-                                       describeUnit(trim(rest)), dimension, unitList(units)));
+                                       describeUnit(rest), dimension, unitList(units)));
   }
-  return convert<Q>(trimmed, *d, unit->numerator, unit->denominator, baseName);
-}
-
-/// Exact decimal rendering of value/factor, where factor is a power of ten or of two.
-std::string formatRatio(std::int64_t value, std::int64_t factor) {
-  const bool negative = value < 0;
-  const Int128 magnitude = negative ? -Int128{value} : Int128{value};
-  std::string out = std::to_string(static_cast<std::int64_t>(magnitude / factor));
-  Int128 remainder = magnitude % factor;
-  if (remainder != 0) {
-    out += '.';
-    while (remainder != 0) {
-      remainder *= 10;
-      out += static_cast<char>('0' + static_cast<int>(remainder / factor));
-      remainder %= factor;
-    }
-  }
-  return negative ? "-" + out : out;
+  return convert<Q>(trimmed, number->value, unit->numerator, unit->denominator, baseName);
 }
 
 /// Renders with the largest decimal unit not exceeding the value, or, for sizes, with the
@@ -260,11 +153,13 @@ std::string formatWithUnits(std::int64_t value, const std::array<Unit, N>& units
       decimal = &u;
     }
   }
-  std::string best = formatRatio(value, static_cast<std::int64_t>(decimal->numerator)) +
-                     std::string(decimal->name);
+  std::string best =
+      formatTerminatingDecimal(value, static_cast<std::int64_t>(decimal->numerator)) +
+      std::string(decimal->name);
   if (binary != nullptr) {
-    std::string alternative = formatRatio(value, static_cast<std::int64_t>(binary->numerator)) +
-                              std::string(binary->name);
+    std::string alternative =
+        formatTerminatingDecimal(value, static_cast<std::int64_t>(binary->numerator)) +
+        std::string(binary->name);
     if (alternative.size() < best.size()) {
       best = std::move(alternative);
     }
@@ -287,31 +182,32 @@ Result<Hertz> parseFrequency(std::string_view text) {
 }
 
 Result<BytesPerSecond> parseBandwidth(std::string_view text) {
-  const std::string_view trimmed = trim(text);
-  std::string_view rest;
-  const std::optional<Decimal> d = parseDecimal(trimmed, rest);
+  const std::string_view trimmed = trimWhitespace(text);
+  const std::optional<DecimalPrefix> number = parseDecimalPrefix(trimmed);
   const std::string expected = fmt::format(
       "a bandwidth takes a size unit over a time unit (e.g. GB/s, GiB/s, B/ns) or a bit rate ({})",
       unitList(kBitRateUnits));
-  if (!d) {
+  if (!number) {
     return invalidArgument(fmt::format(
         "'{}' is not a bandwidth: expected a number followed by a unit; {}", text, expected));
   }
-  rest = trim(rest);
+  const Decimal& d = number->value;
+  const std::string_view rest = trimWhitespace(number->rest);
   if (const Unit* bitRate = findUnit(kBitRateUnits, rest)) {
-    return convert<BytesPerSecond>(trimmed, *d, bitRate->numerator, bitRate->denominator,
+    return convert<BytesPerSecond>(trimmed, d, bitRate->numerator, bitRate->denominator,
                                    "bytes per second");
   }
   const std::size_t slash = rest.find('/');
-  const Unit* size = slash == std::string_view::npos ? nullptr
-                                                     : findUnit(kByteUnits, trim(rest.substr(0, slash)));
-  const Unit* time = slash == std::string_view::npos ? nullptr
-                                                     : findUnit(kTimeUnits, trim(rest.substr(slash + 1)));
+  const bool hasSlash = slash != std::string_view::npos;
+  const Unit* size =
+      hasSlash ? findUnit(kByteUnits, trimWhitespace(rest.substr(0, slash))) : nullptr;
+  const Unit* time =
+      hasSlash ? findUnit(kTimeUnits, trimWhitespace(rest.substr(slash + 1))) : nullptr;
   if (size == nullptr || time == nullptr) {
     return invalidArgument(fmt::format("'{}' has {}; {}", text, describeUnit(rest), expected));
   }
   // bytes/time: (size factor in B) per (time factor in ps) = size * 1e12 / time B/s.
-  return convert<BytesPerSecond>(trimmed, *d, size->numerator * kTera, time->numerator,
+  return convert<BytesPerSecond>(trimmed, d, size->numerator * kTera, time->numerator,
                                  "bytes per second");
 }
 

@@ -14,10 +14,10 @@
 #include <fmt/format.h>
 
 #include "config_tree.h"
+#include "trn/base/ratio.h"
 #include "trn/base/units.h"
 #include "trn/spec/cost_model.h"
 #include "trn/spec/enums.h"
-#include "trn/spec/ratio.h"
 
 namespace trn::spec::detail {
 

@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "trn/base/ratio.h"
 #include "trn/base/units.h"
 #include "trn/spec/cost_model.h"
 #include "trn/spec/enums.h"
-#include "trn/spec/ratio.h"
 
 namespace trn::spec {
 

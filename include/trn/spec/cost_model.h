@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "trn/base/ratio.h"
 #include "trn/base/status.h"
 #include "trn/spec/enums.h"
-#include "trn/spec/ratio.h"
 
 namespace trn::spec {
 

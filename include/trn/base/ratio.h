@@ -1,7 +1,7 @@
-// Ratio: an exact rational number for the dimensionless values of the hardware description
+// Ratio: an exact rational number, used for the dimensionless values of the hardware description
 // (efficiencies such as 90%, throttle fractions, documented TFLOPS figures such as 78.6) and for
 // evaluating cost formulas without rounding. Numerator and denominator are 64-bit; arithmetic
-// reports overflow as an error instead of wrapping.
+// reports overflow as an error instead of wrapping. Decimal text is read with base/decimal.h.
 #pragma once
 
 #include <compare>
@@ -11,7 +11,7 @@
 
 #include "trn/base/status.h"
 
-namespace trn::spec {
+namespace trn {
 
 /// An exact fraction numerator/denominator in lowest terms with a positive denominator.
 class Ratio {
@@ -56,4 +56,4 @@ Result<Ratio> subtract(const Ratio& a, const Ratio& b);
 Result<Ratio> multiply(const Ratio& a, const Ratio& b);
 Result<Ratio> divide(const Ratio& a, const Ratio& b);
 
-}  // namespace trn::spec
+}  // namespace trn
