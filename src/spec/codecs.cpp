@@ -50,6 +50,20 @@ Result<Ratio> Codec<Ratio>::parse(const ConfigNode& node, Mark& where) {
   return Ratio::parse(node.scalar);
 }
 
+std::string Codec<DType>::kind() {
+  std::string names;
+  for (const DType type : allDTypes()) {
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", dtypeName(type));
+  }
+  return fmt::format("one of {}", names);
+}
+
+Result<DType> Codec<DType>::parse(const ConfigNode& node, Mark& where) {
+  where = node.mark;
+  TRN_RETURN_IF_ERROR(expectScalar(node, kind()));
+  return parseDType(node.scalar);
+}
+
 Result<CostExpression> Codec<CostExpression>::parse(const ConfigNode& node, Mark& where) {
   where = node.mark;
   TRN_RETURN_IF_ERROR(expectScalar(node, "a cycle formula"));

@@ -16,6 +16,7 @@
 #include "config_tree.h"
 #include "trn/base/ratio.h"
 #include "trn/base/units.h"
+#include "trn/numerics/dtype.h"
 #include "trn/spec/cost_model.h"
 #include "trn/spec/enums.h"
 
@@ -100,6 +101,14 @@ struct Codec<E> {
     return invalidArgument(fmt::format("'{}' is not {}", node.scalar, kind()));
   }
   static std::string render(E v) { return std::string(enumName(v)); }
+};
+
+/// Data types: the canonical names of numerics/dtype.h (parseDType also takes NKI spellings).
+template <>
+struct Codec<DType> {
+  static std::string kind();
+  static Result<DType> parse(const ConfigNode& node, Mark& where);
+  static std::string render(DType v) { return std::string(dtypeName(v)); }
 };
 
 template <>

@@ -145,7 +145,7 @@ TEST(Trn3, NeuronCoreV4) {
   EXPECT_EQ(s.core.tileLimits.matmulN, 4096);
   EXPECT_TRUE(s.core.pe.outputSpansBanks);
   EXPECT_EQ(s.core.pe.psumAccumulateDtypes,
-            (std::vector<DataType>{DataType::kFp32, DataType::kBf16}));
+            (std::vector<DType>{DType::kFp32, DType::kBf16}));
   EXPECT_EQ(s.hbm.capacity, bytes("144GiB"));
   EXPECT_EQ(s.core.dma.queueScheduling, QueueScheduling::kQos);
   EXPECT_EQ(s.topology.ultraserver.kind, TopologyKind::kSwitched);
@@ -180,7 +180,7 @@ TEST(WhatIf, FormulasSeeOverriddenValues) {
   q.variables.set(CostVariable::kN, 10);
   EXPECT_EQ(s.costs.find("activation")->estimate(q)->cycles, 48);  // max(min_ii 48, 10)
   q.engine = EngineKind::kDve;
-  q.dtypes = {DataType::kFp32};
+  q.dtypes = {DType::kFp32};
   q.variables.set(CostVariable::kN, 1000);
   EXPECT_EQ(s.costs.find("tensor_tensor")->estimate(q)->cycles, 1500);  // overridden formula
 }
@@ -209,7 +209,7 @@ TEST(AllChips, RequiredCostClassesEvaluate) {
       ASSERT_NE(c, nullptr) << name << ": " << required;
       CostQuery q;
       q.engine = c->engines.front();
-      q.dtypes = {DataType::kBf16};
+      q.dtypes = {DType::kBf16};
       for (const CostVariable v : {CostVariable::kN, CostVariable::kP, CostVariable::kNStationary,
                                    CostVariable::kNMoving, CostVariable::kK,
                                    CostVariable::kIndices}) {

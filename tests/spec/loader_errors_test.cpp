@@ -1,5 +1,6 @@
 // Every malformed description under tests/spec/bad gives a clear error that names the file, the
 // line and the full key path; no input crashes the loader.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -122,6 +123,26 @@ TEST(LoaderErrors, ReportsSeveralErrorsAtOnce) {
   EXPECT_NE(m.find("two.yaml:7:5: core.pe.rowz: unknown key 'rowz'; did you mean 'rows'?"),
             std::string::npos)
       << m;
+}
+
+TEST(LoaderErrors, DataTypesAreTheNumericsNames) {
+  const auto load = [](const char* dtypes) {
+    return loadChipFromString(
+        fmt::format("version: 1\nname: d\nbase: trn2\ncore:\n  pe:\n    psum_accumulate_dtypes: "
+                    "{{value: {}, source: \"test\"}}\n",
+                    dtypes),
+        "d.yaml");
+  };
+  const Result<ChipSpec> nki = load("[fp32, bfloat16, fp8_e4m3fn]");
+  ASSERT_TRUE(nki.ok()) << nki.status().toString();
+  EXPECT_EQ(nki->core.pe.psumAccumulateDtypes,
+            (std::vector<DType>{DType::kFp32, DType::kBf16, DType::kFp8E4m3Fn}));
+  const Result<ChipSpec> unknown = load("[fp32, fp33]");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find(
+                "d.yaml:6:44: core.pe.psum_accumulate_dtypes: item 1: unknown dtype 'fp33'"),
+            std::string::npos)
+      << unknown.status().message();
 }
 
 TEST(LoaderErrors, RecordRules) {

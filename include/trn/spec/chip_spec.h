@@ -14,6 +14,7 @@
 
 #include "trn/base/ratio.h"
 #include "trn/base/units.h"
+#include "trn/numerics/dtype.h"
 #include "trn/spec/cost_model.h"
 #include "trn/spec/enums.h"
 
@@ -128,7 +129,7 @@ struct TensorEngine {
   PeTransposeMode transpose;
   PeTiling tiling;
   PeSparsity sparsity;
-  std::vector<DataType> psumAccumulateDtypes;
+  std::vector<DType> psumAccumulateDtypes;
   bool outputSpansBanks = false;
   PeakTflops peakTflops;
   PowerThrottle powerThrottle;

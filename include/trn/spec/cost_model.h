@@ -16,6 +16,7 @@
 
 #include "trn/base/ratio.h"
 #include "trn/base/status.h"
+#include "trn/numerics/dtype.h"
 #include "trn/spec/enums.h"
 
 namespace trn::spec {
@@ -92,7 +93,7 @@ class CostExpression {
 /// Conditions under which a cost variant applies; an unset condition matches anything.
 struct CostConditions {
   std::optional<EngineKind> engine;                  ///< the engine executing the instruction
-  std::optional<std::vector<DataType>> dtypes;       ///< every data operand's type is listed
+  std::optional<std::vector<DType>> dtypes;          ///< every data operand's type is listed
   std::optional<std::vector<std::string>> ops;       ///< every ALU op is listed
   std::optional<std::vector<std::string>> opSequence;  ///< the ALU ops are exactly these
   std::optional<std::int64_t> psumInputs;            ///< exactly this many inputs are in PSUM
@@ -108,7 +109,7 @@ struct CostConditions {
 /// What the timing model knows about one instruction when asking for its cost.
 struct CostQuery {
   EngineKind engine = EngineKind::kDve;
-  std::vector<DataType> dtypes;    ///< all data operands, inputs and output
+  std::vector<DType> dtypes;       ///< all data operands, inputs and output
   std::vector<std::string> ops;    ///< ALU ops in order (op0, op1)
   std::int64_t psumInputs = 0;
   bool allSbuf = true;

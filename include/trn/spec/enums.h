@@ -1,5 +1,6 @@
-// Enumerations used by the hardware description (engines, data types, DMA and topology kinds),
-// each with one table of YAML spellings from which parsing and printing are both derived.
+// Enumerations used by the hardware description (engines, DMA and topology kinds), each with
+// one table of YAML spellings from which parsing and printing are both derived. Data types are
+// trn::DType (numerics/dtype.h), spelled by its canonical names.
 #pragma once
 
 #include <array>
@@ -17,23 +18,6 @@ enum class EngineKind {
   kDve,   ///< Vector engine
   kPool,  ///< GpSimd engine
   kSp,    ///< Sync engine (sequencer without a data path)
-};
-
-/// Element data types named by cost-class conditions and PSUM accumulation.
-enum class DataType {
-  kFp32,
-  kTf32,
-  kBf16,
-  kFp16,
-  kFp8E4m3,
-  kFp8E5m2,
-  kFp8E3m4,
-  kInt8,
-  kInt16,
-  kInt32,
-  kUint8,
-  kUint16,
-  kUint32,
 };
 
 /// Ordering guarantee of DMA writes (hardware-trn2.md §1 "DMA barriers").
@@ -73,25 +57,6 @@ struct EnumTraits<EngineKind> {
       {EngineKind::kDve, "dve"},
       {EngineKind::kPool, "pool"},
       {EngineKind::kSp, "sp"},
-  }};
-};
-
-template <>
-struct EnumTraits<DataType> {
-  static constexpr std::array<std::pair<DataType, std::string_view>, 13> kNames = {{
-      {DataType::kFp32, "fp32"},
-      {DataType::kTf32, "tf32"},
-      {DataType::kBf16, "bf16"},
-      {DataType::kFp16, "fp16"},
-      {DataType::kFp8E4m3, "fp8_e4m3"},
-      {DataType::kFp8E5m2, "fp8_e5m2"},
-      {DataType::kFp8E3m4, "fp8_e3m4"},
-      {DataType::kInt8, "int8"},
-      {DataType::kInt16, "int16"},
-      {DataType::kInt32, "int32"},
-      {DataType::kUint8, "uint8"},
-      {DataType::kUint16, "uint16"},
-      {DataType::kUint32, "uint32"},
   }};
 };
 
