@@ -1,37 +1,18 @@
 // The trnsim command line: `spec show`, `spec diff`, errors with exit code 1 and no crash.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <string>
 
 #include "test_util.h"
+#include "trnsim_cli.h"
 
 namespace trn::spec {
 namespace {
 
-struct CliRun {
-  int exitCode = -1;
-  std::string output;  ///< stdout and stderr together
-};
+using trn::testing::CliRun;
 
 CliRun trnsim(const std::string& arguments) {
-  CliRun run;
-  const std::string command = std::string(TRNSIM_BINARY) + " " + arguments + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    return run;
-  }
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    run.output.append(buffer.data(), n);
-  }
-  const int status = ::pclose(pipe);
-  run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return run;
+  return trn::testing::runCommand(TRNSIM_BINARY, arguments);
 }
 
 TEST(Cli, ShowTrn2) {
