@@ -40,7 +40,8 @@ std::vector<float> narrowingInputs() {
     }
   }
   const CounterRng rng(99, 1);
-  for (std::uint64_t i = 0; i < reference::kRandomInputs; ++i) {
+  // A quarter of the rounding test's count: this set is checked 48 times on each target.
+  for (std::uint64_t i = 0; i < reference::kRandomInputs / 4; ++i) {
     inputs.push_back(std::bit_cast<float>(rng.at(i)));
   }
   return inputs;
