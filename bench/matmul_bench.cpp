@@ -4,12 +4,16 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "trn/core/neuron_core.h"
 #include "trn/isa/matmul_kernel.h"
+#include "trn/isa/program_text.h"
 
 extern "C" void openblas_set_num_threads(int threads);
 extern "C" char* openblas_get_corename();
@@ -67,6 +71,31 @@ void BM_TileOpenBlas(benchmark::State& state) {
   setFlops(state, 2.0 * kTileK * kTileM * kTileN);
 }
 BENCHMARK(BM_TileOpenBlas);
+
+/// The whole nc_matmul instruction on the functional core: bf16 operands read from SBUF and
+/// widened, the tile product, and the fp32 PSUM accumulation, 16 instructions per run.
+void BM_NcMatmulInstruction(benchmark::State& state) {
+  constexpr int kInstructions = 16;
+  std::string text;
+  for (int i = 0; i < kInstructions; ++i) {
+    text += fmt::format(
+        "pe: nc_matmul dst=psum[0:128]:fp32[[1,512]] stationary=sbuf[0:128]:bf16[[1,128]] "
+        "moving=sbuf[0:128]+256:bf16[[1,512]] accumulate={}\n",
+        i > 0);
+  }
+  auto program = trn::isa::parseProgramText(text, "bench.tasm");
+  auto core = trn::core::NeuronCore::create(std::move(program).value(), {});
+  if (!core.ok()) {
+    state.SkipWithError(core.status().toString().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    auto stats = (*core)->run();
+    benchmark::DoNotOptimize(stats);
+  }
+  setFlops(state, 2.0 * kTileK * kTileM * kTileN * kInstructions);
+}
+BENCHMARK(BM_NcMatmulInstruction);
 
 constexpr std::size_t kSize = 1024;
 
