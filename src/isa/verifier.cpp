@@ -191,6 +191,7 @@ Status verifyInstruction(const Instruction& instr, std::size_t index, const Prog
 }
 
 Status verifyProgram(const Program& program, const CoreLimits& limits) {
+  std::int64_t hbmTotal = 0;
   for (const TensorDecl& t : program.tensors) {
     if (t.shape.empty()) {
       return failedPrecondition(fmt::format("tensor '{}' has no dimensions", t.name));
@@ -200,6 +201,12 @@ Status verifyProgram(const Program& program, const CoreLimits& limits) {
         return failedPrecondition(fmt::format("tensor '{}' has a non-positive dimension {}",
                                               t.name, d));
       }
+    }
+    hbmTotal += t.byteSize();
+    if (hbmTotal > limits.hbmBytes) {
+      return failedPrecondition(fmt::format("the program's HBM tensors need {} bytes by tensor "
+                                            "'{}', more than the device's {} bytes of HBM",
+                                            hbmTotal, t.name, limits.hbmBytes));
     }
   }
   for (const Engine engine : kAllEngines) {

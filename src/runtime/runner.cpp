@@ -51,6 +51,7 @@ isa::CoreLimits coreLimits(const spec::ChipSpec& chip) {
   limits.sbufPartitionBytes = core.sbuf.partitionBytes.count();
   limits.psumBanks = core.psum.banks;
   limits.psumBankBytes = core.psum.bankBytes.count();
+  limits.hbmBytes = chip.hbm.capacity.count();
   limits.matmulMaxContraction = core.tileLimits.matmulK;
   limits.matmulMaxStationaryFree = core.tileLimits.matmulM;
   limits.matmulMaxMovingFree = core.tileLimits.matmulN;

@@ -112,6 +112,25 @@ TEST(Verifier, TrainiumOneGeometryComesFromTheLimits) {
   EXPECT_FALSE(verifyLine("dve: memset dst=sbuf[0:1]+200000:fp32[[1,4]]", trn1).ok());
 }
 
+TEST(Verifier, TensorsMustFitInHbm) {
+  CoreLimits tiny;
+  tiny.hbmBytes = 1 << 18;
+  EXPECT_TRUE(verifyLine("sp: nop").ok());
+  const Status s = verifyLine("sp: nop", tiny);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("need 524288 bytes"), std::string::npos) << s.message();
+  const Result<Program> big = parseProgramText(
+      ".tensor a input fp32 [128, 1024]\n.tensor b output fp32 [256, 1024]\n", "v.tasm");
+  CoreLimits small;
+  small.hbmBytes = 1 << 20;
+  const Status s2 = verifyProgram(*big, small);
+  ASSERT_FALSE(s2.ok());
+  EXPECT_NE(s2.message().find("need 1572864 bytes by tensor 'b', more than the device's 1048576 "
+                              "bytes of HBM"),
+            std::string::npos)
+      << s2.message();
+}
+
 TEST(Verifier, SemaphoresMustExist) {
   expectRejected("sp: nop wait(s256>=1)", {"semaphore s256 does not exist (0..255)"});
   expectRejected("sp: nop signal(s300+=1)", {"semaphore s300 does not exist"});

@@ -12,6 +12,7 @@ struct CoreLimits {
   std::int64_t sbufPartitionBytes = 224 * 1024;
   std::int64_t psumBanks = 8;
   std::int64_t psumBankBytes = 2 * 1024;      ///< per partition
+  std::int64_t hbmBytes = std::int64_t{96} << 30;  ///< device memory the program's tensors share
   std::int64_t matmulMaxContraction = 128;    ///< K (partitions of both operands)
   std::int64_t matmulMaxStationaryFree = 128; ///< M
   std::int64_t matmulMaxMovingFree = 512;     ///< N (one fp32 PSUM bank)
