@@ -47,7 +47,7 @@ struct NcMatmul {
       "nc_matmul",
       0x0100,
       {Engine::kPe},
-      "nc_matmul",
+      "matmul",
       "dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]; fp32 accumulation in PSUM"};
 
   AccessPattern dst;
