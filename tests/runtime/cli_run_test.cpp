@@ -96,6 +96,15 @@ TEST_F(CliRunTest, AsmDisasmRoundTrip) {
   EXPECT_NE(text1.output.find("pe: nc_matmul dst=psum[0:128]:fp32[[1,512]]"), std::string::npos);
 }
 
+TEST_F(CliRunTest, DemoRunsTheBuiltInWorkloadAndChecksIt) {
+  const auto demo = trnsim("demo");
+  ASSERT_EQ(demo.exitCode, 0) << demo.output;
+  EXPECT_NE(demo.output.find("per-core dense BF16 peak: 78.64 TFLOPS"), std::string::npos)
+      << demo.output;
+  EXPECT_NE(demo.output.find("pe   1 instruction(s)"), std::string::npos) << demo.output;
+  EXPECT_NE(demo.output.find(": PASS"), std::string::npos) << demo.output;
+}
+
 TEST_F(CliRunTest, IsaReference) {
   const auto list = trnsim("isa list");
   EXPECT_EQ(list.exitCode, 0);

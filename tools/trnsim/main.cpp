@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "demo_command.h"
 #include "program_commands.h"
 #include "spec_command.h"
 

@@ -83,9 +83,4 @@ void registerSpecCommands(CLI::App& app, int& exitCode) {
       });
 }
 
-void registerDemoCommand(CLI::App& app, int& exitCode) {
-  app.add_subcommand("demo", "Run the demonstration (for now: print the Trn2 description)")
-      ->callback([&exitCode] { exitCode = show("trn2"); });
-}
-
 }  // namespace trn::tools

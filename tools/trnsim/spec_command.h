@@ -1,5 +1,5 @@
-// `trnsim spec show|diff|list|schema`: print, compare and list chip descriptions, and
-// `trnsim demo` (for now, the Trn2 description). Errors go to stderr as "trnsim: error: ...".
+// `trnsim spec show|diff|list|schema`: print, compare and list chip descriptions. Errors go to
+// stderr as "trnsim: error: ...".
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,9 +8,6 @@ namespace trn::tools {
 
 /// Adds the `spec` subcommand group; the chosen action stores its exit code in `exitCode`.
 void registerSpecCommands(CLI::App& app, int& exitCode);
-
-/// Adds `demo`, which prints the Trn2 description until the main job replaces it.
-void registerDemoCommand(CLI::App& app, int& exitCode);
 
 /// Prints `message` to stderr, one "trnsim: error: " line per line of the message.
 void printError(std::string_view message);
