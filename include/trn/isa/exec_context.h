@@ -47,4 +47,9 @@ class ExecContext {
   virtual void jumpTo(std::int64_t index) = 0;
 };
 
+/// dst = src element by element in access-pattern order: the raw bytes when the dtypes match
+/// (bit-exact, NaN payloads kept), otherwise widened to fp32 and cast on write. Both patterns
+/// must hold the same number of elements.
+void copyElements(ExecContext& ctx, const AccessPattern& dst, const AccessPattern& src);
+
 }  // namespace trn::isa

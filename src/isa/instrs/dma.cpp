@@ -198,16 +198,7 @@ Status DmaCopy::execute(ExecContext& ctx) const {
   if (srcIndex || dstIndex) {
     return executeIndirect(*this, ctx);
   }
-  const auto count = static_cast<std::size_t>(dst.elementCount());
-  if (src.dtype == dst.dtype) {
-    std::vector<std::byte> raw(count * static_cast<std::size_t>(byteSize(src.dtype)));
-    ctx.readBytes(src, raw);
-    ctx.writeBytes(dst, raw);
-    return {};
-  }
-  std::vector<float> values(count);
-  ctx.readFloats(src, values);
-  ctx.writeFloats(dst, values);
+  copyElements(ctx, dst, src);
   return {};
 }
 

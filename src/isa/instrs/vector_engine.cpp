@@ -67,16 +67,7 @@ Status TensorCopy::verify(const VerifyContext& ctx) const {
 }
 
 Status TensorCopy::execute(ExecContext& ctx) const {
-  const auto count = static_cast<std::size_t>(dst.elementCount());
-  if (src.dtype == dst.dtype) {
-    std::vector<std::byte> raw(count * static_cast<std::size_t>(byteSize(src.dtype)));
-    ctx.readBytes(src, raw);
-    ctx.writeBytes(dst, raw);
-    return {};
-  }
-  std::vector<float> values(count);
-  ctx.readFloats(src, values);
-  ctx.writeFloats(dst, values);
+  copyElements(ctx, dst, src);
   return {};
 }
 
