@@ -418,8 +418,7 @@ const std::vector<std::string_view>& requiredCostClasses() {
       "memset",             "tensor_tensor",      "scalar_tensor_tensor", "tensor_reduce",
       "tensor_tensor_scan", "tensor_scalar_reduce", "reciprocal",         "bn_stats",
       "bn_aggr",            "tensor_copy_dynamic", "iota_affine_select",  "local_gather",
-      "topk",               "max8",               "transpose_pe",         "transpose_dve",
-      "matmul",
+      "topk",               "max8",               "transpose",            "matmul",
   };
   return kRequired;
 }

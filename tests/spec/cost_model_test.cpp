@@ -154,11 +154,11 @@ TEST_F(Trn2Costs, TensorEngine) {
 
   q = query(EngineKind::kPe, {DType::kFp32}, 128);
   q.variables.set(CostVariable::kP, 128);
-  EXPECT_EQ(cost("transpose_pe", q).cycles, 256);  // 4x / 2x faster on NC-v3
+  EXPECT_EQ(cost("transpose", q).cycles, 256);  // 4x / 2x faster on NC-v3
   const ChipSpec trn1 = testing::mustLoad("trn1");
-  EXPECT_EQ(cost("transpose_pe", q, &trn1).cycles, 512);  // FP32 identity matmul on NC-v2
+  EXPECT_EQ(cost("transpose", q, &trn1).cycles, 512);  // FP32 identity matmul on NC-v2
   q.dtypes = {DType::kBf16};
-  EXPECT_EQ(cost("transpose_pe", q).cycles, 128);
+  EXPECT_EQ(cost("transpose", q).cycles, 128);
 }
 
 TEST_F(Trn2Costs, Trn3ScalarPerfMode) {
