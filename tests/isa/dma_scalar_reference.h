@@ -1,6 +1,6 @@
-// Test-only float64 references for the DMA and Scalar-engine golden tests: decoding of the narrow
-// float formats and their round-to-nearest-even quantisation, written from the IEEE-754 rules
-// independently of src/numerics (which the code under test uses).
+// Test support for the DMA and Scalar-engine golden tests: a runner that reports errors as test
+// failures, and decoding of whole output tensors with the independent float model
+// (tests/support/float_model.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,67 +14,28 @@
 #include <utility>
 #include <vector>
 
+#include "float_model.h"
+#include "run_program.h"
+
 namespace trn::isa::testref {
 
-/// An IEEE-like binary format with Inf and NaN (exponent all ones).
-struct Format {
-  int exponentBits;
-  int mantissaBits;
-  [[nodiscard]] int bias() const { return (1 << (exponentBits - 1)) - 1; }
-  [[nodiscard]] int minExponent() const { return 1 - bias(); }
-  [[nodiscard]] double maxFinite() const {
-    return std::ldexp(2.0 - std::ldexp(1.0, -mantissaBits), bias());
-  }
-};
+using testing::decode;
+using testing::Format;
+using testing::kBf16;
+using testing::kFp16;
+using testing::kFp32;
+using testing::kFp8E4m3;
+using testing::kFp8E5m2;
+using testing::neighbours;
+using testing::roundNearestEven;
+using testing::spacing;
 
-inline constexpr Format kBf16{8, 7};
-inline constexpr Format kFp16{5, 10};
-inline constexpr Format kFp8E4m3{4, 3};  // Trainium2 fp8_e4m3: IEEE-like, max 240
-inline constexpr Format kFp8E5m2{5, 2};
-inline constexpr Format kFp32{8, 23};
-
-/// The value of encoding `bits` of `f`.
-inline double decode(std::uint32_t bits, Format f) {
-  const int m = f.mantissaBits;
-  const std::uint32_t mantissa = bits & ((1u << m) - 1);
-  const std::uint32_t exponent = (bits >> m) & ((1u << f.exponentBits) - 1);
-  const bool negative = ((bits >> (m + f.exponentBits)) & 1u) != 0;
-  double magnitude = 0;
-  if (exponent == (1u << f.exponentBits) - 1) {
-    magnitude = mantissa == 0 ? std::numeric_limits<double>::infinity()
-                              : std::numeric_limits<double>::quiet_NaN();
-  } else if (exponent == 0) {
-    magnitude = std::ldexp(static_cast<double>(mantissa), f.minExponent() - m);
-  } else {
-    magnitude = std::ldexp(1.0 + std::ldexp(static_cast<double>(mantissa), -m),
-                           static_cast<int>(exponent) - f.bias());
-  }
-  return negative ? -magnitude : magnitude;
-}
-
-/// Spacing of `f` at magnitude `a` (> 0).
-inline double spacing(double a, Format f) {
-  const int e = std::max(std::ilogb(a), f.minExponent());
-  return std::ldexp(1.0, e - f.mantissaBits);
-}
-
-/// `v` rounded to `f`, nearest-even; overflow gives +-Inf; NaN stays NaN; zero keeps its sign.
-inline double roundNearestEven(double v, Format f) {
-  if (std::isnan(v) || std::isinf(v) || v == 0) {
-    return v;
-  }
-  const double q = spacing(std::fabs(v), f);
-  const double r = std::nearbyint(std::fabs(v) / q) * q;  // default mode: ties to even
-  const double magnitude = r > f.maxFinite() ? std::numeric_limits<double>::infinity() : r;
-  return std::copysign(magnitude, v);
-}
-
-/// The representable neighbours of finite `v` in `f`: {toward zero, away from zero}.
-inline std::pair<double, double> neighbours(double v, Format f) {
-  const double q = spacing(std::fabs(v), f);
-  const double low = std::floor(std::fabs(v) / q) * q;
-  const double high = low == std::fabs(v) ? low : low + q;
-  return {std::copysign(low, v), std::copysign(high, v)};
+/// Runs a program, reporting a failure (and returning no outputs) when it does not succeed.
+inline testing::TensorBytes run(std::string_view text, const testing::TensorBytes& inputs,
+                                const core::CoreOptions& options = {}) {
+  Result<testing::TensorBytes> r = testing::runProgram(text, inputs, options);
+  EXPECT_TRUE(r.ok()) << r.status().toString() << "\n" << text;
+  return r.ok() ? *r : testing::TensorBytes{};
 }
 
 /// Element i of little-endian storage of `bytesPerElement`-byte elements as an integer.

@@ -24,14 +24,8 @@ using testref::kBf16;
 using testref::roundNearestEven;
 using trn::testing::fromBytes;
 using trn::testing::TensorBytes;
+using testref::run;
 using trn::testing::toBytes;
-
-TensorBytes run(std::string_view text, const TensorBytes& inputs,
-                const core::CoreOptions& options = {}) {
-  Result<TensorBytes> r = trn::testing::runProgram(text, inputs, options);
-  EXPECT_TRUE(r.ok()) << r.status().toString() << "\n" << text;
-  return r.ok() ? *r : TensorBytes{};
-}
 
 // ---- the float64 reference definitions ----
 

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "float_model.h"
 #include "run_program.h"
 #include "trn/isa/program_text.h"
 #include "trn/isa/verifier.h"
@@ -102,75 +103,17 @@ std::vector<T> valuesOf(const std::vector<std::byte>& bytes) {
   return testing::fromBytes<T>(bytes);
 }
 
-// ---- independent model of the float formats ----
+// ---- the independent float model (tests/support/float_model.h) ----
 
-/// An IEEE-like binary format (exponent all ones = Inf/NaN).
-struct Format {
-  int exponentBits;
-  int mantissaBits;
-  int storageShift = 0;  ///< tf32 codes sit in the top 19 bits of a 32-bit word
-  [[nodiscard]] int bias() const { return (1 << (exponentBits - 1)) - 1; }
-  [[nodiscard]] int bits() const { return 1 + exponentBits + mantissaBits; }
-  [[nodiscard]] double maxFinite() const {
-    return std::ldexp(2.0 - std::ldexp(1.0, -mantissaBits), bias());
-  }
-};
-
-inline constexpr Format kFp32{8, 23};
-inline constexpr Format kTf32{8, 10, 13};
-inline constexpr Format kBf16{8, 7};
-inline constexpr Format kFp16{5, 10};
-inline constexpr Format kE4m3{4, 3};  // Trainium2 fp8_e4m3: IEEE-like, max 240
-inline constexpr Format kE5m2{5, 2};
-
-/// The value of code `code` (already shifted down for tf32).
-inline double decode(std::uint32_t code, Format f) {
-  const int m = f.mantissaBits;
-  const std::uint32_t mantissa = code & ((1u << m) - 1);
-  const std::uint32_t exponent = (code >> m) & ((1u << f.exponentBits) - 1);
-  const bool negative = ((code >> (m + f.exponentBits)) & 1u) != 0;
-  double magnitude = 0;
-  if (exponent == (1u << f.exponentBits) - 1) {
-    magnitude = mantissa == 0 ? std::numeric_limits<double>::infinity()
-                              : std::numeric_limits<double>::quiet_NaN();
-  } else if (exponent == 0) {
-    magnitude = std::ldexp(static_cast<double>(mantissa), 1 - f.bias() - m);
-  } else {
-    magnitude = std::ldexp(1.0 + std::ldexp(static_cast<double>(mantissa), -m),
-                           static_cast<int>(exponent) - f.bias());
-  }
-  return negative ? -magnitude : magnitude;
-}
-
-/// The code of finite `v` rounded to nearest even (overflow to Inf; NaN to the quiet NaN).
-inline std::uint32_t encodeRne(double v, Format f) {
-  const std::uint32_t sign = std::signbit(v) ? 1u << (f.bits() - 1) : 0u;
-  const std::uint32_t infCode = ((1u << f.exponentBits) - 1) << f.mantissaBits;
-  if (std::isnan(v)) {
-    return infCode | (1u << (f.mantissaBits - 1));
-  }
-  const double a = std::fabs(v);
-  if (std::isinf(a)) {
-    return sign | infCode;
-  }
-  const int e = std::max(std::ilogb(a), 1 - f.bias());
-  const double q = std::ldexp(1.0, e - f.mantissaBits);
-  const double r = a == 0 ? 0.0 : std::nearbyint(a / q) * q;
-  if (r > f.maxFinite()) {
-    return sign | infCode;
-  }
-  // Find the code by its value: exponent field and mantissa.
-  if (r < std::ldexp(1.0, 1 - f.bias())) {
-    return sign | static_cast<std::uint32_t>(std::ldexp(r, f.bias() - 1 + f.mantissaBits));
-  }
-  const int re = std::ilogb(r);
-  const auto mant =
-      static_cast<std::uint32_t>(std::ldexp(r, f.mantissaBits - re)) - (1u << f.mantissaBits);
-  return sign | (static_cast<std::uint32_t>(re + f.bias()) << f.mantissaBits) | mant;
-}
-
-/// `v` rounded to nearest even in `f`.
-inline double roundRne(double v, Format f) { return decode(encodeRne(v, f), f); }
+using testing::decode;
+using testing::encodeRne;
+using testing::Format;
+using testing::kBf16;
+using testing::kFp16;
+using testing::kFp32;
+using testing::kFp8E4m3;
+using testing::kFp8E5m2;
+using testing::kTf32;
 
 /// Random finite codes of `f` with magnitudes in [2^lowExp, 2^highExp) (or zero), as storage
 /// words (tf32 shifted up), plus their values.

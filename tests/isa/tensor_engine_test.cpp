@@ -25,8 +25,8 @@ constexpr OperandType kTypeFp32{"fp32", kFp32, 4};
 constexpr OperandType kTypeTf32{"tf32", kTf32, 4};
 constexpr OperandType kTypeBf16{"bf16", kBf16, 2};
 constexpr OperandType kTypeFp16{"fp16", kFp16, 2};
-constexpr OperandType kTypeE4m3{"fp8_e4m3", kE4m3, 1};
-constexpr OperandType kTypeE5m2{"fp8_e5m2", kE5m2, 1};
+constexpr OperandType kTypeE4m3{"fp8_e4m3", kFp8E4m3, 1};
+constexpr OperandType kTypeE5m2{"fp8_e5m2", kFp8E5m2, 1};
 
 /// The defining computation: out[m][n] = fp32 FMA chain over rows r = 0..R-1 of s[r][m] * v[r][n]
 /// starting from 0, then optionally added to `prior` with one fp32 addition.
@@ -172,8 +172,8 @@ TEST(NcMatmul, DoubleRowFp8ContractsOverTwiceThePartitions) {
   constexpr std::size_t kM = 32;
   constexpr std::size_t kN = 64;
   std::mt19937 rng(8);
-  const Samples s = randomValues(kE4m3, kK * 2 * kM, -3, 3, rng);
-  const Samples v = randomValues(kE5m2, kK * 2 * kN, -3, 3, rng);
+  const Samples s = randomValues(kFp8E4m3, kK * 2 * kM, -3, 3, rng);
+  const Samples v = randomValues(kFp8E5m2, kK * 2 * kN, -3, 3, rng);
   const std::string text =
       load("a", "fp8_e4m3", 0, kK, 2 * kM, 0) + load("b", "fp8_e5m2", 0, kK, 2 * kN, 1024) +
       "pe: nc_matmul dst=psum[0:32]:fp32[[1,64]] stationary=sbuf[0:128]:fp8_e4m3[[32,2],[1,32]] "
