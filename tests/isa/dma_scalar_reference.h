@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "float_model.h"
+#include "expect_run.h"
 #include "run_program.h"
 
 namespace trn::isa::testref {
@@ -28,15 +29,8 @@ using testing::kFp8E4m3;
 using testing::kFp8E5m2;
 using testing::neighbours;
 using testing::roundNearestEven;
+using testing::run;
 using testing::spacing;
-
-/// Runs a program, reporting a failure (and returning no outputs) when it does not succeed.
-inline testing::TensorBytes run(std::string_view text, const testing::TensorBytes& inputs,
-                                const core::CoreOptions& options = {}) {
-  Result<testing::TensorBytes> r = testing::runProgram(text, inputs, options);
-  EXPECT_TRUE(r.ok()) << r.status().toString() << "\n" << text;
-  return r.ok() ? *r : testing::TensorBytes{};
-}
 
 /// Element i of little-endian storage of `bytesPerElement`-byte elements as an integer.
 inline std::uint32_t rawElement(const std::vector<std::byte>& bytes, std::size_t i,

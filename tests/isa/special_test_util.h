@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "float_model.h"
+#include "expect_run.h"
 #include "run_program.h"
 #include "trn/isa/program_text.h"
 #include "trn/isa/verifier.h"
@@ -56,13 +57,7 @@ inline std::string store(std::string_view name, std::string_view dtype, std::int
                      dtype, f, p, f, tile("sbuf", p0, p, offset, dtype, f), ready);
 }
 
-/// Runs `text`; a failure to run is a test failure (and an empty result).
-inline TensorBytes run(std::string_view text, const TensorBytes& inputs,
-                       const core::CoreOptions& options = {}) {
-  Result<TensorBytes> out = testing::runProgram(text, inputs, options);
-  EXPECT_TRUE(out.ok()) << out.status().toString() << "\n" << text;
-  return out.ok() ? *out : TensorBytes{};
-}
+using testing::run;
 
 /// The error of running `text` (an empty string when it ran).
 inline std::string runError(std::string_view text, const TensorBytes& inputs) {
