@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libfmt-dev libcli11-dev libhwy-dev
-  libopenblas-dev
+  libopenblas-dev nlohmann-json3-dev
 )
 
 missing=()

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "trn/base/rng.h"
+#include "sequencer_state.h"
 #include "trn/isa/exec_context.h"
 #include "trn/isa/program_text.h"
 #include "trn/isa/verifier.h"
@@ -16,16 +17,6 @@ using isa::Engine;
 using isa::Memory;
 
 namespace {
-
-/// Per-engine sequencer state.
-struct Sequencer {
-  std::size_t pc = 0;
-  std::vector<float> accumulators;
-  std::uint64_t executed = 0;
-  std::vector<std::int32_t> registers;
-  std::uint64_t rngSeed = 0;
-  std::uint64_t rngPosition = 0;
-};
 
 /// Calls fn(partition, byteOffset, runLength) for each run of consecutive elements of `ap`, in
 /// access-pattern order; byteOffset is relative to the partition (or HBM row) start. A run is a
@@ -68,7 +59,7 @@ void forEachRun(const AccessPattern& ap, Fn&& fn) {
 /// Executes instructions against the core's memories and the issuing sequencer's state.
 class NeuronCore::Context final : public isa::ExecContext {
  public:
-  Context(NeuronCore& core, Sequencer& seq, Engine engine)
+  Context(NeuronCore& core, SequencerState& seq, Engine engine)
       : core_(core), seq_(seq), engine_(engine) {}
 
   void readFloats(const AccessPattern& ap, std::span<float> out) override {
@@ -194,28 +185,34 @@ class NeuronCore::Context final : public isa::ExecContext {
   }
 
   NeuronCore& core_;
-  Sequencer& seq_;
+  SequencerState& seq_;
   Engine engine_;
   Status fault_;
   std::int64_t jump_ = -1;
 };
 
 NeuronCore::NeuronCore(isa::Program program, CoreOptions options)
-    : program_(std::move(program)),
-      options_(options),
-      sbuf_(static_cast<std::size_t>(options.limits.partitions * options.limits.sbufPartitionBytes),
-            options.poison),
-      psum_(static_cast<std::size_t>(options.limits.partitions *
-                                     options.limits.psumPartitionBytes()),
-            options.poison) {
+    : program_(std::move(program)), options_(std::move(options)) {
+  if (!hasData(options_.mode)) {
+    return;  // timing-only: no memory is allocated
+  }
+  const isa::CoreLimits& limits = options_.limits;
+  sbuf_ = TrackedBytes(static_cast<std::size_t>(limits.partitions * limits.sbufPartitionBytes),
+                       options_.poison);
+  psum_ = TrackedBytes(static_cast<std::size_t>(limits.partitions * limits.psumPartitionBytes()),
+                       options_.poison);
   for (const isa::TensorDecl& t : program_.tensors) {
-    hbm_.emplace_back(static_cast<std::size_t>(t.byteSize()), options.poison);
+    hbm_.emplace_back(static_cast<std::size_t>(t.byteSize()), options_.poison);
   }
 }
 
 Result<std::unique_ptr<NeuronCore>> NeuronCore::create(isa::Program program, CoreOptions options) {
+  if (hasTiming(options.mode) && options.chip == nullptr) {
+    return invalidArgument(fmt::format("{} mode needs a chip description (CoreOptions::chip)",
+                                       runModeName(options.mode)));
+  }
   TRN_RETURN_IF_ERROR(isa::verifyProgram(program, options.limits));
-  return std::unique_ptr<NeuronCore>(new NeuronCore(std::move(program), options));
+  return std::unique_ptr<NeuronCore>(new NeuronCore(std::move(program), std::move(options)));
 }
 
 Status NeuronCore::setTensor(std::string_view name, std::span<const std::byte> data) {
@@ -223,11 +220,16 @@ Status NeuronCore::setTensor(std::string_view name, std::span<const std::byte> d
   if (!index) {
     return notFound(fmt::format("the program has no tensor '{}'", name));
   }
-  TrackedBytes& memory = hbm_[static_cast<std::size_t>(*index)];
-  if (data.size() != memory.size()) {
+  const auto expected =
+      static_cast<std::size_t>(program_.tensors[static_cast<std::size_t>(*index)].byteSize());
+  if (data.size() != expected) {
     return invalidArgument(fmt::format("tensor '{}' holds {} bytes but {} were given", name,
-                                       memory.size(), data.size()));
+                                       expected, data.size()));
   }
+  if (!hasData(options_.mode)) {
+    return {};  // timing-only: values are not kept
+  }
+  TrackedBytes& memory = hbm_[static_cast<std::size_t>(*index)];
   std::memcpy(memory.data(), data.data(), data.size());
   memory.markWritten(0, data.size());
   return {};
@@ -238,86 +240,43 @@ Result<std::span<const std::byte>> NeuronCore::tensorBytes(std::string_view name
   if (!index) {
     return notFound(fmt::format("the program has no tensor '{}'", name));
   }
+  if (!hasData(options_.mode)) {
+    return failedPrecondition(
+        fmt::format("tensor '{}' has no values: the core ran in timing-only mode", name));
+  }
   const TrackedBytes& memory = hbm_[static_cast<std::size_t>(*index)];
   return std::span<const std::byte>(memory.data(), memory.size());
 }
 
+SequencerState NeuronCore::newSequencer() const {
+  SequencerState seq;
+  seq.registers.assign(static_cast<std::size_t>(options_.limits.registers), 0);
+  seq.accumulators.assign(static_cast<std::size_t>(options_.limits.partitions), 0.0f);
+  seq.rngSeed = options_.seed;
+  return seq;
+}
+
+Status NeuronCore::execute(Engine engine, const isa::Instruction& instr, SequencerState& seq,
+                           std::int64_t& jump) {
+  Context ctx(*this, seq, engine);
+  const bool control = std::visit(
+      [](const auto& body) { return body.kInfo.costClass == std::string_view("control"); },
+      instr.body);
+  Status status;
+  if (control || hasData(options_.mode)) {
+    status = std::visit([&](const auto& body) { return body.execute(ctx); }, instr.body);
+  }
+  if (status.ok()) {
+    status = ctx.fault();
+  }
+  ++seq.executed;
+  jump = ctx.jump();
+  return status;
+}
+
 Result<RunStats> NeuronCore::run() {
-  std::array<Sequencer, isa::kNumEngines> sequencers;
-  for (Sequencer& s : sequencers) {
-    s.registers.assign(static_cast<std::size_t>(options_.limits.registers), 0);
-    s.accumulators.assign(static_cast<std::size_t>(options_.limits.partitions), 0.0f);
-    s.rngSeed = options_.seed;
-  }
-  std::vector<std::int32_t> semaphores(static_cast<std::size_t>(options_.limits.semaphores), 0);
-  auto waitsHold = [&](const isa::Instruction& instr) {
-    for (const isa::SemaphoreWait& w : instr.sync.waits) {
-      const std::int32_t value = semaphores[static_cast<std::size_t>(w.semaphore)];
-      const bool holds = w.compare == isa::WaitCompare::kEqual ? value == w.value : value >= w.value;
-      if (!holds) {
-        return false;
-      }
-    }
-    return true;
-  };
-  RunStats stats;
-  while (true) {
-    bool progress = false;
-    bool finished = true;
-    for (const Engine engine : isa::kAllEngines) {
-      const auto& stream = program_.stream(engine);
-      Sequencer& seq = sequencers[static_cast<std::size_t>(engine)];
-      while (seq.pc < stream.size() && waitsHold(stream[seq.pc])) {
-        const isa::Instruction& instr = stream[seq.pc];
-        Context ctx(*this, seq, engine);
-        Status status = std::visit([&](const auto& body) { return body.execute(ctx); }, instr.body);
-        if (status.ok()) {
-          status = ctx.fault();
-        }
-        if (!status.ok()) {
-          return status.withContext(fmt::format("{}#{} '{}'", isa::engineName(engine), seq.pc,
-                                                isa::formatInstruction(instr, program_, false)));
-        }
-        for (const isa::SemaphoreUpdate& u : instr.sync.updates) {
-          std::int32_t& value = semaphores[static_cast<std::size_t>(u.semaphore)];
-          switch (u.op) {
-            case isa::SemaphoreUpdateOp::kAdd: value += u.value; break;
-            case isa::SemaphoreUpdateOp::kSubtract: value -= u.value; break;
-            case isa::SemaphoreUpdateOp::kSet: value = u.value; break;
-          }
-        }
-        ++seq.executed;
-        ++stats.perEngine[static_cast<std::size_t>(engine)];
-        if (++stats.instructions > options_.maxInstructions) {
-          return failedPrecondition(fmt::format("stopped after {} instructions (the limit); a "
-                                                "dynamic loop may not terminate",
-                                                options_.maxInstructions));
-        }
-        seq.pc = ctx.jump() >= 0 ? static_cast<std::size_t>(ctx.jump()) : seq.pc + 1;
-        progress = true;
-      }
-      finished = finished && seq.pc == stream.size();
-    }
-    if (finished) {
-      return stats;
-    }
-    if (!progress) {
-      std::string pending;
-      for (const Engine engine : isa::kAllEngines) {
-        const auto& stream = program_.stream(engine);
-        const Sequencer& seq = sequencers[static_cast<std::size_t>(engine)];
-        if (seq.pc == stream.size()) {
-          continue;
-        }
-        for (const isa::SemaphoreWait& w : stream[seq.pc].sync.waits) {
-          pending += fmt::format("\n  {}#{} waits for s{} {} {} (s{} = {})", isa::engineName(engine),
-                                 seq.pc, w.semaphore, isa::enumName(w.compare), w.value,
-                                 w.semaphore, semaphores[static_cast<std::size_t>(w.semaphore)]);
-        }
-      }
-      return failedPrecondition(fmt::format("deadlock: no engine can proceed{}", pending));
-    }
-  }
+  TRN_ASSIGN_OR_RETURN(std::vector<RunStats> stats, runTogether({this}));
+  return std::move(stats.front());
 }
 
 }  // namespace trn::core

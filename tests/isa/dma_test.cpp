@@ -424,7 +424,7 @@ TEST(DmaTranspose, HbmToSbufIsABitExactTransposeForTwoAndFourByteTypes) {
 sp: dma_copy dst=sbuf[0:32]:{0}[[1,48]] src=hbm:a:{0}[[48,32],[1,48]]
 sp: dma_transpose dst=sbuf[64:112]+256:{0}[[1,32]] src=hbm:a:{0}[[48,32],[1,48]] queue=2
 sp: dma_transpose dst=sbuf[0:48]+512:{0}[[1,32]] src=sbuf[0:32]:{0}[[1,48]]
-sp: dma_copy dst=hbm:c:{0}[[32,48],[1,32]] src=sbuf[64:112]+256:{0}[[1,32]]
+sp: dma_copy dst=hbm:c:{0}[[32,48],[1,32]] src=sbuf[64:112]+256:{0}[[1,32]] queue=2
 sp: dma_copy dst=hbm:d:{0}[[32,48],[1,32]] src=sbuf[0:48]+512:{0}[[1,32]]
 )",
                                          t);

@@ -16,9 +16,6 @@ namespace {
 /// Classes the timing model computes from the DMA and sequencer sections of the spec.
 const std::set<std::string_view> kTimingModelOwned = {"control", "dma_copy", "dma_transpose",
                                                       "dma_compute"};
-/// Instructions NKI publishes no cost formula for (nki-reference §6.1); the chips do not cost
-/// them yet. When a chip gains the class, this test fails so the entry is removed here.
-const std::set<std::string_view> kNotYetCosted = {"tensor_partition_reduce", "nc_n_gather"};
 
 TEST(CostClasses, EveryInstructionHasItsClassOnEveryChip) {
   for (const char* chipName : {"trn1", "trn2", "trn3"}) {
@@ -30,10 +27,6 @@ TEST(CostClasses, EveryInstructionHasItsClassOnEveryChip) {
         return;
       }
       const spec::CostClass* cls = chip->costs.find(name);
-      if (kNotYetCosted.contains(name)) {
-        EXPECT_EQ(cls, nullptr) << chipName << " now costs " << name << "; drop it from the list";
-        return;
-      }
       ASSERT_NE(cls, nullptr) << chipName << ": no cost class '" << name << "' for "
                               << I::kInfo.mnemonic;
       EXPECT_NE(std::find(cls->instructions.begin(), cls->instructions.end(), I::kInfo.mnemonic),

@@ -1,4 +1,4 @@
-// Test support: run a program given as text on a fresh functional core and collect its outputs,
+// Test support: run a program given as text on a fresh core and collect its outputs,
 // plus small helpers to move typed host arrays in and out of raw tensor bytes.
 #pragma once
 
@@ -16,7 +16,7 @@ namespace trn::testing {
 using TensorBytes = std::map<std::string, std::vector<std::byte>, std::less<>>;
 
 /// Parses `text`, loads `inputs` (raw little-endian bytes by tensor name), runs, and returns the
-/// bytes of every tensor declared `output`.
+/// bytes of every tensor declared `output`. Without a chip in `options` the run is timed on trn2.
 Result<TensorBytes> runProgram(std::string_view text, const TensorBytes& inputs,
                                const core::CoreOptions& options = {});
 

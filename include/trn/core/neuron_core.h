@@ -1,10 +1,10 @@
-// A functional model of one NeuronCore: SBUF, PSUM, the program's HBM tensors, five in-order
-// sequencers with their registers, and the semaphores that order them. Running a Program executes
-// each engine's stream in program order, starting an instruction only when its semaphore waits
-// hold and applying its updates when it completes, so a race-free program has exactly one result.
-// DMA transfers complete when issued (functional time). Numerics follow architecture.md: exact
-// matmul products with fp32 accumulation, fp32 engine math, and a cast on every write with the
-// selected rounding (nearest-even, or stochastic seeded per instruction and element).
+// One NeuronCore: SBUF, PSUM, the program's HBM tensors, five in-order sequencers with their
+// registers, the semaphores that order them, and the DMA queues. Running a Program executes each
+// engine's stream in program order, starting an instruction only when its semaphore waits hold
+// and applying its updates when it completes, so a race-free program has exactly one result; a
+// race or a deadlock is an error in every mode. With a chip description the run is also timed
+// (timing_model.h). Numerics follow architecture.md: exact matmul products with fp32
+// accumulation, fp32 engine math, and a cast on every write with the selected rounding.
 #pragma once
 
 #include <array>
@@ -17,9 +17,11 @@
 
 #include "trn/base/status.h"
 #include "trn/core/memory.h"
+#include "trn/core/timeline.h"
 #include "trn/isa/core_limits.h"
 #include "trn/isa/program.h"
 #include "trn/numerics/convert.h"
+#include "trn/spec/chip_spec.h"
 
 namespace trn::core {
 
@@ -33,13 +35,19 @@ struct CoreOptions {
   bool poison = false;
   /// Upper bound on executed instructions (guards against endless dynamic loops).
   std::uint64_t maxInstructions = 1'000'000'000;
+  /// What to model. Timing modes need `chip`.
+  RunMode mode = RunMode::kFunctionalOnly;
+  /// The hardware description that supplies clocks, costs and DMA parameters.
+  std::shared_ptr<const spec::ChipSpec> chip;
+  /// Physical core index on the chip (selects the HBM stack it shares with its pair).
+  int physicalCore = 0;
+  /// Report races as errors (the default) instead of ignoring them.
+  bool detectRaces = true;
+  /// Keep one record per executed instruction and DMA transfer (for traces).
+  bool record = false;
 };
 
-/// What a run did.
-struct RunStats {
-  std::uint64_t instructions = 0;
-  std::array<std::uint64_t, isa::kNumEngines> perEngine{};
-};
+struct SequencerState;
 
 class NeuronCore {
  public:
@@ -52,14 +60,24 @@ class NeuronCore {
   /// The current bytes of HBM tensor `name`.
   [[nodiscard]] Result<std::span<const std::byte>> tensorBytes(std::string_view name) const;
 
-  /// Executes the program to completion. Errors: a deadlock (every unfinished engine waits on a
-  /// semaphore that can no longer change; each pending wait is listed), a poison read, a runtime
-  /// fault of an instruction, or the instruction limit.
+  /// Executes the program to completion in options.mode. Errors: a race (both instructions and
+  /// the overlapping bytes), a deadlock (every unfinished engine's pending wait), a poison read,
+  /// a runtime fault of an instruction, or the instruction limit.
   Result<RunStats> run();
 
   [[nodiscard]] const isa::Program& program() const { return program_; }
+  [[nodiscard]] const CoreOptions& options() const { return options_; }
 
   class Context;  // the ExecContext implementation (neuron_core.cpp)
+
+  /// Applies the semantics of `instr`, issued by `engine` with sequencer state `seq`: its data
+  /// effects (unless the mode has no data, when only control flow runs). Sets `jump` to the next
+  /// stream index for a taken branch, else -1. Used by the scheduler (simulation.h).
+  Status execute(isa::Engine engine, const isa::Instruction& instr, SequencerState& seq,
+                 std::int64_t& jump);
+
+  /// A fresh sequencer state for this core (registers zero, RNG seeded).
+  [[nodiscard]] SequencerState newSequencer() const;
 
  private:
   NeuronCore(isa::Program program, CoreOptions options);
@@ -70,5 +88,10 @@ class NeuronCore {
   TrackedBytes psum_;
   std::vector<TrackedBytes> hbm_;  ///< one per program tensor
 };
+
+/// Runs several cores of one chip in one timeline: they share the HBM stacks their physical
+/// indices map to (CoreOptions::physicalCore), so the two cores of a pair compete for
+/// bandwidth. All cores must use the same mode and chip. Returns each core's statistics.
+Result<std::vector<RunStats>> runTogether(const std::vector<NeuronCore*>& cores);
 
 }  // namespace trn::core

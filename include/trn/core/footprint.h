@@ -1,0 +1,54 @@
+// The bytes an instruction operand touches, for race detection and dependency analysis. A
+// footprint is a bounding box (a partition range times a byte range within each partition, or a
+// byte range of one HBM tensor) that rejects most pairs cheaply, plus the access pattern itself
+// for an exact element-level overlap test when the boxes meet (interleaved strided accesses of two
+// engines do not race).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trn/isa/access_pattern.h"
+#include "trn/isa/instruction_set.h"
+
+namespace trn::core {
+
+/// A byte range [begin, end).
+struct ByteInterval {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+};
+
+struct Footprint {
+  isa::Memory memory = isa::Memory::kSbuf;
+  std::int32_t tensor = -1;          ///< HBM tensor index
+  std::int64_t firstPartition = 0;   ///< SBUF/PSUM partition range [first, end); HBM: [0, 1)
+  std::int64_t endPartition = 1;
+  ByteInterval bytes;                ///< within each partition, or within the HBM tensor
+  isa::AccessPattern pattern;        ///< for the exact test
+  bool write = false;
+
+  /// The footprint of `ap`, read or written.
+  static Footprint of(const isa::AccessPattern& ap, bool write);
+};
+
+/// True when the bounding boxes of `a` and `b` intersect (same memory and tensor, overlapping
+/// partitions and bytes).
+bool boxesOverlap(const Footprint& a, const Footprint& b);
+
+/// The first byte range both patterns touch, or nothing. Exact: element runs are compared.
+/// For SBUF/PSUM the result is relative to each partition of the common partition range.
+std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b);
+
+/// Replaces `out` with the data operands an instruction reads and writes (role input / output of
+/// its fields).
+void operandFootprints(const isa::InstructionBody& body, std::vector<Footprint>& out);
+
+/// "sbuf partitions 0..127 bytes 0..1023" / "hbm tensor 'a' bytes 0..4095"; `tensorName` names
+/// HBM tensors.
+std::string describeRange(const Footprint& f, ByteInterval bytes, std::int64_t firstPartition,
+                          std::int64_t endPartition, const std::string& tensorName);
+
+}  // namespace trn::core

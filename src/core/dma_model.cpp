@@ -1,0 +1,267 @@
+#include "trn/core/dma_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <variant>
+
+#include "trn/base/check.h"
+
+namespace trn::core {
+
+using isa::AccessPattern;
+
+namespace {
+
+constexpr double kPsPerSecond = 1e12;
+
+/// Elements in each contiguous run of `ap` (merging dimensions that continue each other, and HBM
+/// rows that follow each other).
+std::int64_t contiguousRun(const AccessPattern& ap) {
+  std::int64_t run = 1;
+  for (int d = ap.numDims - 1; d >= 0; --d) {
+    const isa::Dim& dim = ap.dims[static_cast<std::size_t>(d)];
+    if (dim.count == 1) {
+      continue;
+    }
+    if (dim.stride != run) {
+      return run;
+    }
+    run *= dim.count;
+  }
+  if (ap.memory == isa::Memory::kHbm && ap.partitionCount > 1 && ap.partitionStride == run) {
+    run *= ap.partitionCount;
+  }
+  return run;
+}
+
+std::int64_t bytesOf(const AccessPattern& ap) { return ap.elementCount() * byteSize(ap.dtype); }
+
+std::int64_t runsOf(const AccessPattern& ap) { return ap.elementCount() / contiguousRun(ap); }
+
+std::int64_t rowsOf(const AccessPattern& ap) { return ap.partitionCount; }
+
+/// Accumulates one side of a transfer into `shape`.
+void addSide(TransferShape& shape, const AccessPattern& ap, std::int64_t& read,
+             std::int64_t& written, bool write) {
+  const std::int64_t bytes = bytesOf(ap);
+  (write ? written : read) += bytes;
+  shape.hbmBytes += ap.memory == isa::Memory::kHbm ? bytes : 0;
+  shape.descriptors = std::max(shape.descriptors, runsOf(ap));
+  shape.rows = std::max(shape.rows, rowsOf(ap));
+}
+
+}  // namespace
+
+TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBufferBytes,
+                            const spec::Dma& dma) {
+  TransferShape shape;
+  std::int64_t read = 0;
+  std::int64_t written = 0;
+  std::visit(
+      [&]<typename I>(const I& instr) {
+        if constexpr (std::is_same_v<I, isa::DmaCopy>) {
+          // An indexed (gather/scatter) side moves as many rows as the other side has.
+          const AccessPattern& plain = instr.srcIndex ? instr.dst : instr.src;
+          const AccessPattern& other = instr.dstIndex ? instr.src : instr.dst;
+          AccessPattern src = instr.srcIndex ? plain : instr.src;
+          AccessPattern dst = instr.dstIndex ? other : instr.dst;
+          src.memory = instr.src.memory;
+          src.dtype = instr.src.dtype;
+          dst.memory = instr.dst.memory;
+          dst.dtype = instr.dst.dtype;
+          addSide(shape, src, read, written, false);
+          addSide(shape, dst, read, written, true);
+        } else if constexpr (std::is_same_v<I, isa::DmaTranspose>) {
+          addSide(shape, instr.src, read, written, false);
+          addSide(shape, instr.dst, read, written, true);
+          const bool fromHbm = instr.src.memory == isa::Memory::kHbm;
+          shape.efficiency = (fromHbm ? dma.transpose.hbmToSbufEfficiency
+                                      : dma.transpose.sbufToSbufEfficiency)
+                                 .toDouble();
+          // A transpose writes one element per partition at a time.
+          shape.descriptors = std::max(shape.descriptors, instr.dst.elementCount());
+        } else if constexpr (std::is_same_v<I, isa::DmaCompute>) {
+          for (const auto& [source, scale] : instr.sources()) {
+            if (*source) {
+              addSide(shape, **source, read, written, false);
+            }
+          }
+          addSide(shape, instr.dst, read, written, true);
+          shape.efficiency = dma.computeEfficiency.toDouble();
+        } else {
+          TRN_UNREACHABLE() << "not a DMA instruction: " << I::kInfo.mnemonic;
+        }
+      },
+      body);
+  shape.bytes = std::max(read, written);
+  if (maxBufferBytes > 0) {
+    shape.descriptors = std::max(shape.descriptors, (shape.bytes + maxBufferBytes - 1) / maxBufferBytes);
+  }
+  shape.descriptors = std::max<std::int64_t>(shape.descriptors, 1);
+  return shape;
+}
+
+DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
+    : chip_(chip),
+      enginesPerCore_(static_cast<int>(chip.core.dma.enginesPerCore)),
+      engineBandwidth_(static_cast<double>(chip.core.dma.engineBandwidth.count())),
+      stackBandwidth_(static_cast<double>(chip.hbm.bandwidth.count()) /
+                      static_cast<double>(std::max<std::int64_t>(chip.hbm.stacks, 1))),
+      overheadBytes_(static_cast<double>(chip.core.dma.efficiency.overheadBoundBelow.count())) {
+  for (const int core : physicalCores) {
+    const auto& stacks = chip.hbm.stackOfCore;
+    stackOfSlot_.push_back(core >= 0 && static_cast<std::size_t>(core) < stacks.size()
+                               ? static_cast<int>(stacks[static_cast<std::size_t>(core)])
+                               : core);
+  }
+  const std::size_t slots = physicalCores.size();
+  queues_.assign(slots, std::vector<std::deque<std::uint32_t>>(
+                            static_cast<std::size_t>(chip.core.dma.queuesPerEngine)));
+  dgeFree_.assign(slots, std::vector<std::int64_t>(
+                             static_cast<std::size_t>(chip.core.dma.dge.hardwareBlocks), 0));
+  nextEngine_.assign(slots, 0);
+}
+
+std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
+                               const TransferShape& shape) {
+  Transfer t;
+  t.slot = slot;
+  t.queue = queue;
+  t.issued = issued;
+  t.shape = shape;
+  t.work = static_cast<double>(shape.bytes) / shape.efficiency +
+           static_cast<double>(shape.descriptors) * overheadBytes_;
+  t.remaining = t.work;
+  t.engines = static_cast<int>(std::min<std::int64_t>(
+      {static_cast<std::int64_t>(enginesPerCore_), shape.rows, shape.descriptors}));
+  int& next = nextEngine_[static_cast<std::size_t>(slot)];
+  t.firstEngine = next;
+  next = (next + t.engines) % enginesPerCore_;
+  std::int64_t queued = issued.count() + chip_.core.dma.fixedCost.count();
+  auto& blocks = dgeFree_[static_cast<std::size_t>(slot)];
+  if (!blocks.empty()) {
+    auto block = std::min_element(blocks.begin(), blocks.end());
+    *block = std::max(*block, issued.count()) + chip_.core.dma.dge.instructionCost.count();
+    queued = std::max(queued, *block);
+  }
+  t.queued = Picoseconds(queued);
+  const auto id = static_cast<std::uint32_t>(transfers_.size());
+  transfers_.push_back(t);
+  pending_.push({queued, id});
+  return id;
+}
+
+std::optional<Picoseconds> DmaModel::nextEvent() const {
+  std::int64_t next = std::numeric_limits<std::int64_t>::max();
+  if (!pending_.empty()) {
+    next = pending_.top().queued;
+  }
+  for (const std::uint32_t id : active_) {
+    next = std::min(next, transfers_[id].finishAt);
+  }
+  if (next == std::numeric_limits<std::int64_t>::max()) {
+    return std::nullopt;
+  }
+  return Picoseconds(next);
+}
+
+bool DmaModel::usesEngine(const Transfer& t, int engine) const {
+  const int offset = (engine - t.firstEngine + enginesPerCore_) % enginesPerCore_;
+  return offset < t.engines;
+}
+
+void DmaModel::progressTo(std::int64_t t) {
+  const double seconds = static_cast<double>(t - now_) / kPsPerSecond;
+  for (const std::uint32_t id : active_) {
+    Transfer& tr = transfers_[id];
+    tr.remaining = std::max(0.0, tr.remaining - tr.rate * seconds);
+  }
+  now_ = t;
+}
+
+void DmaModel::recomputeRates(std::int64_t t) {
+  // Queue heads that have data to move.
+  active_.clear();
+  for (auto& slotQueues : queues_) {
+    for (auto& queue : slotQueues) {
+      if (!queue.empty()) {
+        active_.push_back(queue.front());
+      }
+    }
+  }
+  // Engine sharing: each engine splits its bandwidth among the heads that use it.
+  std::vector<int> users(queues_.size() * static_cast<std::size_t>(enginesPerCore_), 0);
+  for (const std::uint32_t id : active_) {
+    const Transfer& tr = transfers_[id];
+    for (int k = 0; k < tr.engines; ++k) {
+      ++users[static_cast<std::size_t>(tr.slot * enginesPerCore_ +
+                                       (tr.firstEngine + k) % enginesPerCore_)];
+    }
+  }
+  std::vector<double> stackDemand(stackOfSlot_.size() + 64, 0.0);
+  for (const std::uint32_t id : active_) {
+    Transfer& tr = transfers_[id];
+    int busiest = 1;
+    for (int k = 0; k < tr.engines; ++k) {
+      busiest = std::max(busiest, users[static_cast<std::size_t>(
+                                      tr.slot * enginesPerCore_ +
+                                      (tr.firstEngine + k) % enginesPerCore_)]);
+    }
+    tr.rate = static_cast<double>(tr.engines) * engineBandwidth_ / static_cast<double>(busiest);
+    const auto stack = static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(tr.slot)]);
+    if (stack >= stackDemand.size()) {
+      stackDemand.resize(stack + 1, 0.0);
+    }
+    stackDemand[stack] += tr.rate * static_cast<double>(tr.shape.hbmBytes) / tr.work;
+  }
+  // HBM stack sharing: scale down the HBM users of an oversubscribed stack in proportion.
+  for (const std::uint32_t id : active_) {
+    Transfer& tr = transfers_[id];
+    const auto stack = static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(tr.slot)]);
+    if (tr.shape.hbmBytes > 0 && stackDemand[stack] > stackBandwidth_) {
+      tr.rate *= stackBandwidth_ / stackDemand[stack];
+    }
+    if (!tr.active) {
+      tr.active = true;
+      tr.started = Picoseconds(t);
+    }
+    tr.finishAt = t + static_cast<std::int64_t>(std::ceil(tr.remaining * kPsPerSecond / tr.rate - 1e-6));
+  }
+}
+
+void DmaModel::advance(Picoseconds now, std::vector<std::uint32_t>& finished) {
+  while (true) {
+    const std::optional<Picoseconds> next = nextEvent();
+    if (!next || *next > now) {
+      break;
+    }
+    const std::int64_t t = next->count();
+    progressTo(t);
+    bool changed = false;
+    for (const std::uint32_t id : active_) {
+      Transfer& tr = transfers_[id];
+      if (tr.finishAt == t) {
+        tr.done = true;
+        tr.active = false;
+        tr.remaining = 0;
+        tr.finished = Picoseconds(t);
+        queues_[static_cast<std::size_t>(tr.slot)][static_cast<std::size_t>(tr.queue)].pop_front();
+        finished.push_back(id);
+        changed = true;
+      }
+    }
+    while (!pending_.empty() && pending_.top().queued <= t) {
+      const Transfer& tr = transfers_[pending_.top().id];
+      queues_[static_cast<std::size_t>(tr.slot)][static_cast<std::size_t>(tr.queue)].push_back(
+          pending_.top().id);
+      pending_.pop();
+      changed = true;
+    }
+    if (changed) {
+      recomputeRates(t);
+    }
+  }
+  progressTo(std::max(now.count(), now_));
+}
+
+}  // namespace trn::core

@@ -1,0 +1,531 @@
+// The scheduler behind NeuronCore::run and runTogether: an event-driven simulation of the
+// sequencers and DMA queues of one or more cores of a chip, in integer picoseconds.
+//
+// Semantics (docs/timing.md):
+// - Each engine issues its stream in order. An instruction starts when its engine is free and its
+//   semaphore waits hold; it occupies the engine for its cost (instruction_cost.h) at the engine's
+//   clock, stretched by the TensorE power throttle, and completes a fixed pipeline latency
+//   (costs.static_overhead_cycles) later, when its semaphore updates are applied.
+// - An engine blocked on a semaphore sees an update costs.semaphore_overhead_cycles of its clock
+//   after it is made; a wait that already holds costs nothing.
+// - A DMA instruction occupies its sequencer for the dispatch cost and hands the transfer to the
+//   DMA model (dma_model.h); the transfer applies the instruction's updates when it finishes.
+// - Events are ordered by (time, kind, sequence): completions before DMA progress before issue,
+//   and otherwise in the order they were scheduled, so runs are deterministic.
+// - Functional-only mode runs the same scheduler with every duration zero. Data is computed when
+//   an instruction starts (a DMA when it is issued); the race detector (hazard_detector.h) checks
+//   every access in every mode.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <variant>
+
+#include "sequencer_state.h"
+#include "trn/core/dma_model.h"
+#include "trn/core/footprint.h"
+#include "trn/core/hazard_detector.h"
+#include "trn/core/instruction_cost.h"
+#include "trn/core/neuron_core.h"
+#include "trn/isa/program_text.h"
+
+namespace trn::core {
+
+using isa::Engine;
+
+namespace {
+
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+constexpr std::uint32_t kNoRecord = std::numeric_limits<std::uint32_t>::max();
+
+enum class EventKind : std::uint8_t { kComplete, kDma, kReady };
+
+struct Event {
+  std::int64_t time;
+  EventKind kind;
+  std::uint64_t sequence;
+  std::uint32_t core;
+  std::uint32_t payload;  ///< completion slot (kComplete) or engine (kReady)
+
+  bool operator>(const Event& other) const {
+    if (time != other.time) return time > other.time;
+    if (kind != other.kind) return kind > other.kind;
+    return sequence > other.sequence;
+  }
+};
+
+/// Semaphore updates waiting to be applied, with the clock they carry.
+struct Completion {
+  std::uint32_t core = 0;
+  const isa::Instruction* instr = nullptr;
+  VectorClock clock{};
+  std::uint32_t record = kNoRecord;
+};
+
+struct EngineState {
+  SequencerState seq;
+  std::size_t pc = 0;
+  std::int64_t readySince = 0;
+  bool blocked = false;
+  bool wakePending = false;
+  bool done = false;
+};
+
+struct CoreRun {
+  NeuronCore* core = nullptr;
+  std::array<EngineState, isa::kNumEngines> engines;
+  std::vector<std::int32_t> semaphores;
+  std::optional<HazardDetector> hazards;
+  std::optional<CostCalculator> costs;
+  RunStats stats;
+  std::int64_t lastActivity = 0;
+  std::int64_t peLastEnd = -1;  ///< end of the last TensorE instruction (throttle re-arm)
+  std::int64_t rampStart = 0;   ///< when the current throttle ramp began
+};
+
+bool isDma(const isa::Instruction& instr) {
+  return std::visit([](const auto& body) { return body.kInfo.viaDma; }, instr.body);
+}
+
+int queueOf(const isa::Instruction& instr) {
+  return std::visit(
+      [](const auto& body) -> int {
+        if constexpr (requires { body.queue; }) {
+          return static_cast<int>(body.queue);
+        } else {
+          return 0;
+        }
+      },
+      instr.body);
+}
+
+Hertz engineClock(const spec::ChipSpec& chip, Engine engine) {
+  switch (engine) {
+    case Engine::kPe: return chip.core.pe.clock;
+    case Engine::kAct: return chip.core.act.clock;
+    case Engine::kDve: return chip.core.dve.clock;
+    case Engine::kPool: return chip.core.pool.clock;
+    case Engine::kSp: return chip.core.sp.clock;
+  }
+  TRN_UNREACHABLE();
+}
+
+class Simulation {
+ public:
+  explicit Simulation(const std::vector<NeuronCore*>& cores) {
+    for (NeuronCore* core : cores) {
+      CoreRun run;
+      run.core = core;
+      cores_.push_back(std::move(run));
+    }
+  }
+
+  Result<std::vector<RunStats>> run();
+
+ private:
+  Status setUp();
+  Status tryIssue(std::uint32_t c, Engine engine, std::int64_t now);
+  void finishInstruction(std::uint32_t c, const Completion& done, std::int64_t now);
+  Status advanceDma(std::int64_t now);
+  void scheduleDma();
+  void schedule(std::int64_t time, EventKind kind, std::uint32_t core, std::uint32_t payload) {
+    events_.push(Event{time, kind, sequence_++, core, payload});
+  }
+  double throttle(CoreRun& cr, std::int64_t now) const;
+  [[nodiscard]] bool waitsHold(const CoreRun& cr, const isa::Instruction& instr) const;
+  [[nodiscard]] std::string describe(std::uint32_t c, AccessOwner owner) const;
+  [[nodiscard]] Status deadlock() const;
+  void finalise();
+
+  std::vector<CoreRun> cores_;
+  RunMode mode_ = RunMode::kFunctionalOnly;
+  bool timing_ = false;
+  const spec::ChipSpec* chip_ = nullptr;
+  std::array<Hertz, isa::kNumEngines> clocks_{};
+  std::array<std::int64_t, isa::kNumEngines> semaphoreDelay_{};  ///< ps
+  std::array<std::int64_t, isa::kNumEngines> latency_{};         ///< ps
+  std::optional<DmaModel> dma_;
+  std::vector<Completion> transferCompletions_;  ///< by DMA transfer id
+  std::int64_t dmaScheduledAt_ = kNever;
+  std::vector<Completion> completions_;
+  std::vector<std::uint32_t> freeCompletions_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::uint64_t sequence_ = 0;
+  std::vector<Footprint> footprints_;
+  std::vector<std::uint32_t> finished_;
+};
+
+Status Simulation::setUp() {
+  const CoreOptions& first = cores_.front().core->options();
+  mode_ = first.mode;
+  timing_ = hasTiming(mode_);
+  chip_ = first.chip.get();
+  std::vector<int> physical;
+  for (std::uint32_t c = 0; c < cores_.size(); ++c) {
+    CoreRun& cr = cores_[c];
+    const CoreOptions& options = cr.core->options();
+    if (options.mode != mode_ || options.chip.get() != chip_) {
+      return invalidArgument("cores simulated together must share one mode and one chip");
+    }
+    physical.push_back(options.physicalCore);
+    cr.stats.mode = mode_;
+    cr.semaphores.assign(static_cast<std::size_t>(options.limits.semaphores), 0);
+    for (EngineState& es : cr.engines) {
+      es.seq = cr.core->newSequencer();
+    }
+    const isa::Program& program = cr.core->program();
+    cr.hazards.emplace(
+        options.limits.semaphores, options.limits.dmaQueues,
+        [this, c](AccessOwner owner) { return describe(c, owner); },
+        [&program](std::int32_t tensor) {
+          return program.tensors[static_cast<std::size_t>(tensor)].name;
+        });
+    if (timing_) {
+      TRN_ASSIGN_OR_RETURN(CostCalculator calc, CostCalculator::create(*chip_));
+      cr.costs.emplace(std::move(calc));
+    }
+  }
+  if (timing_) {
+    for (const Engine e : isa::kAllEngines) {
+      const auto i = static_cast<std::size_t>(e);
+      clocks_[i] = engineClock(*chip_, e);
+      semaphoreDelay_[i] = cyclesToTime(chip_->costs.semaphoreOverheadCycles, clocks_[i]).count();
+      latency_[i] = cyclesToTime(chip_->costs.staticOverheadCycles, clocks_[i]).count();
+    }
+    dma_.emplace(*chip_, physical);
+  }
+  return {};
+}
+
+bool Simulation::waitsHold(const CoreRun& cr, const isa::Instruction& instr) const {
+  for (const isa::SemaphoreWait& w : instr.sync.waits) {
+    const std::int32_t value = cr.semaphores[static_cast<std::size_t>(w.semaphore)];
+    const bool holds = w.compare == isa::WaitCompare::kEqual ? value == w.value : value >= w.value;
+    if (!holds) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string Simulation::describe(std::uint32_t c, AccessOwner owner) const {
+  const isa::Program& program = cores_[c].core->program();
+  const isa::Instruction& instr = program.stream(owner.engine)[owner.index];
+  std::string text = fmt::format("{}#{} '{}'", isa::engineName(owner.engine), owner.index,
+                                 isa::formatInstruction(instr, program, false));
+  if (!instr.location.file.empty()) {
+    text += fmt::format(" at {}:{}", instr.location.file, instr.location.line);
+  }
+  if (cores_.size() > 1) {
+    text = fmt::format("core {}: {}", c, text);
+  }
+  return text;
+}
+
+double Simulation::throttle(CoreRun& cr, std::int64_t now) const {
+  const spec::PowerThrottle& pt = chip_->core.pe.powerThrottle;
+  if (!pt.enabled) {
+    return 1.0;
+  }
+  const double rearmGap = static_cast<double>(pt.rearmWindow.count()) *
+                          (1.0 - pt.rearmThreshold.toDouble());
+  if (cr.peLastEnd < 0 || static_cast<double>(now - cr.peLastEnd) >= rearmGap) {
+    cr.rampStart = now;
+  }
+  const double ramp = static_cast<double>(pt.rampTime.count());
+  const double progress =
+      ramp <= 0 ? 1.0 : std::min(1.0, static_cast<double>(now - cr.rampStart) / ramp);
+  const double start = pt.startFraction.toDouble();
+  return start + (1.0 - start) * progress;
+}
+
+Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
+  CoreRun& cr = cores_[c];
+  EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
+  const auto e = static_cast<std::size_t>(engine);
+  const auto& stream = cr.core->program().stream(engine);
+  if (es.done) {
+    return {};
+  }
+  if (es.pc >= stream.size()) {
+    es.done = true;
+    cr.hazards->engineFinished(engine);
+    return {};
+  }
+  const isa::Instruction& instr = stream[es.pc];
+  if (!waitsHold(cr, instr)) {
+    es.blocked = true;
+    return {};
+  }
+  es.blocked = false;
+  const CoreOptions& options = cr.core->options();
+  const AccessOwner owner{engine, static_cast<std::uint32_t>(es.pc)};
+  const int agent = HazardDetector::engineAgent(engine);
+  const bool dma = isDma(instr);
+
+  // Happens-before and race check.
+  HazardDetector& hazards = *cr.hazards;
+  for (const isa::SemaphoreWait& w : instr.sync.waits) {
+    hazards.acquire(agent, w.semaphore);
+  }
+  operandFootprints(instr.body, footprints_);
+  const int accessor = dma ? HazardDetector::queueAgent(queueOf(instr)) : agent;
+  if (dma) {
+    hazards.join(accessor, hazards.clock(agent));
+  }
+  Status race = hazards.access(accessor, owner, footprints_);
+  if (!race.ok() && options.detectRaces) {
+    return race;
+  }
+  Completion done{c, &instr, hazards.clock(accessor), kNoRecord};
+  hazards.tick(accessor);
+  if (dma) {
+    hazards.tick(agent);
+  }
+
+  // Time.
+  InstructionCost cost;
+  std::int64_t duration = 0;
+  double limit = 1.0;
+  if (timing_) {
+    TRN_ASSIGN_OR_RETURN(cost, cr.costs->cost(engine, instr.body));
+    duration = cyclesToTime(cost.cycles, clocks_[e]).count();
+    if (engine == Engine::kPe && !cost.variant.empty()) {
+      limit = throttle(cr, now);
+      duration = static_cast<std::int64_t>(std::ceil(static_cast<double>(duration) / limit));
+      cr.peLastEnd = now + duration;
+    }
+  }
+  const std::int64_t end = now + duration;
+
+  // Data.
+  std::int64_t jump = -1;
+  if (Status status = cr.core->execute(engine, instr, es.seq, jump); !status.ok()) {
+    return status.withContext(describe(c, owner));
+  }
+
+  // Statistics.
+  RunStats& stats = cr.stats;
+  ++stats.perEngine[e];
+  if (++stats.instructions > options.maxInstructions) {
+    return failedPrecondition(fmt::format(
+        "stopped after {} instructions (the limit); a dynamic loop may not terminate",
+        options.maxInstructions));
+  }
+  EngineTotals& totals = stats.engines[e];
+  ++totals.instructions;
+  totals.busy += Picoseconds(duration);
+  totals.waiting += Picoseconds(now - es.readySince);
+  stats.flops += cost.flops;
+  if (options.record) {
+    done.record = static_cast<std::uint32_t>(stats.records.size());
+    stats.records.push_back(InstructionRecord{engine, owner.index, Picoseconds(es.readySince),
+                                              Picoseconds(now), Picoseconds(end),
+                                              Picoseconds(end), cost.cycles, cost.variant,
+                                              limit, cost.flops});
+  }
+  cr.lastActivity = std::max(cr.lastActivity, end);
+
+  // Completion.
+  if (dma && timing_) {
+    const TransferShape shape = transferShape(
+        instr.body, chip_->core.dma.descriptors.maxBufferBytes.count(), chip_->core.dma);
+    const std::uint32_t id = dma_->submit(static_cast<int>(c), queueOf(instr), Picoseconds(end),
+                                          shape);
+    transferCompletions_.resize(id + 1);
+    transferCompletions_[id] = done;
+    scheduleDma();
+  } else {
+    const std::int64_t complete = end + (timing_ ? latency_[e] : 0);
+    if (done.record != kNoRecord) {
+      stats.records[done.record].complete = Picoseconds(complete);
+    }
+    std::uint32_t slot;
+    if (freeCompletions_.empty()) {
+      slot = static_cast<std::uint32_t>(completions_.size());
+      completions_.push_back(done);
+    } else {
+      slot = freeCompletions_.back();
+      freeCompletions_.pop_back();
+      completions_[slot] = done;
+    }
+    schedule(complete, EventKind::kComplete, c, slot);
+    cr.lastActivity = std::max(cr.lastActivity, complete);
+  }
+  es.pc = jump >= 0 ? static_cast<std::size_t>(jump) : es.pc + 1;
+  es.readySince = end;
+  es.wakePending = true;
+  schedule(end, EventKind::kReady, c, static_cast<std::uint32_t>(engine));
+  return {};
+}
+
+void Simulation::finishInstruction(std::uint32_t c, const Completion& done, std::int64_t now) {
+  CoreRun& cr = cores_[c];
+  for (const isa::SemaphoreUpdate& u : done.instr->sync.updates) {
+    std::int32_t& value = cr.semaphores[static_cast<std::size_t>(u.semaphore)];
+    switch (u.op) {
+      case isa::SemaphoreUpdateOp::kAdd: value += u.value; break;
+      case isa::SemaphoreUpdateOp::kSubtract: value -= u.value; break;
+      case isa::SemaphoreUpdateOp::kSet: value = u.value; break;
+    }
+    cr.hazards->release(u.semaphore, done.clock);
+  }
+  if (done.instr->sync.updates.empty()) {
+    return;
+  }
+  for (const Engine engine : isa::kAllEngines) {
+    EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
+    if (es.blocked && !es.wakePending) {
+      es.wakePending = true;
+      schedule(now + semaphoreDelay_[static_cast<std::size_t>(engine)], EventKind::kReady, c,
+               static_cast<std::uint32_t>(engine));
+    }
+  }
+}
+
+void Simulation::scheduleDma() {
+  const std::optional<Picoseconds> next = dma_->nextEvent();
+  if (next && next->count() < dmaScheduledAt_) {
+    dmaScheduledAt_ = next->count();
+    schedule(dmaScheduledAt_, EventKind::kDma, 0, 0);
+  }
+}
+
+Status Simulation::advanceDma(std::int64_t now) {
+  if (now == dmaScheduledAt_) {
+    dmaScheduledAt_ = kNever;
+  }
+  finished_.clear();
+  dma_->advance(Picoseconds(now), finished_);
+  for (const std::uint32_t id : finished_) {
+    const DmaModel::Transfer& t = dma_->transfer(id);
+    const Completion& done = transferCompletions_[id];
+    CoreRun& cr = cores_[done.core];
+    DmaTotals& totals = cr.stats.dma;
+    ++totals.transfers;
+    totals.bytes += t.shape.bytes;
+    totals.hbmBytes += t.shape.hbmBytes;
+    totals.descriptors += t.shape.descriptors;
+    cr.lastActivity = std::max(cr.lastActivity, now);
+    if (done.record != kNoRecord) {
+      cr.stats.records[done.record].complete = t.finished;
+      cr.stats.transfers.push_back(TransferRecord{
+          done.record, t.queue, t.issued, t.started, t.finished, t.shape.bytes,
+          t.shape.hbmBytes, t.shape.descriptors, t.engines,
+          static_cast<double>(t.shape.bytes) / t.work});
+    }
+    finishInstruction(done.core, done, now);
+  }
+  scheduleDma();
+  return {};
+}
+
+Status Simulation::deadlock() const {
+  std::string pending;
+  for (std::uint32_t c = 0; c < cores_.size(); ++c) {
+    const CoreRun& cr = cores_[c];
+    for (const Engine engine : isa::kAllEngines) {
+      const EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
+      if (es.done || !es.blocked) {
+        continue;
+      }
+      const isa::Instruction& instr = cr.core->program().stream(engine)[es.pc];
+      for (const isa::SemaphoreWait& w : instr.sync.waits) {
+        pending += fmt::format("\n  {}{}#{} waits for s{} {} {} (s{} = {})",
+                               cores_.size() > 1 ? fmt::format("core {}: ", c) : "",
+                               isa::engineName(engine), es.pc, w.semaphore, isa::enumName(w.compare),
+                               w.value, w.semaphore,
+                               cr.semaphores[static_cast<std::size_t>(w.semaphore)]);
+      }
+    }
+  }
+  return failedPrecondition(fmt::format("deadlock: no engine can proceed{}", pending));
+}
+
+void Simulation::finalise() {
+  for (std::uint32_t c = 0; c < cores_.size(); ++c) {
+    CoreRun& cr = cores_[c];
+    if (!timing_) {
+      continue;
+    }
+    cr.stats.total = Picoseconds(cr.lastActivity);
+    // DMA busy time: the union of the intervals during which this core's transfers moved data.
+    std::vector<std::pair<std::int64_t, std::int64_t>> intervals;
+    for (std::uint32_t id = 0; id < transferCompletions_.size(); ++id) {
+      if (transferCompletions_[id].core == c) {
+        const DmaModel::Transfer& t = dma_->transfer(id);
+        intervals.emplace_back(t.started.count(), t.finished.count());
+      }
+    }
+    std::sort(intervals.begin(), intervals.end());
+    std::int64_t busy = 0;
+    std::int64_t coveredTo = std::numeric_limits<std::int64_t>::min();
+    for (const auto& [begin, end] : intervals) {
+      const std::int64_t from = std::max(begin, coveredTo);
+      if (end > from) {
+        busy += end - from;
+        coveredTo = end;
+      }
+    }
+    cr.stats.dma.busy = Picoseconds(busy);
+  }
+}
+
+Result<std::vector<RunStats>> Simulation::run() {
+  TRN_RETURN_IF_ERROR(setUp());
+  for (std::uint32_t c = 0; c < cores_.size(); ++c) {
+    for (const Engine engine : isa::kAllEngines) {
+      cores_[c].engines[static_cast<std::size_t>(engine)].wakePending = true;
+      schedule(0, EventKind::kReady, c, static_cast<std::uint32_t>(engine));
+    }
+  }
+  while (!events_.empty()) {
+    const Event event = events_.top();
+    events_.pop();
+    switch (event.kind) {
+      case EventKind::kComplete: {
+        const Completion done = completions_[event.payload];
+        freeCompletions_.push_back(event.payload);
+        finishInstruction(event.core, done, event.time);
+        break;
+      }
+      case EventKind::kDma:
+        TRN_RETURN_IF_ERROR(advanceDma(event.time));
+        break;
+      case EventKind::kReady: {
+        const auto engine = static_cast<Engine>(event.payload);
+        cores_[event.core].engines[event.payload].wakePending = false;
+        TRN_RETURN_IF_ERROR(tryIssue(event.core, engine, event.time));
+        break;
+      }
+    }
+  }
+  for (const CoreRun& cr : cores_) {
+    for (const EngineState& es : cr.engines) {
+      if (!es.done) {
+        return deadlock();
+      }
+    }
+  }
+  finalise();
+  std::vector<RunStats> out;
+  for (CoreRun& cr : cores_) {
+    out.push_back(std::move(cr.stats));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<RunStats>> runTogether(const std::vector<NeuronCore*>& cores) {
+  if (cores.empty()) {
+    return invalidArgument("runTogether needs at least one core");
+  }
+  Simulation simulation(cores);
+  return simulation.run();
+}
+
+}  // namespace trn::core
