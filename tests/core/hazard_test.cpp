@@ -1,0 +1,143 @@
+// Races and deadlocks are errors in every mode (architecture.md "Execution semantics"): racy
+// programs are reported with both instructions and the overlapping bytes; the same programs
+// ordered by a semaphore, or touching disjoint bytes, run cleanly.
+#include <gtest/gtest.h>
+
+#include "timed_run.h"
+
+namespace trn::core {
+namespace {
+
+constexpr std::array<RunMode, 3> kModes = {RunMode::kFunctionalTiming, RunMode::kTimingOnly,
+                                           RunMode::kFunctionalOnly};
+
+Status runIn(std::string_view text, RunMode mode) {
+  auto core = testing::makeCore(text, testing::trn2(), mode);
+  return core->run().status();
+}
+
+TEST(Hazards, UnorderedWriteAndReadFromTwoEnginesIsARaceInEveryMode) {
+  const char* text = R"(
+act: memset dst=sbuf[0:128]+1024:fp32[[1,64]] value=1.0
+dve: tensor_copy dst=sbuf[0:128]+4096:fp32[[1,64]] src=sbuf[0:128]+1152:fp32[[1,64]]
+)";
+  for (const RunMode mode : kModes) {
+    const Status status = runIn(text, mode);
+    ASSERT_FALSE(status.ok()) << runModeName(mode);
+    const std::string message = status.toString();
+    EXPECT_NE(message.find("race"), std::string::npos) << message;
+    EXPECT_NE(message.find("act#0 'memset"), std::string::npos) << message;
+    EXPECT_NE(message.find("dve#0 'tensor_copy"), std::string::npos) << message;
+    // memset writes bytes 1024..1279 and the copy reads 1152..1407: they share 1152..1279.
+    EXPECT_NE(message.find("sbuf partitions 0..127 bytes 1152..1279"), std::string::npos)
+        << message;
+  }
+}
+
+TEST(Hazards, ASemaphoreOrdersTheSameAccesses) {
+  const char* text = R"(
+act: memset dst=sbuf[0:128]+1024:fp32[[1,64]] value=1.0 signal(s0+=1)
+dve: tensor_copy dst=sbuf[0:128]+4096:fp32[[1,64]] src=sbuf[0:128]+1152:fp32[[1,64]] wait(s0>=1)
+)";
+  for (const RunMode mode : kModes) {
+    EXPECT_TRUE(runIn(text, mode).ok()) << runModeName(mode);
+  }
+}
+
+TEST(Hazards, OrderingIsTransitiveThroughAThirdEngine) {
+  const char* text = R"(
+act: memset dst=sbuf[0:128]:fp32[[1,64]] value=1.0 signal(s0+=1)
+pool: nop wait(s0>=1) signal(s1+=1)
+dve: tensor_copy dst=sbuf[0:128]+4096:fp32[[1,64]] src=sbuf[0:128]:fp32[[1,64]] wait(s1>=1)
+)";
+  for (const RunMode mode : kModes) {
+    EXPECT_TRUE(runIn(text, mode).ok()) << runModeName(mode);
+  }
+}
+
+TEST(Hazards, InterleavedStridedWritesOfTwoEnginesDoNotRace) {
+  // ACT writes the even fp32 elements, DVE the odd ones: the boxes overlap, the bytes do not.
+  const char* text = R"(
+act: memset dst=sbuf[0:128]:fp32[[2,32]] value=1.0
+dve: memset dst=sbuf[0:128]+4:fp32[[2,32]] value=2.0
+)";
+  for (const RunMode mode : kModes) {
+    EXPECT_TRUE(runIn(text, mode).ok()) << runModeName(mode);
+  }
+  const char* overlapping = R"(
+act: memset dst=sbuf[0:128]:fp32[[2,32]] value=1.0
+dve: memset dst=sbuf[0:128]+8:fp32[[2,32]] value=2.0
+)";
+  EXPECT_FALSE(runIn(overlapping, RunMode::kTimingOnly).ok());
+}
+
+TEST(Hazards, DisjointPartitionsDoNotRace) {
+  const char* text = R"(
+act: memset dst=sbuf[0:64]:fp32[[1,64]] value=1.0
+dve: memset dst=sbuf[64:128]:fp32[[1,64]] value=2.0
+)";
+  EXPECT_TRUE(runIn(text, RunMode::kFunctionalTiming).ok());
+}
+
+TEST(Hazards, TwoDmaQueuesWritingOneHbmRangeRace) {
+  const char* text = R"(
+.tensor c output fp32 [128, 64]
+act: memset dst=sbuf[0:128]:fp32[[1,64]] value=1.0 signal(s0+=1)
+sp: dma_copy dst=hbm:c:fp32[[64,128],[1,64]] src=sbuf[0:128]:fp32[[1,64]] queue=1 wait(s0>=1)
+sp: dma_copy dst=hbm:c:fp32[[64,64],[1,64]] src=sbuf[0:64]:fp32[[1,64]] queue=2
+)";
+  for (const RunMode mode : kModes) {
+    const Status status = runIn(text, mode);
+    ASSERT_FALSE(status.ok()) << runModeName(mode);
+    EXPECT_NE(status.toString().find("hbm tensor 'c' bytes 0..16383"), std::string::npos)
+        << status.toString();
+  }
+  // On one queue the transfers are ordered (FIFO).
+  std::string sameQueue = text;
+  sameQueue.replace(sameQueue.find("queue=2"), 7, "queue=1");
+  EXPECT_TRUE(runIn(sameQueue, RunMode::kTimingOnly).ok());
+}
+
+TEST(Hazards, AnEngineReadingDmaDataBeforeItLandsRaces) {
+  const char* text = R"(
+.tensor a input fp32 [128, 64]
+sp: dma_copy dst=sbuf[0:128]:fp32[[1,64]] src=hbm:a:fp32[[64,128],[1,64]] signal(s0+=1)
+dve: tensor_copy dst=sbuf[0:128]+4096:fp32[[1,64]] src=sbuf[0:128]:fp32[[1,64]]
+)";
+  const Status status = runIn(text, RunMode::kTimingOnly);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.toString().find("sp#0 'dma_copy"), std::string::npos) << status.toString();
+}
+
+TEST(Hazards, RaceDetectionCanBeSwitchedOff) {
+  auto core = testing::makeCore(R"(
+act: memset dst=sbuf[0:128]:fp32[[1,64]] value=1.0
+dve: memset dst=sbuf[0:128]:fp32[[1,64]] value=2.0
+)",
+                                testing::trn2(), RunMode::kTimingOnly);
+  EXPECT_FALSE(core->run().ok());
+  CoreOptions lenient = core->options();
+  lenient.detectRaces = false;
+  auto again = NeuronCore::create(core->program(), lenient);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE((*again)->run().ok());
+}
+
+TEST(Hazards, DeadlockListsEveryPendingWaitInEveryMode) {
+  const char* text = R"(
+act: nop wait(s0>=1) signal(s1+=1)
+dve: nop wait(s1>=1) signal(s0+=1)
+pe: nop
+)";
+  for (const RunMode mode : kModes) {
+    const Status status = runIn(text, mode);
+    ASSERT_FALSE(status.ok()) << runModeName(mode);
+    const std::string message = status.toString();
+    EXPECT_NE(message.find("deadlock"), std::string::npos) << message;
+    EXPECT_NE(message.find("act#0 waits for s0 >= 1 (s0 = 0)"), std::string::npos) << message;
+    EXPECT_NE(message.find("dve#0 waits for s1 >= 1 (s1 = 0)"), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace trn::core
