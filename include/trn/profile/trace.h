@@ -1,0 +1,38 @@
+// The run trace: a NeuronCore run's instruction and DMA transfer records written as Chrome
+// trace-event JSON, which ui.perfetto.dev and chrome://tracing open. The core is one process
+// ("NeuronCore", pid 0) with one track per engine that executed anything (tid = engine index,
+// named e.g. "pe (Tensor)") followed by one track per DMA queue that carried a transfer
+// (tid = 100 + queue, "dma queue 3"). Each executed instruction is a complete ("X") event from
+// its start to its end with the instruction's text, stream index, cycles, cost variant,
+// semaphore waits and signals, time spent waiting, throttle, FLOPs and source location in its
+// arguments; each transfer is an X event on its queue's track from the moment data starts to
+// move until the last byte lands. Times are microseconds (the format's unit); the exact
+// picosecond total is kept in "otherData". Events are streamed one by one, so memory does not
+// grow with the number of records.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "trn/base/status.h"
+#include "trn/core/timeline.h"
+#include "trn/isa/program.h"
+
+namespace trn::profile {
+
+/// Track (tid) of DMA queue `queue`: kDmaQueueTrackBase + queue, after the engines' tracks.
+inline constexpr int kDmaQueueTrackBase = 100;
+
+/// Writes the trace of `stats` (a run of `program`) to `out`. Errors, reported before anything
+/// is written: invalidArgument when a record does not belong to `program` (an engine stream
+/// index out of range, a transfer naming a record that does not exist) and failedPrecondition
+/// when instructions ran but no records were kept (CoreOptions::record was off); ioError when
+/// the stream fails.
+Status writeTrace(std::ostream& out, const isa::Program& program, const core::RunStats& stats);
+
+/// Writes the trace to the file `path` (replacing it). The same errors as writeTrace, plus an
+/// ioError naming `path` when the file cannot be opened or written.
+Status writeTraceFile(const std::string& path, const isa::Program& program,
+                      const core::RunStats& stats);
+
+}  // namespace trn::profile

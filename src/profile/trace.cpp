@@ -1,0 +1,313 @@
+#include "trn/profile/trace.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "trn/isa/enums.h"
+#include "trn/isa/program_text.h"
+
+namespace trn::profile {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr int kProcessId = 0;
+
+/// The Neuron profiler's name of each engine, shown next to the short name on its track.
+std::string_view engineTitle(isa::Engine engine) {
+  constexpr std::array<std::string_view, isa::kNumEngines> kTitles = {"Tensor", "Scalar", "Vector",
+                                                                      "GpSimd", "Sync"};
+  return kTitles[static_cast<std::size_t>(engine)];
+}
+
+int engineTrack(isa::Engine engine) { return static_cast<int>(engine); }
+std::int64_t queueTrack(std::int32_t queue) { return std::int64_t{kDmaQueueTrackBase} + queue; }
+
+double microseconds(Picoseconds time) { return static_cast<double>(time.count()) / 1e6; }
+double nanoseconds(Picoseconds time) { return static_cast<double>(time.count()) / 1e3; }
+
+/// "s3>=2 s4==1", as inside program text's wait(...); "" when there are none.
+std::string formatWaits(const isa::Sync& sync) {
+  std::string out;
+  for (const isa::SemaphoreWait& wait : sync.waits) {
+    out += fmt::format("{}s{}{}{}", out.empty() ? "" : " ", wait.semaphore,
+                       isa::enumName(wait.compare), wait.value);
+  }
+  return out;
+}
+
+/// "s1+=1 s2=0", as inside program text's signal(...); "" when there are none.
+std::string formatSignals(const isa::Sync& sync) {
+  std::string out;
+  for (const isa::SemaphoreUpdate& update : sync.updates) {
+    out += fmt::format("{}s{}{}{}", out.empty() ? "" : " ", update.semaphore,
+                       isa::enumName(update.op), update.value);
+  }
+  return out;
+}
+
+/// "file:line", or "" when the location is unknown.
+std::string formatLocation(const isa::SourceLocation& location) {
+  return location.file.empty() ? std::string() : fmt::format("{}:{}", location.file, location.line);
+}
+
+/// Checks that every record refers to the program and to an existing instruction record.
+Status validate(const isa::Program& program, const core::RunStats& stats) {
+  if (stats.instructions > 0 && stats.records.empty()) {
+    return failedPrecondition(
+        fmt::format("the run executed {} instructions but kept no records; run with recording on "
+                    "(CoreOptions::record) to write a trace",
+                    stats.instructions));
+  }
+  for (std::size_t i = 0; i < stats.records.size(); ++i) {
+    const core::InstructionRecord& record = stats.records[i];
+    if (static_cast<int>(record.engine) >= isa::kNumEngines) {
+      return invalidArgument(
+          fmt::format("instruction record {} names engine {}, which does not exist", i,
+                      static_cast<int>(record.engine)));
+    }
+    const std::size_t length = program.stream(record.engine).size();
+    if (record.index >= length) {
+      return invalidArgument(fmt::format(
+          "instruction record {} is {} instruction {}, but the program's {} stream has {} "
+          "instructions",
+          i, isa::engineName(record.engine), record.index, isa::engineName(record.engine), length));
+    }
+  }
+  for (std::size_t i = 0; i < stats.transfers.size(); ++i) {
+    const core::TransferRecord& transfer = stats.transfers[i];
+    if (transfer.instruction >= stats.records.size()) {
+      return invalidArgument(
+          fmt::format("transfer record {} was issued by instruction record {}, but the run has {} "
+                      "instruction records",
+                      i, transfer.instruction, stats.records.size()));
+    }
+    if (transfer.queue < 0) {
+      return invalidArgument(fmt::format(
+          "transfer record {} is on DMA queue {}; queues are numbered from 0", i, transfer.queue));
+    }
+  }
+  return {};
+}
+
+/// `value` as JSON text: strings quoted and escaped (invalid UTF-8 replaced), numbers exact.
+std::string toJson(const Json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+/// A number as JSON in its shortest round-trip form; JSON has no NaN or infinity, so null.
+std::string jsonNumber(double value) {
+  return std::isfinite(value) ? fmt::format("{}", value) : std::string("null");
+}
+
+/// Writes the members of the "traceEvents" array, separated by commas, one per line.
+class EventWriter {
+ public:
+  explicit EventWriter(std::ostream& out) : out_(out) {}
+
+  void write(const Json& event) {
+    separate();
+    out_ << toJson(event);
+  }
+
+  /// An event already serialised as a JSON object.
+  void write(const fmt::memory_buffer& event) {
+    separate();
+    out_.write(event.data(), static_cast<std::streamsize>(event.size()));
+  }
+
+ private:
+  void separate() {
+    out_ << (first_ ? "\n" : ",\n");
+    first_ = false;
+  }
+
+  std::ostream& out_;
+  bool first_ = true;
+};
+
+/// The serialised parts of an instruction's events that are the same on every execution.
+struct InstructionJson {
+  std::string name;       ///< the mnemonic, as a JSON string
+  std::string text;       ///< the instruction text, as a JSON string
+  std::string fixedArgs;  ///< "text", "waits", "signals" and "location" members of args
+};
+
+/// InstructionJson of each instruction, built on first use. Loop bodies execute many times, and
+/// formatting and escaping each instruction once rather than per execution keeps large traces
+/// fast to write.
+class InstructionJsonCache {
+ public:
+  explicit InstructionJsonCache(const isa::Program& program) : program_(program) {
+    for (const isa::Engine engine : isa::kAllEngines) {
+      entries_[static_cast<std::size_t>(engine)].resize(program.stream(engine).size());
+    }
+  }
+
+  const InstructionJson& get(isa::Engine engine, std::uint32_t index) {
+    std::optional<InstructionJson>& entry = entries_[static_cast<std::size_t>(engine)][index];
+    if (!entry) {
+      const isa::Instruction& instr = program_.stream(engine)[index];
+      InstructionJson json;
+      json.name = toJson(isa::info(instr.body).mnemonic);
+      json.text = toJson(isa::formatInstruction(instr, program_, false));
+      json.fixedArgs =
+          fmt::format(R"("text":{},"waits":{},"signals":{},"location":{})", json.text,
+                      toJson(formatWaits(instr.sync)), toJson(formatSignals(instr.sync)),
+                      toJson(formatLocation(instr.location)));
+      entry = std::move(json);
+    }
+    return *entry;
+  }
+
+ private:
+  const isa::Program& program_;
+  std::array<std::vector<std::optional<InstructionJson>>, isa::kNumEngines> entries_;
+};
+
+/// Cost-class variant names as JSON strings (few distinct names, many executions).
+class VariantJsonCache {
+ public:
+  const std::string& get(std::string_view variant) {
+    auto found = entries_.find(variant);
+    if (found == entries_.end()) {
+      found = entries_.emplace(std::string(variant), toJson(variant)).first;
+    }
+    return found->second;
+  }
+
+ private:
+  std::map<std::string, std::string, std::less<>> entries_;
+};
+
+Json metadataEvent(std::string_view name, std::int64_t track, Json args) {
+  return Json{
+      {"name", name}, {"ph", "M"}, {"pid", kProcessId}, {"tid", track}, {"args", std::move(args)}};
+}
+
+void writeTrackNames(EventWriter& writer, const core::RunStats& stats) {
+  std::array<bool, isa::kNumEngines> engineActive{};
+  for (const core::InstructionRecord& record : stats.records) {
+    engineActive[static_cast<std::size_t>(record.engine)] = true;
+  }
+  std::set<std::int32_t> queues;
+  for (const core::TransferRecord& transfer : stats.transfers) {
+    queues.insert(transfer.queue);
+  }
+
+  writer.write(metadataEvent("process_name", 0, Json{{"name", "NeuronCore"}}));
+  for (const isa::Engine engine : isa::kAllEngines) {
+    if (!engineActive[static_cast<std::size_t>(engine)]) {
+      continue;
+    }
+    const int track = engineTrack(engine);
+    writer.write(metadataEvent(
+        "thread_name", track,
+        Json{{"name", fmt::format("{} ({})", isa::engineName(engine), engineTitle(engine))}}));
+    writer.write(metadataEvent("thread_sort_index", track, Json{{"sort_index", track}}));
+  }
+  for (const std::int32_t queue : queues) {
+    const std::int64_t track = queueTrack(queue);
+    writer.write(
+        metadataEvent("thread_name", track, Json{{"name", fmt::format("dma queue {}", queue)}}));
+    writer.write(metadataEvent("thread_sort_index", track, Json{{"sort_index", track}}));
+  }
+}
+
+/// The complete ("X") event of one execution of an instruction.
+void formatInstructionEvent(fmt::memory_buffer& out, const core::InstructionRecord& record,
+                            const InstructionJson& instr, const std::string& variant) {
+  out.clear();
+  fmt::format_to(std::back_inserter(out),
+                 R"({{"name":{},"cat":"instruction","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)"
+                 R"("args":{{{},"index":{},"cycles":{},"variant":{},"waited_ns":{},"throttle":{},)"
+                 R"("flops":{}}}}})",
+                 instr.name, kProcessId, engineTrack(record.engine),
+                 jsonNumber(microseconds(record.start)),
+                 jsonNumber(microseconds(record.end - record.start)), instr.fixedArgs, record.index,
+                 record.cycles, variant, jsonNumber(nanoseconds(record.start - record.ready)),
+                 jsonNumber(record.throttle), record.flops);
+}
+
+/// The complete ("X") event of one DMA transfer, on its queue's track.
+void formatTransferEvent(fmt::memory_buffer& out, const core::TransferRecord& transfer,
+                         const InstructionJson& issuer) {
+  out.clear();
+  fmt::format_to(
+      std::back_inserter(out),
+      R"({{"name":{},"cat":"dma","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)"
+      R"("args":{{"bytes":{},"hbm_bytes":{},"descriptors":{},"engines":{},)"
+      R"("efficiency":{},"issued_ns":{},"text":{}}}}})",
+      issuer.name, kProcessId, queueTrack(transfer.queue), jsonNumber(microseconds(transfer.start)),
+      jsonNumber(microseconds(transfer.end - transfer.start)), transfer.bytes, transfer.hbmBytes,
+      transfer.descriptors, transfer.engines, jsonNumber(transfer.efficiency),
+      jsonNumber(nanoseconds(transfer.issued)), issuer.text);
+}
+
+/// Writes the whole document; `stats` has been validated against `program`.
+Status writeValidated(std::ostream& out, const isa::Program& program, const core::RunStats& stats) {
+  out << "{\"traceEvents\":[";
+  EventWriter writer(out);
+  writeTrackNames(writer, stats);
+  InstructionJsonCache instructions(program);
+  VariantJsonCache variants;
+  fmt::memory_buffer event;
+  for (const core::InstructionRecord& record : stats.records) {
+    formatInstructionEvent(event, record, instructions.get(record.engine, record.index),
+                           variants.get(record.variant));
+    writer.write(event);
+  }
+  for (const core::TransferRecord& transfer : stats.transfers) {
+    const core::InstructionRecord& issuer = stats.records[transfer.instruction];
+    formatTransferEvent(event, transfer, instructions.get(issuer.engine, issuer.index));
+    writer.write(event);
+  }
+  const Json otherData{{"mode", core::runModeName(stats.mode)},
+                       {"total_ps", stats.total.count()},
+                       {"instructions", stats.instructions}};
+  out << "\n],\"displayTimeUnit\":\"ns\",\"otherData\":" << toJson(otherData) << "}\n";
+  if (!out) {
+    return ioError("writing the trace failed");
+  }
+  return {};
+}
+
+}  // namespace
+
+Status writeTrace(std::ostream& out, const isa::Program& program, const core::RunStats& stats) {
+  TRN_RETURN_IF_ERROR(validate(program, stats));
+  return writeValidated(out, program, stats);
+}
+
+Status writeTraceFile(const std::string& path, const isa::Program& program,
+                      const core::RunStats& stats) {
+  TRN_RETURN_IF_ERROR(validate(program, stats));
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file.is_open()) {
+    return ioError(
+        fmt::format("cannot open trace file '{}' for writing: {}", path, std::strerror(errno)));
+  }
+  if (const Status status = writeValidated(file, program, stats); !status.ok()) {
+    return ioError(fmt::format("cannot write trace file '{}': {}", path, status.message()));
+  }
+  file.close();
+  if (!file) {
+    return ioError(fmt::format("cannot write trace file '{}': closing it failed", path));
+  }
+  return {};
+}
+
+}  // namespace trn::profile
