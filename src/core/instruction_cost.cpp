@@ -13,14 +13,13 @@ using spec::CostVariable;
 
 namespace {
 
-enum Flag : std::uint32_t {
-  kAllSbuf = 1u << 0,
-  kUnitStride = 1u << 1,
-  kFillZero = 1u << 2,
-  kDoubleRow = 1u << 3,
-  kTranspose = 1u << 4,
-  kPsumInputShift = 8,  ///< bits 8..15: number of PSUM inputs
-};
+// Bits of CostCalculator::Key::flags.
+constexpr std::uint32_t kAllSbuf = 1u << 0;
+constexpr std::uint32_t kUnitStride = 1u << 1;
+constexpr std::uint32_t kFillZero = 1u << 2;
+constexpr std::uint32_t kDoubleRow = 1u << 3;
+constexpr std::uint32_t kTranspose = 1u << 4;
+constexpr std::uint32_t kPsumInputShift = 8;  ///< bits 8..15: number of PSUM inputs
 
 constexpr std::size_t variableSlot(CostVariable v) { return static_cast<std::size_t>(v); }
 
@@ -61,7 +60,7 @@ void describeOperands(const I& instr, CostCalculator::Key& key) {
     key.variables[variableSlot(CostVariable::kP)] = main->partitionCount;
     key.variables[variableSlot(CostVariable::kDtypeBytes)] = byteSize(main->dtype);
   }
-  key.flags |= (allSbuf ? kAllSbuf : 0) | (unitStride ? kUnitStride : 0) |
+  key.flags |= (allSbuf ? kAllSbuf : 0u) | (unitStride ? kUnitStride : 0u) |
                (psumInputs << kPsumInputShift);
 }
 
@@ -74,11 +73,11 @@ void refine(const isa::NcMatmul& mm, CostCalculator::Key& key) {
   const std::int64_t rows = doubleRow ? 2 : 1;
   key.variables[variableSlot(CostVariable::kNStationary)] = mm.stationary.freeSize() / rows;
   key.variables[variableSlot(CostVariable::kNMoving)] = mm.moving.freeSize() / rows;
-  key.flags |= (doubleRow ? kDoubleRow : 0) | (mm.isTranspose ? kTranspose : 0);
+  key.flags |= (doubleRow ? kDoubleRow : 0u) | (mm.isTranspose ? kTranspose : 0u);
 }
 
 void refine(const isa::Memset& memset, CostCalculator::Key& key) {
-  key.flags |= memset.value == 0.0f ? kFillZero : 0;
+  key.flags |= memset.value == 0.0f ? kFillZero : 0u;
 }
 
 void refine(const isa::LocalGather& gather, CostCalculator::Key& key) {
