@@ -9,6 +9,10 @@
 #include <filesystem>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
 #include "trn/numerics/convert.h"
 #include "trn/runtime/npy.h"
 #include "trnsim_cli.h"
@@ -84,6 +88,33 @@ TEST_F(CliRunTest, RunsTheExampleAgainstAFloat64Reference) {
       ASSERT_NEAR(out[m * 512 + n], gelu, 1.2 * (128 * 0x1p-24 * magnitude) + 1e-6) << m << "," << n;
     }
   }
+}
+
+TEST_F(CliRunTest, TimingOnlyRunPrintsAReportAndWritesATrace) {
+  const std::string example = std::string(TRN_SOURCE_DIR) + "/examples/matmul_gelu.tasm";
+  const testing::CliRun run =
+      trnsim(fmt::format("run {} --mode timing-only --trace {}", example, path("t.json")));
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  for (const char* expected : {"(timing-only): 5 instructions", "total time", "critical",
+                               "PE utilisation", "HBM", "trace:"}) {
+    EXPECT_NE(run.output.find(expected), std::string::npos) << expected << "\n" << run.output;
+  }
+  std::ifstream in(path("t.json"));
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  int slices = 0;
+  int dma = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] == "X") {
+      ++slices;
+      dma += event["tid"].get<int>() >= 100 ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(slices, 5 + 3);  // five instructions and three transfers
+  EXPECT_EQ(dma, 3);
+  const testing::CliRun functionalTrace =
+      trnsim(fmt::format("run {} --mode functional-only --trace {}", example, path("u.json")));
+  EXPECT_EQ(functionalTrace.exitCode, 1);
+  EXPECT_NE(functionalTrace.output.find("--trace needs a timed mode"), std::string::npos);
 }
 
 TEST_F(CliRunTest, AsmDisasmRoundTrip) {

@@ -11,6 +11,8 @@
 #include "trn/isa/program_text.h"
 #include "trn/isa/reference.h"
 #include "trn/isa/verifier.h"
+#include "trn/profile/report.h"
+#include "trn/profile/trace.h"
 #include "trn/runtime/runner.h"
 #include "trn/spec/loader.h"
 
@@ -26,6 +28,9 @@ struct RunOptions {
   std::uint64_t seed = 0;
   std::string rounding = "rne";
   bool poison = false;
+  std::string mode = "functional+timing";
+  std::string trace;
+  bool allowRaces = false;
 };
 
 Status writeFile(const std::string& path, std::string_view contents) {
@@ -55,13 +60,25 @@ Status disassemble(const std::string& input, const std::string& output) {
 }
 
 Status runProgram(const RunOptions& options) {
-  TRN_ASSIGN_OR_RETURN(const spec::ChipSpec chip, spec::loadChip(options.chip));
+  TRN_ASSIGN_OR_RETURN(spec::ChipSpec loaded, spec::loadChip(options.chip));
+  const auto chip = std::make_shared<const spec::ChipSpec>(std::move(loaded));
   TRN_ASSIGN_OR_RETURN(isa::Program program, runtime::loadProgram(options.program));
   core::CoreOptions coreOptions;
-  coreOptions.limits = runtime::coreLimits(chip);
+  coreOptions.limits = runtime::coreLimits(*chip);
   TRN_ASSIGN_OR_RETURN(coreOptions.rounding, parseRoundingMode(options.rounding));
+  TRN_ASSIGN_OR_RETURN(coreOptions.mode, core::parseRunMode(options.mode));
   coreOptions.seed = options.seed;
   coreOptions.poison = options.poison;
+  coreOptions.chip = chip;
+  coreOptions.detectRaces = !options.allowRaces;
+  coreOptions.record = !options.trace.empty();
+  const bool data = core::hasData(coreOptions.mode);
+  if (!options.trace.empty() && !core::hasTiming(coreOptions.mode)) {
+    return invalidArgument("--trace needs a timed mode (functional+timing or timing-only)");
+  }
+  if (!data && !options.outputs.empty()) {
+    return invalidArgument("timing-only mode computes no values: --out cannot be written");
+  }
 
   std::vector<runtime::TensorBinding> inputs;
   std::vector<runtime::TensorBinding> outputs;
@@ -75,7 +92,7 @@ Status runProgram(const RunOptions& options) {
   for (const isa::TensorDecl& t : program.tensors) {
     const bool bound = std::any_of(inputs.begin(), inputs.end(),
                                    [&](const auto& b) { return b.tensor == t.name; });
-    if (t.kind == isa::TensorKind::kInput && !bound) {
+    if (data && t.kind == isa::TensorKind::kInput && !bound) {
       unbound.push_back(t.name);
     }
   }
@@ -111,9 +128,17 @@ Status runProgram(const RunOptions& options) {
     perEngine += fmt::format(" {}={}", isa::engineName(e),
                              stats.perEngine[static_cast<std::size_t>(e)]);
   }
-  std::printf("ran %s on %s: %llu instructions (%s)\n", options.program.c_str(),
-              chip.name.c_str(), static_cast<unsigned long long>(stats.instructions),
-              perEngine.substr(1).c_str());
+  std::printf("ran %s on %s (%s): %llu instructions (%s)\n", options.program.c_str(),
+              chip->name.c_str(), std::string(core::runModeName(stats.mode)).c_str(),
+              static_cast<unsigned long long>(stats.instructions), perEngine.substr(1).c_str());
+  if (core::hasTiming(stats.mode)) {
+    std::fputs(profile::formatReport(profile::makeReport(stats, *chip)).c_str(), stdout);
+  }
+  if (!options.trace.empty()) {
+    TRN_RETURN_IF_ERROR(profile::writeTraceFile(options.trace, core->program(), stats));
+    std::printf("trace: %s (open in ui.perfetto.dev or chrome://tracing)\n",
+                options.trace.c_str());
+  }
   return {};
 }
 
@@ -156,7 +181,8 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
     report(exitCode, [&] { return disassemble(o->disasmInput, o->disasmOutput); });
   });
 
-  CLI::App* runCommand = app.add_subcommand("run", "run a program on the functional core model");
+  CLI::App* runCommand =
+      app.add_subcommand("run", "run a program on the core model: results, time and a report");
   runCommand->add_option("program", o->run.program, "program (.tasm text or binary)")->required();
   runCommand->add_option("--in", o->run.inputs, "input binding NAME=FILE.npy");
   runCommand->add_option("--out", o->run.outputs, "output binding NAME=FILE.npy[:fp32]");
@@ -164,6 +190,11 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
   runCommand->add_option("--seed", o->run.seed, "seed for stochastic rounding and the RNGs");
   runCommand->add_option("--rounding", o->run.rounding, "rne (default) or stochastic");
   runCommand->add_flag("--poison", o->run.poison, "report reads of never-written memory");
+  runCommand->add_option("--mode", o->run.mode,
+                         "functional+timing (default), timing-only or functional-only");
+  runCommand->add_option("--trace", o->run.trace, "write a Chrome/Perfetto trace JSON file");
+  runCommand->add_flag("--allow-races", o->run.allowRaces,
+                       "do not stop at a race (the result then depends on the schedule)");
   runCommand->callback([o, &exitCode] { report(exitCode, [&] { return runProgram(o->run); }); });
 
   CLI::App* isaCommand = app.add_subcommand("isa", "the instruction-set reference");
