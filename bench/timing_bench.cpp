@@ -116,7 +116,7 @@ void BM_TimingOnly(benchmark::State& state) { runProgram(state, RunMode::kTiming
 void BM_FunctionalTiming(benchmark::State& state) { runProgram(state, RunMode::kFunctionalTiming); }
 void BM_FunctionalOnly(benchmark::State& state) { runProgram(state, RunMode::kFunctionalOnly); }
 
-BENCHMARK(BM_TimingOnly)->Arg(kInstructions)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_TimingOnly)->Arg(100'000)->Arg(kInstructions)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_FunctionalTiming)->Arg(kInstructions)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_FunctionalOnly)->Arg(kInstructions)->Unit(benchmark::kMillisecond)->Iterations(1);
 

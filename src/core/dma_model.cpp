@@ -120,6 +120,7 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
   dgeFree_.assign(slots, std::vector<std::int64_t>(
                              static_cast<std::size_t>(chip.core.dma.dge.hardwareBlocks), 0));
   nextEngine_.assign(slots, 0);
+  slots_.assign(slots, SlotActivity{});
 }
 
 std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
@@ -145,8 +146,15 @@ std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
     queued = std::max(queued, *block);
   }
   t.queued = Picoseconds(queued);
-  const auto id = static_cast<std::uint32_t>(transfers_.size());
-  transfers_.push_back(t);
+  std::uint32_t id;
+  if (freeIds_.empty()) {
+    id = static_cast<std::uint32_t>(transfers_.size());
+    transfers_.push_back(t);
+  } else {
+    id = freeIds_.back();
+    freeIds_.pop_back();
+    transfers_[id] = t;
+  }
   pending_.push({queued, id});
   return id;
 }
@@ -190,7 +198,8 @@ void DmaModel::recomputeRates(std::int64_t t) {
     }
   }
   // Engine sharing: each engine splits its bandwidth among the heads that use it.
-  std::vector<int> users(queues_.size() * static_cast<std::size_t>(enginesPerCore_), 0);
+  std::vector<int>& users = engineUsers_;
+  users.assign(queues_.size() * static_cast<std::size_t>(enginesPerCore_), 0);
   for (const std::uint32_t id : active_) {
     const Transfer& tr = transfers_[id];
     for (int k = 0; k < tr.engines; ++k) {
@@ -198,7 +207,8 @@ void DmaModel::recomputeRates(std::int64_t t) {
                                        (tr.firstEngine + k) % enginesPerCore_)];
     }
   }
-  std::vector<double> stackDemand(stackOfSlot_.size() + 64, 0.0);
+  std::vector<double>& stackDemand = stackDemand_;
+  stackDemand.assign(stackOfSlot_.size() + 64, 0.0);
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
     int busiest = 1;
@@ -224,6 +234,10 @@ void DmaModel::recomputeRates(std::int64_t t) {
     if (!tr.active) {
       tr.active = true;
       tr.started = Picoseconds(t);
+      SlotActivity& slot = slots_[static_cast<std::size_t>(tr.slot)];
+      if (slot.active++ == 0) {
+        slot.since = t;
+      }
     }
     tr.finishAt = t + static_cast<std::int64_t>(std::ceil(tr.remaining * kPsPerSecond / tr.rate - 1e-6));
   }
@@ -245,6 +259,10 @@ void DmaModel::advance(Picoseconds now, std::vector<std::uint32_t>& finished) {
         tr.active = false;
         tr.remaining = 0;
         tr.finished = Picoseconds(t);
+        SlotActivity& slot = slots_[static_cast<std::size_t>(tr.slot)];
+        if (--slot.active == 0) {
+          slot.busy += t - slot.since;
+        }
         queues_[static_cast<std::size_t>(tr.slot)][static_cast<std::size_t>(tr.queue)].pop_front();
         finished.push_back(id);
         changed = true;

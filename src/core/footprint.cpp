@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <variant>
 
 #include "trn/isa/field.h"
@@ -65,6 +66,72 @@ std::vector<ByteInterval> byteIntervals(const AccessPattern& ap) {
   return merged;
 }
 
+/// `ap` as rows (within a partition for SBUF/PSUM, over the tensor for HBM), if it is: the
+/// contiguous innermost dimensions merge into one run and at most one positive stride remains.
+RowShape rowShape(const AccessPattern& ap) {
+  const std::int64_t elementBytes = byteSize(ap.dtype);
+  std::array<isa::Dim, isa::kMaxFreeDims + 1> dims{};
+  int count = 0;
+  if (ap.memory == Memory::kHbm && ap.partitionCount > 1) {
+    dims[static_cast<std::size_t>(count++)] = {ap.partitionStride, ap.partitionCount};
+  }
+  for (int d = 0; d < ap.numDims; ++d) {
+    if (ap.dims[static_cast<std::size_t>(d)].count > 1) {
+      dims[static_cast<std::size_t>(count++)] = ap.dims[static_cast<std::size_t>(d)];
+    }
+  }
+  std::int64_t run = 1;  // elements
+  while (count > 0 && dims[static_cast<std::size_t>(count - 1)].stride == run) {
+    run *= dims[static_cast<std::size_t>(--count)].count;
+  }
+  RowShape shape;
+  shape.first = ap.offset;
+  shape.length = run * elementBytes;
+  if (count == 0) {
+    shape.rows = 1;
+    shape.stride = shape.length;
+    return shape;
+  }
+  // One remaining dimension, or two that continue each other (outer stride = inner span).
+  isa::Dim outer = dims[static_cast<std::size_t>(count - 1)];
+  if (count == 2 && dims[0].stride == outer.stride * outer.count) {
+    outer = {outer.stride, outer.count * dims[0].count};
+  } else if (count != 1) {
+    return {};
+  }
+  if (outer.stride < run) {
+    return {};  // overlapping, broadcast or negative rows: use the general test
+  }
+  shape.rows = outer.count;
+  shape.stride = outer.stride * elementBytes;
+  return shape;
+}
+
+/// The first bytes two row shapes share, if any.
+std::optional<ByteInterval> rowsOverlap(const RowShape& a, const RowShape& b) {
+  // Row i of a is [a.first + i*S, +La), row j of b is [b.first + j*S, +Lb); with k = j - i and
+  // d = b.first - a.first they meet when -Lb < d + k*S < La.
+  if (a.stride != b.stride) {
+    return std::nullopt;
+  }
+  const std::int64_t s = a.stride;
+  const std::int64_t d = b.first - a.first;
+  auto floorDiv = [](std::int64_t x, std::int64_t y) {
+    return x / y - ((x % y != 0) && ((x < 0) != (y < 0)) ? 1 : 0);
+  };
+  std::int64_t kLow = floorDiv(-b.length - d, s) + 1;
+  std::int64_t kHigh = -floorDiv(-(a.length - d), s) - 1;  // ceil((La - d) / S) - 1
+  kLow = std::max(kLow, -(a.rows - 1));
+  kHigh = std::min(kHigh, b.rows - 1);
+  if (kLow > kHigh) {
+    return std::nullopt;
+  }
+  const std::int64_t i = std::max<std::int64_t>(0, -kLow);
+  const std::int64_t rowA = a.first + i * s;
+  const std::int64_t rowB = b.first + (i + kLow) * s;
+  return ByteInterval{std::max(rowA, rowB), std::min(rowA + a.length, rowB + b.length)};
+}
+
 }  // namespace
 
 Footprint Footprint::of(const AccessPattern& ap, bool write) {
@@ -77,7 +144,8 @@ Footprint Footprint::of(const AccessPattern& ap, bool write) {
   }
   const AccessPattern::ByteRange range = ap.byteRange();
   f.bytes = {range.begin, range.end};
-  f.pattern = ap;
+  f.rows = rowShape(ap);
+  f.pattern = &ap;
   f.write = write;
   return f;
 }
@@ -92,8 +160,18 @@ std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b)
   if (!boxesOverlap(a, b)) {
     return std::nullopt;
   }
-  const std::vector<ByteInterval> x = byteIntervals(a.pattern);
-  const std::vector<ByteInterval> y = byteIntervals(b.pattern);
+  if (a.rows.rows > 0 && b.rows.rows > 0) {
+    // A single run is one row of any stride.
+    RowShape x = a.rows;
+    RowShape y = b.rows;
+    x.stride = x.rows == 1 ? y.stride : x.stride;
+    y.stride = y.rows == 1 ? x.stride : y.stride;
+    if (x.stride == y.stride && x.stride > 0) {
+      return rowsOverlap(x, y);
+    }
+  }
+  const std::vector<ByteInterval> x = byteIntervals(*a.pattern);
+  const std::vector<ByteInterval> y = byteIntervals(*b.pattern);
   std::size_t i = 0;
   std::size_t j = 0;
   while (i < x.size() && j < y.size()) {

@@ -335,7 +335,9 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
         instr.body, chip_->core.dma.descriptors.maxBufferBytes.count(), chip_->core.dma);
     const std::uint32_t id = dma_->submit(static_cast<int>(c), queueOf(instr), Picoseconds(end),
                                           shape);
-    transferCompletions_.resize(id + 1);
+    if (transferCompletions_.size() <= id) {
+      transferCompletions_.resize(id + 1);
+    }
     transferCompletions_[id] = done;
     scheduleDma();
   } else {
@@ -417,7 +419,9 @@ Status Simulation::advanceDma(std::int64_t now) {
           t.shape.hbmBytes, t.shape.descriptors, t.engines,
           static_cast<double>(t.shape.bytes) / t.work});
     }
-    finishInstruction(done.core, done, now);
+    const Completion finished = done;
+    dma_->release(id);
+    finishInstruction(finished.core, finished, now);
   }
   scheduleDma();
   return {};
@@ -452,25 +456,7 @@ void Simulation::finalise() {
       continue;
     }
     cr.stats.total = Picoseconds(cr.lastActivity);
-    // DMA busy time: the union of the intervals during which this core's transfers moved data.
-    std::vector<std::pair<std::int64_t, std::int64_t>> intervals;
-    for (std::uint32_t id = 0; id < transferCompletions_.size(); ++id) {
-      if (transferCompletions_[id].core == c) {
-        const DmaModel::Transfer& t = dma_->transfer(id);
-        intervals.emplace_back(t.started.count(), t.finished.count());
-      }
-    }
-    std::sort(intervals.begin(), intervals.end());
-    std::int64_t busy = 0;
-    std::int64_t coveredTo = std::numeric_limits<std::int64_t>::min();
-    for (const auto& [begin, end] : intervals) {
-      const std::int64_t from = std::max(begin, coveredTo);
-      if (end > from) {
-        busy += end - from;
-        coveredTo = end;
-      }
-    }
-    cr.stats.dma.busy = Picoseconds(busy);
+    cr.stats.dma.busy = dma_->busyTime(static_cast<int>(c));
   }
 }
 

@@ -70,6 +70,14 @@ class DmaModel {
   };
   [[nodiscard]] const Transfer& transfer(std::uint32_t id) const { return transfers_[id]; }
 
+  /// Frees a finished transfer's id for reuse (after its record has been read).
+  void release(std::uint32_t id) { freeIds_.push_back(id); }
+
+  /// Time during which at least one transfer of core `slot` moved data.
+  [[nodiscard]] Picoseconds busyTime(int slot) const {
+    return Picoseconds(slots_[static_cast<std::size_t>(slot)].busy);
+  }
+
  private:
   struct Pending {
     std::int64_t queued;
@@ -89,12 +97,23 @@ class DmaModel {
   double engineBandwidth_;  ///< bytes per second
   double stackBandwidth_;   ///< bytes per second per HBM stack
   double overheadBytes_;    ///< per descriptor
+  /// Per core: transfers moving data and the union of their active times.
+  struct SlotActivity {
+    int active = 0;
+    std::int64_t since = 0;
+    std::int64_t busy = 0;
+  };
+
   std::vector<Transfer> transfers_;
+  std::vector<std::uint32_t> freeIds_;
+  std::vector<SlotActivity> slots_;
   std::vector<std::vector<std::deque<std::uint32_t>>> queues_;  ///< [slot][queue]
   std::vector<std::vector<std::int64_t>> dgeFree_;              ///< [slot][block] free time
   std::vector<int> nextEngine_;                                 ///< [slot] rotation
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
   std::vector<std::uint32_t> active_;
+  std::vector<int> engineUsers_;    ///< scratch: heads using each engine
+  std::vector<double> stackDemand_; ///< scratch: HBM bytes/s asked of each stack
   std::int64_t now_ = 0;
 };
 

@@ -2,7 +2,8 @@
 // footprint is a bounding box (a partition range times a byte range within each partition, or a
 // byte range of one HBM tensor) that rejects most pairs cheaply, plus the access pattern itself
 // for an exact element-level overlap test when the boxes meet (interleaved strided accesses of two
-// engines do not race).
+// engines do not race). Most patterns are "rows": R runs of L contiguous bytes, S bytes apart;
+// two such footprints are compared arithmetically, others by their merged byte runs.
 #pragma once
 
 #include <cstdint>
@@ -21,14 +22,25 @@ struct ByteInterval {
   std::int64_t end = 0;
 };
 
+/// R runs of L contiguous bytes starting S bytes apart (S >= L), from byte `first`.
+struct RowShape {
+  std::int64_t first = 0;
+  std::int64_t stride = 0;
+  std::int64_t rows = 0;  ///< 0: the pattern is not row-shaped
+  std::int64_t length = 0;
+};
+
 struct Footprint {
   isa::Memory memory = isa::Memory::kSbuf;
+  bool write = false;
   std::int32_t tensor = -1;          ///< HBM tensor index
   std::int64_t firstPartition = 0;   ///< SBUF/PSUM partition range [first, end); HBM: [0, 1)
   std::int64_t endPartition = 1;
   ByteInterval bytes;                ///< within each partition, or within the HBM tensor
-  isa::AccessPattern pattern;        ///< for the exact test
-  bool write = false;
+  RowShape rows;                     ///< the same bytes as rows, when the pattern allows
+  /// The operand itself, for the exact test of patterns that are not row-shaped. It points into
+  /// the instruction, which must outlive the footprint (the program of a running core does).
+  const isa::AccessPattern* pattern = nullptr;
 
   /// The footprint of `ap`, read or written.
   static Footprint of(const isa::AccessPattern& ap, bool write);

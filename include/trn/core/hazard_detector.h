@@ -25,7 +25,7 @@
 namespace trn::core {
 
 /// Agents: engines 0..4, then DMA queues.
-inline constexpr int kMaxAgents = 32;
+inline constexpr int kMaxAgents = 24;
 using VectorClock = std::array<std::uint32_t, kMaxAgents>;
 
 /// Identifies the instruction behind an access, for messages.
