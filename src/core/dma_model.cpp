@@ -60,17 +60,21 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
   std::visit(
       [&]<typename I>(const I& instr) {
         if constexpr (std::is_same_v<I, isa::DmaCopy>) {
-          // An indexed (gather/scatter) side moves as many rows as the other side has.
-          const AccessPattern& plain = instr.srcIndex ? instr.dst : instr.src;
-          const AccessPattern& other = instr.dstIndex ? instr.src : instr.dst;
-          AccessPattern src = instr.srcIndex ? plain : instr.src;
-          AccessPattern dst = instr.dstIndex ? other : instr.dst;
-          src.memory = instr.src.memory;
-          src.dtype = instr.src.dtype;
-          dst.memory = instr.dst.memory;
-          dst.dtype = instr.dst.dtype;
-          addSide(shape, src, read, written, false);
-          addSide(shape, dst, read, written, true);
+          if (!instr.srcIndex && !instr.dstIndex) {
+            addSide(shape, instr.src, read, written, false);
+            addSide(shape, instr.dst, read, written, true);
+          } else {
+            // The indexed side (a whole table) moves as many rows as the other side holds.
+            const AccessPattern& plain = instr.srcIndex ? instr.dst : instr.src;
+            AccessPattern src = plain;
+            AccessPattern dst = plain;
+            src.memory = instr.src.memory;
+            src.dtype = instr.src.dtype;
+            dst.memory = instr.dst.memory;
+            dst.dtype = instr.dst.dtype;
+            addSide(shape, src, read, written, false);
+            addSide(shape, dst, read, written, true);
+          }
         } else if constexpr (std::is_same_v<I, isa::DmaTranspose>) {
           addSide(shape, instr.src, read, written, false);
           addSide(shape, instr.dst, read, written, true);

@@ -123,6 +123,17 @@ std::int64_t flopsOf(const CostCalculator::Key& key) {
 
 }  // namespace
 
+Hertz engineClock(const spec::ChipSpec& chip, isa::Engine engine) {
+  switch (engine) {
+    case isa::Engine::kPe: return chip.core.pe.clock;
+    case isa::Engine::kAct: return chip.core.act.clock;
+    case isa::Engine::kDve: return chip.core.dve.clock;
+    case isa::Engine::kPool: return chip.core.pool.clock;
+    case isa::Engine::kSp: return chip.core.sp.clock;
+  }
+  TRN_UNREACHABLE();
+}
+
 std::size_t CostCalculator::KeyHash::operator()(const Key& key) const {
   std::uint64_t h = 0x9e3779b97f4a7c15ull;
   auto mix = [&](std::uint64_t v) {
@@ -141,7 +152,12 @@ std::size_t CostCalculator::KeyHash::operator()(const Key& key) const {
 
 Result<CostCalculator> CostCalculator::create(const spec::ChipSpec& chip) {
   CostCalculator calc;
-  calc.dispatchCycles_ = chip.costs.minIi;
+  for (const isa::Engine engine : isa::kAllEngines) {
+    const auto e = static_cast<std::size_t>(engine);
+    calc.clocks_[e] = engineClock(chip, engine);
+    calc.dispatch_[e] = {chip.costs.minIi, cyclesToTime(chip.costs.minIi, calc.clocks_[e]).count(),
+                         "", 0};
+  }
   std::string missing;
   isa::forEachInstructionType([&]<typename I>() {
     const spec::CostClass* cls = chip.costs.find(I::kInfo.costClass);
@@ -160,7 +176,7 @@ Result<CostCalculator> CostCalculator::create(const spec::ChipSpec& chip) {
 Result<InstructionCost> CostCalculator::cost(isa::Engine engine, const isa::InstructionBody& body) {
   const spec::CostClass* cls = classes_[body.index()];
   if (cls == nullptr) {
-    return InstructionCost{dispatchCycles_, "", 0};
+    return dispatch_[static_cast<std::size_t>(engine)];
   }
   Key key;
   key.body = static_cast<std::uint32_t>(body.index());
@@ -176,8 +192,9 @@ Result<InstructionCost> CostCalculator::cost(isa::Engine engine, const isa::Inst
   }
   TRN_ASSIGN_OR_RETURN(const spec::CostEstimate estimate, cls->estimate(queryOf(key)));
   const spec::CostVariant* variant = cls->select(queryOf(key));
-  InstructionCost result{estimate.cycles, variant ? std::string_view(variant->name) : "",
-                         flopsOf(key)};
+  InstructionCost result{estimate.cycles,
+                         cyclesToTime(estimate.cycles, clocks_[static_cast<std::size_t>(engine)]).count(),
+                         variant ? std::string_view(variant->name) : "", flopsOf(key)};
   cache_.emplace(key, result);
   return result;
 }

@@ -258,14 +258,16 @@ SequencerState NeuronCore::newSequencer() const {
 
 Status NeuronCore::execute(Engine engine, const isa::Instruction& instr, SequencerState& seq,
                            std::int64_t& jump) {
-  Context ctx(*this, seq, engine);
   const bool control = std::visit(
       [](const auto& body) { return body.kInfo.costClass == std::string_view("control"); },
       instr.body);
-  Status status;
-  if (control || hasData(options_.mode)) {
-    status = std::visit([&](const auto& body) { return body.execute(ctx); }, instr.body);
+  jump = -1;
+  if (!control && !hasData(options_.mode)) {
+    ++seq.executed;
+    return {};  // timing-only: data is not modelled, only control flow
   }
+  Context ctx(*this, seq, engine);
+  Status status = std::visit([&](const auto& body) { return body.execute(ctx); }, instr.body);
   if (status.ok()) {
     status = ctx.fault();
   }

@@ -102,17 +102,6 @@ int queueOf(const isa::Instruction& instr) {
       instr.body);
 }
 
-Hertz engineClock(const spec::ChipSpec& chip, Engine engine) {
-  switch (engine) {
-    case Engine::kPe: return chip.core.pe.clock;
-    case Engine::kAct: return chip.core.act.clock;
-    case Engine::kDve: return chip.core.dve.clock;
-    case Engine::kPool: return chip.core.pool.clock;
-    case Engine::kSp: return chip.core.sp.clock;
-  }
-  TRN_UNREACHABLE();
-}
-
 class Simulation {
  public:
   explicit Simulation(const std::vector<NeuronCore*>& cores) {
@@ -177,12 +166,14 @@ Status Simulation::setUp() {
       es.seq = cr.core->newSequencer();
     }
     const isa::Program& program = cr.core->program();
-    cr.hazards.emplace(
+    if (options.detectRaces) {
+      cr.hazards.emplace(
         options.limits.semaphores, options.limits.dmaQueues,
         [this, c](AccessOwner owner) { return describe(c, owner); },
         [&program](std::int32_t tensor) {
           return program.tensors[static_cast<std::size_t>(tensor)].name;
         });
+    }
     if (timing_) {
       TRN_ASSIGN_OR_RETURN(CostCalculator calc, CostCalculator::create(*chip_));
       cr.costs.emplace(std::move(calc));
@@ -252,7 +243,9 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
   }
   if (es.pc >= stream.size()) {
     es.done = true;
-    cr.hazards->engineFinished(engine);
+    if (cr.hazards) {
+      cr.hazards->engineFinished(engine);
+    }
     return {};
   }
   const isa::Instruction& instr = stream[es.pc];
@@ -267,23 +260,23 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
   const bool dma = isDma(instr);
 
   // Happens-before and race check.
-  HazardDetector& hazards = *cr.hazards;
-  for (const isa::SemaphoreWait& w : instr.sync.waits) {
-    hazards.acquire(agent, w.semaphore);
-  }
-  operandFootprints(instr.body, footprints_);
-  const int accessor = dma ? HazardDetector::queueAgent(queueOf(instr)) : agent;
-  if (dma) {
-    hazards.join(accessor, hazards.clock(agent));
-  }
-  Status race = hazards.access(accessor, owner, footprints_);
-  if (!race.ok() && options.detectRaces) {
-    return race;
-  }
-  Completion done{c, &instr, hazards.clock(accessor), kNoRecord};
-  hazards.tick(accessor);
-  if (dma) {
-    hazards.tick(agent);
+  Completion done{c, &instr, {}, kNoRecord};
+  if (cr.hazards) {
+    HazardDetector& hazards = *cr.hazards;
+    for (const isa::SemaphoreWait& w : instr.sync.waits) {
+      hazards.acquire(agent, w.semaphore);
+    }
+    operandFootprints(instr.body, footprints_);
+    const int accessor = dma ? HazardDetector::queueAgent(queueOf(instr)) : agent;
+    if (dma) {
+      hazards.join(accessor, hazards.clock(agent));
+    }
+    TRN_RETURN_IF_ERROR(hazards.access(accessor, owner, footprints_));
+    done.clock = hazards.clock(accessor);
+    hazards.tick(accessor);
+    if (dma) {
+      hazards.tick(agent);
+    }
   }
 
   // Time.
@@ -292,7 +285,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
   double limit = 1.0;
   if (timing_) {
     TRN_ASSIGN_OR_RETURN(cost, cr.costs->cost(engine, instr.body));
-    duration = cyclesToTime(cost.cycles, clocks_[e]).count();
+    duration = cost.picoseconds;
     if (engine == Engine::kPe && !cost.variant.empty()) {
       limit = throttle(cr, now);
       duration = static_cast<std::int64_t>(std::ceil(static_cast<double>(duration) / limit));
@@ -373,7 +366,9 @@ void Simulation::finishInstruction(std::uint32_t c, const Completion& done, std:
       case isa::SemaphoreUpdateOp::kSubtract: value -= u.value; break;
       case isa::SemaphoreUpdateOp::kSet: value = u.value; break;
     }
-    cr.hazards->release(u.semaphore, done.clock);
+    if (cr.hazards) {
+      cr.hazards->release(u.semaphore, done.clock);
+    }
   }
   if (done.instr->sync.updates.empty()) {
     return;

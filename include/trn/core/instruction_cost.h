@@ -5,6 +5,7 @@
 // initiation interval. Results are cached by query, so repeated shapes cost one hash lookup.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <unordered_map>
@@ -16,8 +17,12 @@
 
 namespace trn::core {
 
+/// The clock of `engine` in `chip`.
+Hertz engineClock(const spec::ChipSpec& chip, isa::Engine engine);
+
 struct InstructionCost {
   std::int64_t cycles = 0;   ///< in cycles of the executing engine
+  std::int64_t picoseconds = 0;  ///< the cycles at the engine's clock, rounded up
   std::string_view variant;  ///< the cost-class variant that applied ("" when no class)
   std::int64_t flops = 0;    ///< 2*K*M*N for a matmul; 0 otherwise
 };
@@ -46,7 +51,8 @@ class CostCalculator {
   };
 
  private:
-  std::int64_t dispatchCycles_ = 0;
+  std::array<InstructionCost, isa::kNumEngines> dispatch_{};  ///< control and DMA triggers
+  std::array<Hertz, isa::kNumEngines> clocks_{};
   std::vector<const spec::CostClass*> classes_;  ///< by InstructionBody alternative
   std::unordered_map<Key, InstructionCost, KeyHash> cache_;
 };

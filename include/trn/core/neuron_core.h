@@ -41,7 +41,8 @@ struct CoreOptions {
   std::shared_ptr<const spec::ChipSpec> chip;
   /// Physical core index on the chip (selects the HBM stack it shares with its pair).
   int physicalCore = 0;
-  /// Report races as errors (the default) instead of ignoring them.
+  /// Check every access for races and report them as errors (the default). Off, no check is
+  /// made (faster) and a racy program's result follows the simulated schedule.
   bool detectRaces = true;
   /// Keep one record per executed instruction and DMA transfer (for traces).
   bool record = false;
