@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "trn/base/rng.h"
+#include "trn/core/hazard_detector.h"
 #include "sequencer_state.h"
 #include "trn/isa/exec_context.h"
 #include "trn/isa/program_text.h"
@@ -210,6 +211,18 @@ Result<std::unique_ptr<NeuronCore>> NeuronCore::create(isa::Program program, Cor
   if (hasTiming(options.mode) && options.chip == nullptr) {
     return invalidArgument(fmt::format("{} mode needs a chip description (CoreOptions::chip)",
                                        runModeName(options.mode)));
+  }
+  if (options.chip != nullptr &&
+      (options.physicalCore < 0 || options.physicalCore >= options.chip->chip.neuronCores)) {
+    return invalidArgument(fmt::format("physical core {} does not exist: chip '{}' has cores 0..{}",
+                                       options.physicalCore, options.chip->name,
+                                       options.chip->chip.neuronCores - 1));
+  }
+  if (options.detectRaces && isa::kNumEngines + options.limits.dmaQueues > kMaxAgents) {
+    return unsupported(fmt::format(
+        "race detection follows at most {} DMA queues but the core has {}; run without it "
+        "(--allow-races)",
+        kMaxAgents - isa::kNumEngines, options.limits.dmaQueues));
   }
   TRN_RETURN_IF_ERROR(isa::verifyProgram(program, options.limits));
   return std::unique_ptr<NeuronCore>(new NeuronCore(std::move(program), std::move(options)));

@@ -302,7 +302,6 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
 
   // Statistics.
   RunStats& stats = cr.stats;
-  ++stats.perEngine[e];
   if (++stats.instructions > options.maxInstructions) {
     return failedPrecondition(fmt::format(
         "stopped after {} instructions (the limit); a dynamic loop may not terminate",

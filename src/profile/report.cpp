@@ -26,9 +26,7 @@ EngineUsage engineUsage(isa::Engine engine, const core::RunStats& stats, bool ti
   const core::EngineTotals& totals = stats.engines[slot];
   EngineUsage usage;
   usage.engine = engine;
-  // perEngine is counted in every mode, EngineTotals::instructions by the timing model; they
-  // agree when both are set.
-  usage.instructions = std::max(totals.instructions, stats.perEngine[slot]);
+  usage.instructions = totals.instructions;
   if (!timed) {
     return usage;
   }

@@ -123,6 +123,31 @@ dve: memset dst=sbuf[0:128]:fp32[[1,64]] value=2.0
   EXPECT_TRUE((*again)->run().ok());
 }
 
+TEST(Hazards, ImpossibleConfigurationsAreErrors) {
+  Result<isa::Program> program = isa::parseProgramText("sp: nop\n", "t.tasm");
+  ASSERT_TRUE(program.ok());
+  const auto chip = testing::trn2();
+  CoreOptions options;
+  options.limits = runtime::coreLimits(*chip);
+  options.chip = chip;
+  options.mode = RunMode::kTimingOnly;
+  options.physicalCore = 8;
+  const auto noCore = NeuronCore::create(*program, options);
+  ASSERT_FALSE(noCore.ok());
+  EXPECT_NE(noCore.status().toString().find("physical core 8 does not exist"), std::string::npos);
+  options.physicalCore = 0;
+  options.limits.dmaQueues = 64;
+  const auto tooManyQueues = NeuronCore::create(*program, options);
+  ASSERT_FALSE(tooManyQueues.ok());
+  EXPECT_NE(tooManyQueues.status().toString().find("--allow-races"), std::string::npos);
+  options.detectRaces = false;
+  EXPECT_TRUE(NeuronCore::create(*program, options).ok());
+  options.chip = nullptr;
+  const auto noChip = NeuronCore::create(*program, options);
+  ASSERT_FALSE(noChip.ok());
+  EXPECT_NE(noChip.status().toString().find("needs a chip description"), std::string::npos);
+}
+
 TEST(Hazards, DeadlockListsEveryPendingWaitInEveryMode) {
   const char* text = R"(
 act: nop wait(s0>=1) signal(s1+=1)

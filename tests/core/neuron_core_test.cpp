@@ -141,8 +141,8 @@ pool: nop wait(s0==5) signal(s1+=1)
   ASSERT_TRUE(core.ok()) << core.status().toString();
   const Result<RunStats> r = (*core)->run();
   ASSERT_TRUE(r.ok()) << r.status().toString();
-  EXPECT_EQ(r->perEngine[static_cast<int>(isa::Engine::kSp)], 1U + 5 * 3);
-  EXPECT_EQ(r->perEngine[static_cast<int>(isa::Engine::kPool)], 1U);
+  EXPECT_EQ(r->engines[static_cast<int>(isa::Engine::kSp)].instructions, 1U + 5 * 3);
+  EXPECT_EQ(r->engines[static_cast<int>(isa::Engine::kPool)].instructions, 1U);
 }
 
 TEST(NeuronCore, EndlessLoopHitsTheInstructionLimit) {

@@ -38,7 +38,6 @@ core::RunStats timedStats() {
   stats.mode = core::RunMode::kFunctionalTiming;
   stats.total = Picoseconds(1000 * kNs);
   stats.instructions = 7;
-  stats.perEngine = {3, 1, 0, 0, 3};
   totals(stats, isa::Engine::kPe) = {3, Picoseconds(600 * kNs), Picoseconds(100 * kNs)};
   totals(stats, isa::Engine::kAct) = {1, Picoseconds(200 * kNs), Picoseconds(500 * kNs)};
   totals(stats, isa::Engine::kSp) = {3, Picoseconds(50 * kNs), Picoseconds(0)};
@@ -193,7 +192,9 @@ TEST(ProfileReport, FunctionalOnlyRunsKeepCountsAndHaveNoTimes) {
   core::RunStats stats;
   stats.mode = core::RunMode::kFunctionalOnly;
   stats.instructions = 4;
-  stats.perEngine = {1, 1, 0, 0, 2};
+  totals(stats, isa::Engine::kPe).instructions = 1;
+  totals(stats, isa::Engine::kAct).instructions = 1;
+  totals(stats, isa::Engine::kSp).instructions = 2;
   stats.flops = 1000;
   stats.dma.transfers = 2;
   stats.dma.bytes = 4096;

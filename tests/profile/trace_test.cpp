@@ -75,7 +75,6 @@ core::RunStats runStats() {
   core::RunStats stats;
   stats.mode = core::RunMode::kFunctionalTiming;
   stats.instructions = 5;
-  stats.perEngine = {1, 1, 0, 0, 3};
   stats.total = ns(5500);
   stats.records = {
       record(isa::Engine::kSp, 0, ns(0), ns(0), ns(10), 12),

@@ -115,7 +115,7 @@ Status runDemo() {
               chip.name.c_str());
   for (const isa::Engine e : isa::kAllEngines) {
     std::printf("  %-4s %llu instruction(s)\n", std::string(isa::engineName(e)).c_str(),
-                static_cast<unsigned long long>(stats.perEngine[static_cast<std::size_t>(e)]));
+                static_cast<unsigned long long>(stats.engines[static_cast<std::size_t>(e)].instructions));
   }
   std::printf("  numerics vs float64: max |error| %.3g (bound there %.3g): %s\n", worst,
               worstBound, pass ? "PASS" : "FAIL");

@@ -126,7 +126,7 @@ Status runProgram(const RunOptions& options) {
   std::string perEngine;
   for (const isa::Engine e : isa::kAllEngines) {
     perEngine += fmt::format(" {}={}", isa::engineName(e),
-                             stats.perEngine[static_cast<std::size_t>(e)]);
+                             stats.engines[static_cast<std::size_t>(e)].instructions);
   }
   std::printf("ran %s on %s (%s): %llu instructions (%s)\n", options.program.c_str(),
               chip->name.c_str(), std::string(core::runModeName(stats.mode)).c_str(),

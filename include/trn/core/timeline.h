@@ -78,7 +78,6 @@ struct DmaTotals {
 struct RunStats {
   RunMode mode = RunMode::kFunctionalOnly;
   std::uint64_t instructions = 0;
-  std::array<std::uint64_t, isa::kNumEngines> perEngine{};
   Picoseconds total;  ///< simulated time until the last engine and transfer finished (0 untimed)
   std::array<EngineTotals, isa::kNumEngines> engines{};
   DmaTotals dma;
