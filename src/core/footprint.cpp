@@ -150,12 +150,6 @@ Footprint Footprint::of(const AccessPattern& ap, bool write) {
   return f;
 }
 
-bool boxesOverlap(const Footprint& a, const Footprint& b) {
-  return a.memory == b.memory && a.tensor == b.tensor && a.firstPartition < b.endPartition &&
-         b.firstPartition < a.endPartition && a.bytes.begin < b.bytes.end &&
-         b.bytes.begin < a.bytes.end;
-}
-
 std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b) {
   if (!boxesOverlap(a, b)) {
     return std::nullopt;

@@ -27,7 +27,6 @@ HazardDetector::HazardDetector(int semaphores, int queues,
       clocks_(static_cast<std::size_t>(agents_), VectorClock{}),
       semaphoreClocks_(static_cast<std::size_t>(semaphores), VectorClock{}),
       history_(static_cast<std::size_t>(agents_)),
-      historyStart_(static_cast<std::size_t>(agents_), 0),
       describe_(std::move(describe)),
       tensorName_(std::move(tensorName)) {
   TRN_CHECK(agents_ <= kMaxAgents) << "too many DMA queues for race detection: " << queues;
@@ -56,15 +55,17 @@ Status HazardDetector::access(int agent, AccessOwner owner,
     if (other == agent) {
       continue;
     }
-    const auto& entries = history_[static_cast<std::size_t>(other)];
+    const History& h = history_[static_cast<std::size_t>(other)];
     const std::uint32_t seen = now[static_cast<std::size_t>(other)];
-    const std::size_t first = historyStart_[static_cast<std::size_t>(other)];
-    for (std::size_t i = entries.size(); i-- > first && entries[i].epoch > seen;) {
-      const Entry& earlier = entries[i];
+    for (std::size_t i = h.boxes.size(); i-- > h.start && h.boxes[i].epoch > seen;) {
+      const Box& box = h.boxes[i];
       for (const Footprint& f : footprints) {
-        if (!f.write && !earlier.footprint.write) {
+        if ((!f.write && !box.write) || box.memory != f.memory || box.tensor != f.tensor ||
+            box.firstPartition >= f.endPartition || f.firstPartition >= box.endPartition ||
+            box.begin >= f.bytes.end || f.bytes.begin >= box.end) {
           continue;
         }
+        const Detail& earlier = h.details[i];
         const auto overlap = firstOverlap(earlier.footprint, f);
         if (!overlap) {
           continue;
@@ -81,10 +82,14 @@ Status HazardDetector::access(int agent, AccessOwner owner,
       }
     }
   }
-  auto& mine = history_[static_cast<std::size_t>(agent)];
+  History& mine = history_[static_cast<std::size_t>(agent)];
   const std::uint32_t epoch = now[static_cast<std::size_t>(agent)];
   for (const Footprint& f : footprints) {
-    mine.push_back(Entry{epoch, owner, f});
+    mine.boxes.push_back(Box{epoch, f.tensor, f.memory, f.write,
+                             static_cast<std::int32_t>(f.firstPartition),
+                             static_cast<std::int32_t>(f.endPartition), f.bytes.begin,
+                             f.bytes.end});
+    mine.details.push_back(Detail{owner, f});
   }
   if (++sincePrune_ >= kPruneInterval) {
     prune();
@@ -111,17 +116,18 @@ void HazardDetector::prune() {
     }
   }
   for (int a = 0; a < agents_; ++a) {
-    auto& entries = history_[static_cast<std::size_t>(a)];
-    std::size_t& start = historyStart_[static_cast<std::size_t>(a)];
+    History& h = history_[static_cast<std::size_t>(a)];
     if (!anyLive) {
-      start = entries.size();
+      h.start = h.boxes.size();
     }
-    while (start < entries.size() && entries[start].epoch <= low[static_cast<std::size_t>(a)]) {
-      ++start;
+    while (h.start < h.boxes.size() && h.boxes[h.start].epoch <= low[static_cast<std::size_t>(a)]) {
+      ++h.start;
     }
-    if (start > 4096 && start * 2 > entries.size()) {
-      entries.erase(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(start));
-      start = 0;
+    if (h.start > 4096 && h.start * 2 > h.boxes.size()) {
+      const auto dead = static_cast<std::ptrdiff_t>(h.start);
+      h.boxes.erase(h.boxes.begin(), h.boxes.begin() + dead);
+      h.details.erase(h.details.begin(), h.details.begin() + dead);
+      h.start = 0;
     }
   }
 }

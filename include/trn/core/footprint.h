@@ -48,7 +48,11 @@ struct Footprint {
 
 /// True when the bounding boxes of `a` and `b` intersect (same memory and tensor, overlapping
 /// partitions and bytes).
-bool boxesOverlap(const Footprint& a, const Footprint& b);
+inline bool boxesOverlap(const Footprint& a, const Footprint& b) {
+  return a.memory == b.memory && a.tensor == b.tensor && a.firstPartition < b.endPartition &&
+         b.firstPartition < a.endPartition && a.bytes.begin < b.bytes.end &&
+         b.bytes.begin < a.bytes.end;
+}
 
 /// The first byte range both patterns touch, or nothing. Exact: element runs are compared.
 /// For SBUF/PSUM the result is relative to each partition of the common partition range.

@@ -65,10 +65,27 @@ class HazardDetector {
   void engineFinished(isa::Engine engine) { finished_[static_cast<std::size_t>(engine)] = true; }
 
  private:
-  struct Entry {
+  /// What the scan reads of a recorded access: its epoch and bounding box (40 bytes, so the
+  /// scan stays in cache). The owner and the full footprint are kept alongside, for the exact
+  /// test and the message.
+  struct Box {
     std::uint32_t epoch;
+    std::int32_t tensor;
+    isa::Memory memory;
+    bool write;
+    std::int32_t firstPartition;
+    std::int32_t endPartition;
+    std::int64_t begin;
+    std::int64_t end;
+  };
+  struct Detail {
     AccessOwner owner;
     Footprint footprint;
+  };
+  struct History {
+    std::vector<Box> boxes;  ///< epoch order
+    std::vector<Detail> details;
+    std::size_t start = 0;   ///< first live entry
   };
 
   void prune();
@@ -76,8 +93,7 @@ class HazardDetector {
   int agents_;
   std::vector<VectorClock> clocks_;
   std::vector<VectorClock> semaphoreClocks_;
-  std::vector<std::vector<Entry>> history_;  ///< per agent, epoch order
-  std::vector<std::size_t> historyStart_;    ///< first live entry per agent
+  std::vector<History> history_;  ///< per agent
   std::array<bool, isa::kNumEngines> finished_{};
   std::uint64_t sincePrune_ = 0;
   std::function<std::string(AccessOwner)> describe_;
