@@ -168,9 +168,7 @@ std::optional<Picoseconds> DmaModel::nextEvent() const {
   if (!pending_.empty()) {
     next = pending_.top().queued;
   }
-  for (const std::uint32_t id : active_) {
-    next = std::min(next, transfers_[id].finishAt);
-  }
+  next = std::min(next, firstFinish_);
   if (next == std::numeric_limits<std::int64_t>::max()) {
     return std::nullopt;
   }
@@ -194,6 +192,7 @@ void DmaModel::progressTo(std::int64_t t) {
 void DmaModel::recomputeRates(std::int64_t t) {
   // Queue heads that have data to move.
   active_.clear();
+  firstFinish_ = std::numeric_limits<std::int64_t>::max();
   for (auto& slotQueues : queues_) {
     for (auto& queue : slotQueues) {
       if (!queue.empty()) {
@@ -201,26 +200,41 @@ void DmaModel::recomputeRates(std::int64_t t) {
       }
     }
   }
-  // Engine sharing: each engine splits its bandwidth among the heads that use it.
-  std::vector<int>& users = engineUsers_;
-  users.assign(queues_.size() * static_cast<std::size_t>(enginesPerCore_), 0);
+  // Engine sharing: each engine splits its bandwidth among the heads that use it. Heads that
+  // use every engine of their core (the common case) are counted once per core.
+  const std::size_t slots = queues_.size();
+  const auto engines = static_cast<std::size_t>(enginesPerCore_);
+  std::vector<int>& partial = engineUsers_;
+  partial.assign(slots * engines + 2 * slots, 0);
+  int* everyEngine = partial.data() + slots * engines;  // per slot
+  int* mostPartial = everyEngine + slots;                // per slot
+  auto engineIndex = [&](const Transfer& tr, int k) {
+    return static_cast<std::size_t>(tr.slot) * engines +
+           static_cast<std::size_t>((tr.firstEngine + k) % enginesPerCore_);
+  };
   for (const std::uint32_t id : active_) {
     const Transfer& tr = transfers_[id];
+    if (tr.engines == enginesPerCore_) {
+      ++everyEngine[tr.slot];
+      continue;
+    }
     for (int k = 0; k < tr.engines; ++k) {
-      ++users[static_cast<std::size_t>(tr.slot * enginesPerCore_ +
-                                       (tr.firstEngine + k) % enginesPerCore_)];
+      const int users = ++partial[engineIndex(tr, k)];
+      mostPartial[tr.slot] = std::max(mostPartial[tr.slot], users);
     }
   }
   std::vector<double>& stackDemand = stackDemand_;
   stackDemand.assign(stackOfSlot_.size() + 64, 0.0);
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
-    int busiest = 1;
-    for (int k = 0; k < tr.engines; ++k) {
-      busiest = std::max(busiest, users[static_cast<std::size_t>(
-                                      tr.slot * enginesPerCore_ +
-                                      (tr.firstEngine + k) % enginesPerCore_)]);
+    int busiest = mostPartial[tr.slot];
+    if (tr.engines != enginesPerCore_) {
+      busiest = 0;
+      for (int k = 0; k < tr.engines; ++k) {
+        busiest = std::max(busiest, partial[engineIndex(tr, k)]);
+      }
     }
+    busiest += everyEngine[tr.slot];
     tr.rate = static_cast<double>(tr.engines) * engineBandwidth_ / static_cast<double>(busiest);
     const auto stack = static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(tr.slot)]);
     if (stack >= stackDemand.size()) {
@@ -244,6 +258,7 @@ void DmaModel::recomputeRates(std::int64_t t) {
       }
     }
     tr.finishAt = t + static_cast<std::int64_t>(std::ceil(tr.remaining * kPsPerSecond / tr.rate - 1e-6));
+    firstFinish_ = std::min(firstFinish_, tr.finishAt);
   }
 }
 

@@ -166,6 +166,7 @@ Result<CostCalculator> CostCalculator::create(const spec::ChipSpec& chip) {
     }
     calc.classes_.push_back(cls);
   });
+  calc.last_.resize(calc.classes_.size());
   if (!missing.empty()) {
     return failedPrecondition(
         fmt::format("chip '{}' has no cost class for:{}", chip.name, missing));
@@ -187,7 +188,12 @@ Result<InstructionCost> CostCalculator::cost(isa::Engine engine, const isa::Inst
         refine(instr, key);
       },
       body);
+  auto& last = last_[body.index()];
+  if (last.first == key && !last.second.variant.empty()) {
+    return last.second;
+  }
   if (const auto hit = cache_.find(key); hit != cache_.end()) {
+    last = *hit;
     return hit->second;
   }
   TRN_ASSIGN_OR_RETURN(const spec::CostEstimate estimate, cls->estimate(queryOf(key)));
@@ -196,6 +202,7 @@ Result<InstructionCost> CostCalculator::cost(isa::Engine engine, const isa::Inst
                          cyclesToTime(estimate.cycles, clocks_[static_cast<std::size_t>(engine)]).count(),
                          variant ? std::string_view(variant->name) : "", flopsOf(key)};
   cache_.emplace(key, result);
+  last = {key, result};
   return result;
 }
 

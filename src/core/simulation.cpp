@@ -86,18 +86,23 @@ struct CoreRun {
   std::int64_t rampStart = 0;   ///< when the current throttle ramp began
 };
 
-bool isDma(const isa::Instruction& instr) {
-  return std::visit([](const auto& body) { return body.kInfo.viaDma; }, instr.body);
-}
+/// What the scheduler needs to know of an instruction's kind.
+struct Kind {
+  bool dma = false;      ///< a DMA trigger (runs on a queue)
+  bool control = false;  ///< control flow (runs in every mode)
+  int queue = 0;
+};
 
-int queueOf(const isa::Instruction& instr) {
+Kind kindOf(const isa::Instruction& instr) {
   return std::visit(
-      [](const auto& body) -> int {
+      []<typename I>(const I& body) {
+        Kind kind;
+        kind.dma = I::kInfo.viaDma;
+        kind.control = I::kInfo.costClass == std::string_view("control");
         if constexpr (requires { body.queue; }) {
-          return static_cast<int>(body.queue);
-        } else {
-          return 0;
+          kind.queue = static_cast<int>(body.queue);
         }
+        return kind;
       },
       instr.body);
 }
@@ -116,7 +121,11 @@ class Simulation {
 
  private:
   Status setUp();
-  Status tryIssue(std::uint32_t c, Engine engine, std::int64_t now);
+  /// Issues the next instruction of `engine` if it can start at `now`; `nextReady` is then when
+  /// the engine is free again, else kNever.
+  Status tryIssue(std::uint32_t c, Engine engine, std::int64_t now, std::int64_t& nextReady);
+  /// Issues instructions of `engine` from `now` for as long as it is the next thing to happen.
+  Status runEngine(std::uint32_t c, Engine engine, std::int64_t now);
   void finishInstruction(std::uint32_t c, const Completion& done, std::int64_t now);
   Status advanceDma(std::int64_t now);
   void scheduleDma();
@@ -233,7 +242,29 @@ double Simulation::throttle(CoreRun& cr, std::int64_t now) const {
   return start + (1.0 - start) * progress;
 }
 
-Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
+Status Simulation::runEngine(std::uint32_t c, Engine engine, std::int64_t now) {
+  EngineState& es = cores_[c].engines[static_cast<std::size_t>(engine)];
+  es.wakePending = false;
+  while (true) {
+    std::int64_t next = kNever;
+    TRN_RETURN_IF_ERROR(tryIssue(c, engine, now, next));
+    if (next == kNever) {
+      return {};
+    }
+    // Without an earlier event pending, this engine's next issue is the next event: run it
+    // directly (a strictly earlier time cannot tie with any queued event, so the order is the
+    // one the queue would give).
+    if (!events_.empty() && events_.top().time <= next) {
+      es.wakePending = true;
+      schedule(next, EventKind::kReady, c, static_cast<std::uint32_t>(engine));
+      return {};
+    }
+    now = next;
+  }
+}
+
+Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
+                            std::int64_t& nextReady) {
   CoreRun& cr = cores_[c];
   EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
   const auto e = static_cast<std::size_t>(engine);
@@ -257,7 +288,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
   const CoreOptions& options = cr.core->options();
   const AccessOwner owner{engine, static_cast<std::uint32_t>(es.pc)};
   const int agent = HazardDetector::engineAgent(engine);
-  const bool dma = isDma(instr);
+  const Kind kind = kindOf(instr);
+  const bool dma = kind.dma;
 
   // Happens-before and race check.
   Completion done{c, &instr, {}, kNoRecord};
@@ -267,7 +299,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
       hazards.acquire(agent, w.semaphore);
     }
     operandFootprints(instr.body, footprints_);
-    const int accessor = dma ? HazardDetector::queueAgent(queueOf(instr)) : agent;
+    const int accessor = dma ? HazardDetector::queueAgent(kind.queue) : agent;
     if (dma) {
       hazards.join(accessor, hazards.clock(agent));
     }
@@ -296,8 +328,10 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
 
   // Data.
   std::int64_t jump = -1;
-  if (Status status = cr.core->execute(engine, instr, es.seq, jump); !status.ok()) {
-    return status.withContext(describe(c, owner));
+  if (kind.control || hasData(mode_)) {
+    if (Status status = cr.core->execute(engine, instr, es.seq, jump); !status.ok()) {
+      return status.withContext(describe(c, owner));
+    }
   }
 
   // Statistics.
@@ -325,7 +359,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
   if (dma && timing_) {
     const TransferShape shape = transferShape(
         instr.body, chip_->core.dma.descriptors.maxBufferBytes.count(), chip_->core.dma);
-    const std::uint32_t id = dma_->submit(static_cast<int>(c), queueOf(instr), Picoseconds(end),
+    const std::uint32_t id = dma_->submit(static_cast<int>(c), kind.queue, Picoseconds(end),
                                           shape);
     if (transferCompletions_.size() <= id) {
       transferCompletions_.resize(id + 1);
@@ -337,6 +371,10 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
     if (done.record != kNoRecord) {
       stats.records[done.record].complete = Picoseconds(complete);
     }
+    cr.lastActivity = std::max(cr.lastActivity, complete);
+  }
+  if (!(dma && timing_) && !instr.sync.updates.empty()) {
+    const std::int64_t complete = end + (timing_ ? latency_[e] : 0);
     std::uint32_t slot;
     if (freeCompletions_.empty()) {
       slot = static_cast<std::uint32_t>(completions_.size());
@@ -347,12 +385,10 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now) {
       completions_[slot] = done;
     }
     schedule(complete, EventKind::kComplete, c, slot);
-    cr.lastActivity = std::max(cr.lastActivity, complete);
   }
   es.pc = jump >= 0 ? static_cast<std::size_t>(jump) : es.pc + 1;
   es.readySince = end;
-  es.wakePending = true;
-  schedule(end, EventKind::kReady, c, static_cast<std::uint32_t>(engine));
+  nextReady = end;
   return {};
 }
 
@@ -475,12 +511,10 @@ Result<std::vector<RunStats>> Simulation::run() {
       case EventKind::kDma:
         TRN_RETURN_IF_ERROR(advanceDma(event.time));
         break;
-      case EventKind::kReady: {
-        const auto engine = static_cast<Engine>(event.payload);
-        cores_[event.core].engines[event.payload].wakePending = false;
-        TRN_RETURN_IF_ERROR(tryIssue(event.core, engine, event.time));
+      case EventKind::kReady:
+        TRN_RETURN_IF_ERROR(
+            runEngine(event.core, static_cast<Engine>(event.payload), event.time));
         break;
-      }
     }
   }
   for (const CoreRun& cr : cores_) {

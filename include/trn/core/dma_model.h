@@ -112,6 +112,7 @@ class DmaModel {
   std::vector<int> nextEngine_;                                 ///< [slot] rotation
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
   std::vector<std::uint32_t> active_;
+  std::int64_t firstFinish_ = std::numeric_limits<std::int64_t>::max();  ///< over active_
   std::vector<int> engineUsers_;    ///< scratch: heads using each engine
   std::vector<double> stackDemand_; ///< scratch: HBM bytes/s asked of each stack
   std::int64_t now_ = 0;

@@ -55,6 +55,9 @@ class CostCalculator {
   std::array<Hertz, isa::kNumEngines> clocks_{};
   std::vector<const spec::CostClass*> classes_;  ///< by InstructionBody alternative
   std::unordered_map<Key, InstructionCost, KeyHash> cache_;
+  /// The last key and cost of each instruction type: streams repeat shapes, so most lookups
+  /// end here without hashing.
+  std::vector<std::pair<Key, InstructionCost>> last_;
 };
 
 }  // namespace trn::core
