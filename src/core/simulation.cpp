@@ -74,18 +74,6 @@ struct EngineState {
   bool done = false;
 };
 
-struct CoreRun {
-  NeuronCore* core = nullptr;
-  std::array<EngineState, isa::kNumEngines> engines;
-  std::vector<std::int32_t> semaphores;
-  std::optional<HazardDetector> hazards;
-  std::optional<CostCalculator> costs;
-  RunStats stats;
-  std::int64_t lastActivity = 0;
-  std::int64_t peLastEnd = -1;  ///< end of the last TensorE instruction (throttle re-arm)
-  std::int64_t rampStart = 0;   ///< when the current throttle ramp began
-};
-
 /// What the scheduler needs to know of an instruction's kind.
 struct Kind {
   bool dma = false;      ///< a DMA trigger (runs on a queue)
@@ -107,6 +95,36 @@ Kind kindOf(const isa::Instruction& instr) {
       instr.body);
 }
 
+/// What the timing model needs of one instruction.
+struct Planned {
+  InstructionCost cost;
+  Kind kind;
+  TransferShape shape;  ///< for a DMA
+};
+
+/// The plans of the next instructions of one engine. They are computed a window at a time in a
+/// tight sequential loop: instructions are large, and reading them in order lets their cache
+/// misses overlap, where the event loop would take them one at a time. The window is reused, so
+/// a long program costs no memory per instruction.
+struct PlanWindow {
+  static constexpr std::size_t kSize = 256;
+  std::vector<Planned> plans;
+  std::size_t first = 0;  ///< stream index of plans[0]
+};
+
+struct CoreRun {
+  NeuronCore* core = nullptr;
+  std::array<PlanWindow, isa::kNumEngines> windows;
+  std::array<EngineState, isa::kNumEngines> engines;
+  std::vector<std::int32_t> semaphores;
+  std::optional<HazardDetector> hazards;
+  std::optional<CostCalculator> costs;
+  RunStats stats;
+  std::int64_t lastActivity = 0;
+  std::int64_t peLastEnd = -1;  ///< end of the last TensorE instruction (throttle re-arm)
+  std::int64_t rampStart = 0;   ///< when the current throttle ramp began
+};
+
 class Simulation {
  public:
   explicit Simulation(const std::vector<NeuronCore*>& cores) {
@@ -121,6 +139,8 @@ class Simulation {
 
  private:
   Status setUp();
+  /// The plan of instruction `pc` of `engine` (timed modes).
+  Result<const Planned*> planned(CoreRun& cr, Engine engine, std::size_t pc) const;
   /// Issues the next instruction of `engine` if it can start at `now`; `nextReady` is then when
   /// the engine is free again, else kNever.
   Status tryIssue(std::uint32_t c, Engine engine, std::int64_t now, std::int64_t& nextReady);
@@ -133,7 +153,7 @@ class Simulation {
     events_.push(Event{time, kind, sequence_++, core, payload});
   }
   double throttle(CoreRun& cr, std::int64_t now) const;
-  [[nodiscard]] bool waitsHold(const CoreRun& cr, const isa::Instruction& instr) const;
+  [[nodiscard]] static bool waitsHold(const CoreRun& cr, const isa::Instruction& instr);
   [[nodiscard]] std::string describe(std::uint32_t c, AccessOwner owner) const;
   [[nodiscard]] Status deadlock() const;
   void finalise();
@@ -200,7 +220,28 @@ Status Simulation::setUp() {
   return {};
 }
 
-bool Simulation::waitsHold(const CoreRun& cr, const isa::Instruction& instr) const {
+Result<const Planned*> Simulation::planned(CoreRun& cr, Engine engine, std::size_t pc) const {
+  PlanWindow& window = cr.windows[static_cast<std::size_t>(engine)];
+  if (pc >= window.first && pc < window.first + window.plans.size()) {
+    return &window.plans[pc - window.first];
+  }
+  const auto& stream = cr.core->program().stream(engine);
+  const std::int64_t maxBuffer = chip_->core.dma.descriptors.maxBufferBytes.count();
+  window.first = pc;
+  window.plans.resize(std::min(PlanWindow::kSize, stream.size() - pc));
+  for (std::size_t i = 0; i < window.plans.size(); ++i) {
+    const isa::Instruction& instr = stream[pc + i];
+    Planned& p = window.plans[i];
+    p.kind = kindOf(instr);
+    TRN_ASSIGN_OR_RETURN(p.cost, cr.costs->cost(engine, instr.body));
+    if (p.kind.dma) {
+      p.shape = transferShape(instr.body, maxBuffer, chip_->core.dma);
+    }
+  }
+  return &window.plans.front();
+}
+
+bool Simulation::waitsHold(const CoreRun& cr, const isa::Instruction& instr) {
   for (const isa::SemaphoreWait& w : instr.sync.waits) {
     const std::int32_t value = cr.semaphores[static_cast<std::size_t>(w.semaphore)];
     const bool holds = w.compare == isa::WaitCompare::kEqual ? value == w.value : value >= w.value;
@@ -280,6 +321,10 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     return {};
   }
   const isa::Instruction& instr = stream[es.pc];
+  const Planned* plan = nullptr;
+  if (timing_) {
+    TRN_ASSIGN_OR_RETURN(plan, planned(cr, engine, es.pc));
+  }
   if (!waitsHold(cr, instr)) {
     es.blocked = true;
     return {};
@@ -288,7 +333,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   const CoreOptions& options = cr.core->options();
   const AccessOwner owner{engine, static_cast<std::uint32_t>(es.pc)};
   const int agent = HazardDetector::engineAgent(engine);
-  const Kind kind = kindOf(instr);
+  const Kind kind = plan != nullptr ? plan->kind : kindOf(instr);
   const bool dma = kind.dma;
 
   // Happens-before and race check.
@@ -316,7 +361,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   std::int64_t duration = 0;
   double limit = 1.0;
   if (timing_) {
-    TRN_ASSIGN_OR_RETURN(cost, cr.costs->cost(engine, instr.body));
+    cost = plan->cost;
     duration = cost.picoseconds;
     if (engine == Engine::kPe && !cost.variant.empty()) {
       limit = throttle(cr, now);
@@ -357,10 +402,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
 
   // Completion.
   if (dma && timing_) {
-    const TransferShape shape = transferShape(
-        instr.body, chip_->core.dma.descriptors.maxBufferBytes.count(), chip_->core.dma);
     const std::uint32_t id = dma_->submit(static_cast<int>(c), kind.queue, Picoseconds(end),
-                                          shape);
+                                          plan->shape);
     if (transferCompletions_.size() <= id) {
       transferCompletions_.resize(id + 1);
     }
@@ -394,7 +437,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
 
 void Simulation::finishInstruction(std::uint32_t c, const Completion& done, std::int64_t now) {
   CoreRun& cr = cores_[c];
-  for (const isa::SemaphoreUpdate& u : done.instr->sync.updates) {
+  const std::vector<isa::SemaphoreUpdate>& updates = done.instr->sync.updates;
+  for (const isa::SemaphoreUpdate& u : updates) {
     std::int32_t& value = cr.semaphores[static_cast<std::size_t>(u.semaphore)];
     switch (u.op) {
       case isa::SemaphoreUpdateOp::kAdd: value += u.value; break;
@@ -405,7 +449,7 @@ void Simulation::finishInstruction(std::uint32_t c, const Completion& done, std:
       cr.hazards->release(u.semaphore, done.clock);
     }
   }
-  if (done.instr->sync.updates.empty()) {
+  if (updates.empty()) {
     return;
   }
   for (const Engine engine : isa::kAllEngines) {
