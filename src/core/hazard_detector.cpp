@@ -49,7 +49,7 @@ void HazardDetector::release(int semaphore, const VectorClock& updater) {
 }
 
 Status HazardDetector::access(int agent, AccessOwner owner,
-                              const std::vector<Footprint>& footprints) {
+                              std::span<const Footprint> footprints) {
   const VectorClock& now = clocks_[static_cast<std::size_t>(agent)];
   for (int other = 0; other < agents_; ++other) {
     if (other == agent) {

@@ -22,6 +22,7 @@
 #include <limits>
 #include <optional>
 #include <queue>
+#include <span>
 #include <variant>
 
 #include "sequencer_state.h"
@@ -99,6 +100,8 @@ Kind kindOf(const isa::Instruction& instr) {
 struct Planned {
   InstructionCost cost;
   Kind kind;
+  std::uint32_t firstFootprint = 0;  ///< into PlanWindow::footprints
+  std::uint32_t footprintCount = 0;
   TransferShape shape;  ///< for a DMA
 };
 
@@ -109,6 +112,7 @@ struct Planned {
 struct PlanWindow {
   static constexpr std::size_t kSize = 256;
   std::vector<Planned> plans;
+  std::vector<Footprint> footprints;  ///< operands of the plans, when races are checked
   std::size_t first = 0;  ///< stream index of plans[0]
 };
 
@@ -140,7 +144,7 @@ class Simulation {
  private:
   Status setUp();
   /// The plan of instruction `pc` of `engine` (timed modes).
-  Result<const Planned*> planned(CoreRun& cr, Engine engine, std::size_t pc) const;
+  Result<const Planned*> planned(CoreRun& cr, Engine engine, std::size_t pc);
   /// Issues the next instruction of `engine` if it can start at `now`; `nextReady` is then when
   /// the engine is free again, else kNever.
   Status tryIssue(std::uint32_t c, Engine engine, std::int64_t now, std::int64_t& nextReady);
@@ -220,7 +224,7 @@ Status Simulation::setUp() {
   return {};
 }
 
-Result<const Planned*> Simulation::planned(CoreRun& cr, Engine engine, std::size_t pc) const {
+Result<const Planned*> Simulation::planned(CoreRun& cr, Engine engine, std::size_t pc) {
   PlanWindow& window = cr.windows[static_cast<std::size_t>(engine)];
   if (pc >= window.first && pc < window.first + window.plans.size()) {
     return &window.plans[pc - window.first];
@@ -229,6 +233,7 @@ Result<const Planned*> Simulation::planned(CoreRun& cr, Engine engine, std::size
   const std::int64_t maxBuffer = chip_->core.dma.descriptors.maxBufferBytes.count();
   window.first = pc;
   window.plans.resize(std::min(PlanWindow::kSize, stream.size() - pc));
+  window.footprints.clear();
   for (std::size_t i = 0; i < window.plans.size(); ++i) {
     const isa::Instruction& instr = stream[pc + i];
     Planned& p = window.plans[i];
@@ -236,6 +241,12 @@ Result<const Planned*> Simulation::planned(CoreRun& cr, Engine engine, std::size
     TRN_ASSIGN_OR_RETURN(p.cost, cr.costs->cost(engine, instr.body));
     if (p.kind.dma) {
       p.shape = transferShape(instr.body, maxBuffer, chip_->core.dma);
+    }
+    if (cr.hazards) {
+      operandFootprints(instr.body, footprints_);
+      p.firstFootprint = static_cast<std::uint32_t>(window.footprints.size());
+      p.footprintCount = static_cast<std::uint32_t>(footprints_.size());
+      window.footprints.insert(window.footprints.end(), footprints_.begin(), footprints_.end());
     }
   }
   return &window.plans.front();
@@ -343,12 +354,19 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     for (const isa::SemaphoreWait& w : instr.sync.waits) {
       hazards.acquire(agent, w.semaphore);
     }
-    operandFootprints(instr.body, footprints_);
+    std::span<const Footprint> operands;
+    if (plan != nullptr) {
+      operands = std::span(cr.windows[e].footprints).subspan(plan->firstFootprint,
+                                                             plan->footprintCount);
+    } else {
+      operandFootprints(instr.body, footprints_);
+      operands = footprints_;
+    }
     const int accessor = dma ? HazardDetector::queueAgent(kind.queue) : agent;
     if (dma) {
       hazards.join(accessor, hazards.clock(agent));
     }
-    TRN_RETURN_IF_ERROR(hazards.access(accessor, owner, footprints_));
+    TRN_RETURN_IF_ERROR(hazards.access(accessor, owner, operands));
     done.clock = hazards.clock(accessor);
     hazards.tick(accessor);
     if (dma) {

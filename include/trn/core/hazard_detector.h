@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,7 @@ class HazardDetector {
 
   /// Checks the accesses of `agent`'s current instruction against every concurrent access and
   /// records them. Returns the first race found.
-  Status access(int agent, AccessOwner owner, const std::vector<Footprint>& footprints);
+  Status access(int agent, AccessOwner owner, std::span<const Footprint> footprints);
 
   /// Ends `agent`'s current instruction (program order: the next one happens after it).
   void tick(int agent) { ++clocks_[agent][static_cast<std::size_t>(agent)]; }
