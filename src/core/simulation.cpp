@@ -58,11 +58,11 @@ struct Event {
   }
 };
 
-/// Semaphore updates waiting to be applied, with the clock they carry.
+/// Semaphore updates waiting to be applied. When races are checked, the clock they carry is
+/// kept apart (Simulation::clocks_, same slot), so runs without the check copy less.
 struct Completion {
   std::uint32_t core = 0;
   const isa::Instruction* instr = nullptr;
-  VectorClock clock{};
   std::uint32_t record = kNoRecord;
 };
 
@@ -150,7 +150,19 @@ class Simulation {
   Status tryIssue(std::uint32_t c, Engine engine, std::int64_t now, std::int64_t& nextReady);
   /// Issues instructions of `engine` from `now` for as long as it is the next thing to happen.
   Status runEngine(std::uint32_t c, Engine engine, std::int64_t now);
-  void finishInstruction(std::uint32_t c, const Completion& done, std::int64_t now);
+  void finishInstruction(std::uint32_t c, const Completion& done, const VectorClock* clock,
+                         std::int64_t now);
+  /// Stores `value` at `slot` of `slots` (growing it) when races are checked.
+  static void keepClock(std::vector<VectorClock>& slots, std::uint32_t slot,
+                        const VectorClock* value) {
+    if (value == nullptr) {
+      return;
+    }
+    if (slots.size() <= slot) {
+      slots.resize(slot + 1);
+    }
+    slots[slot] = *value;
+  }
   Status advanceDma(std::int64_t now);
   void scheduleDma();
   void schedule(std::int64_t time, EventKind kind, std::uint32_t core, std::uint32_t payload) {
@@ -173,6 +185,9 @@ class Simulation {
   std::vector<Completion> transferCompletions_;  ///< by DMA transfer id
   std::int64_t dmaScheduledAt_ = kNever;
   std::vector<Completion> completions_;
+  std::vector<VectorClock> completionClocks_;  ///< by completion slot, when races are checked
+  std::vector<VectorClock> transferClocks_;    ///< by DMA transfer id, when races are checked
+  VectorClock clock_{};                        ///< scratch
   std::vector<std::uint32_t> freeCompletions_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t sequence_ = 0;
@@ -348,7 +363,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   const bool dma = kind.dma;
 
   // Happens-before and race check.
-  Completion done{c, &instr, {}, kNoRecord};
+  Completion done{c, &instr, kNoRecord};
+  VectorClock* clock = nullptr;
   if (cr.hazards) {
     HazardDetector& hazards = *cr.hazards;
     for (const isa::SemaphoreWait& w : instr.sync.waits) {
@@ -367,7 +383,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
       hazards.join(accessor, hazards.clock(agent));
     }
     TRN_RETURN_IF_ERROR(hazards.access(accessor, owner, operands));
-    done.clock = hazards.clock(accessor);
+    clock_ = hazards.clock(accessor);
+    clock = &clock_;
     hazards.tick(accessor);
     if (dma) {
       hazards.tick(agent);
@@ -426,6 +443,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
       transferCompletions_.resize(id + 1);
     }
     transferCompletions_[id] = done;
+    keepClock(transferClocks_, id, clock);
     scheduleDma();
   } else {
     const std::int64_t complete = end + (timing_ ? latency_[e] : 0);
@@ -445,6 +463,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
       freeCompletions_.pop_back();
       completions_[slot] = done;
     }
+    keepClock(completionClocks_, slot, clock);
     schedule(complete, EventKind::kComplete, c, slot);
   }
   es.pc = jump >= 0 ? static_cast<std::size_t>(jump) : es.pc + 1;
@@ -453,7 +472,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   return {};
 }
 
-void Simulation::finishInstruction(std::uint32_t c, const Completion& done, std::int64_t now) {
+void Simulation::finishInstruction(std::uint32_t c, const Completion& done,
+                                   const VectorClock* clock, std::int64_t now) {
   CoreRun& cr = cores_[c];
   const std::vector<isa::SemaphoreUpdate>& updates = done.instr->sync.updates;
   for (const isa::SemaphoreUpdate& u : updates) {
@@ -464,7 +484,7 @@ void Simulation::finishInstruction(std::uint32_t c, const Completion& done, std:
       case isa::SemaphoreUpdateOp::kSet: value = u.value; break;
     }
     if (cr.hazards) {
-      cr.hazards->release(u.semaphore, done.clock);
+      cr.hazards->release(u.semaphore, *clock);
     }
   }
   if (updates.empty()) {
@@ -512,8 +532,9 @@ Status Simulation::advanceDma(std::int64_t now) {
           static_cast<double>(t.shape.bytes) / t.work});
     }
     const Completion finished = done;
+    const VectorClock* clock = cr.hazards ? &transferClocks_[id] : nullptr;
+    finishInstruction(finished.core, finished, clock, now);
     dma_->release(id);
-    finishInstruction(finished.core, finished, now);
   }
   scheduleDma();
   return {};
@@ -566,8 +587,10 @@ Result<std::vector<RunStats>> Simulation::run() {
     switch (event.kind) {
       case EventKind::kComplete: {
         const Completion done = completions_[event.payload];
+        const VectorClock* clock =
+            cores_[event.core].hazards ? &completionClocks_[event.payload] : nullptr;
+        finishInstruction(event.core, done, clock, event.time);
         freeCompletions_.push_back(event.payload);
-        finishInstruction(event.core, done, event.time);
         break;
       }
       case EventKind::kDma:
