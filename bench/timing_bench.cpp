@@ -2,9 +2,10 @@
 // software-pipelined kernel (runtime/program_generator.h: DMA loads on all 16 queues, bf16
 // matmuls into PSUM, GELU, Vector and GpSimd work, stores) of 1,000,000 instructions in
 // timing-only mode (with and without race detection), and of 100,000 instructions in all three
-// modes for the ratio between them (functional mode computes every matmul, so it is slow). Items are simulated instructions, so items/s is
-// simulated instructions per second of host time; `sim_us` is the simulated time of one run.
-// Creating the core (verification, copying the program, allocating memories) is not timed.
+// modes for the ratio between them (functional mode computes every matmul, so it is slow). Items
+// are simulated instructions, so items/s is simulated instructions per second of host time;
+// `sim_us` is the simulated time of one run. Creating the core (verification, copying the program,
+// allocating memories) is not timed.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -121,7 +122,11 @@ void BM_TimingOnlyWithoutRaceDetection(benchmark::State& state) {
 void BM_FunctionalTiming(benchmark::State& state) { runProgram(state, RunMode::kFunctionalTiming); }
 void BM_FunctionalOnly(benchmark::State& state) { runProgram(state, RunMode::kFunctionalOnly); }
 
-BENCHMARK(BM_TimingOnly)->Arg(100'000)->Arg(kInstructions)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_TimingOnly)
+    ->Arg(100'000)
+    ->Arg(kInstructions)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
 BENCHMARK(BM_TimingOnlyWithoutRaceDetection)
     ->Arg(kInstructions)
     ->Unit(benchmark::kMillisecond)

@@ -79,9 +79,9 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
           addSide(shape, instr.src, read, written, false);
           addSide(shape, instr.dst, read, written, true);
           const bool fromHbm = instr.src.memory == isa::Memory::kHbm;
-          shape.efficiency = (fromHbm ? dma.transpose.hbmToSbufEfficiency
-                                      : dma.transpose.sbufToSbufEfficiency)
-                                 .toDouble();
+          shape.efficiency =
+              (fromHbm ? dma.transpose.hbmToSbufEfficiency : dma.transpose.sbufToSbufEfficiency)
+                  .toDouble();
           // A transpose writes one element per partition at a time.
           shape.descriptors = std::max(shape.descriptors, instr.dst.elementCount());
         } else if constexpr (std::is_same_v<I, isa::DmaCompute>) {
@@ -99,7 +99,8 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
       body);
   shape.bytes = std::max(read, written);
   if (maxBufferBytes > 0) {
-    shape.descriptors = std::max(shape.descriptors, (shape.bytes + maxBufferBytes - 1) / maxBufferBytes);
+    shape.descriptors =
+        std::max(shape.descriptors, (shape.bytes + maxBufferBytes - 1) / maxBufferBytes);
   }
   shape.descriptors = std::max<std::int64_t>(shape.descriptors, 1);
   return shape;
@@ -207,7 +208,7 @@ void DmaModel::recomputeRates(std::int64_t t) {
   std::vector<int>& partial = engineUsers_;
   partial.assign(slots * engines + 2 * slots, 0);
   int* everyEngine = partial.data() + slots * engines;  // per slot
-  int* mostPartial = everyEngine + slots;                // per slot
+  int* mostPartial = everyEngine + slots;               // per slot
   auto engineIndex = [&](const Transfer& tr, int k) {
     return static_cast<std::size_t>(tr.slot) * engines +
            static_cast<std::size_t>((tr.firstEngine + k) % enginesPerCore_);
@@ -257,7 +258,8 @@ void DmaModel::recomputeRates(std::int64_t t) {
         slot.since = t;
       }
     }
-    tr.finishAt = t + static_cast<std::int64_t>(std::ceil(tr.remaining * kPsPerSecond / tr.rate - 1e-6));
+    tr.finishAt =
+        t + static_cast<std::int64_t>(std::ceil(tr.remaining * kPsPerSecond / tr.rate - 1e-6));
     firstFinish_ = std::min(firstFinish_, tr.finishAt);
   }
 }

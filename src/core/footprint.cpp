@@ -187,10 +187,10 @@ void operandFootprints(const isa::InstructionBody& body, std::vector<Footprint>&
   out.clear();
   std::visit(
       [&](const auto& instr) {
-        isa::forEachAccessPattern(instr, [&](std::string_view, isa::FieldRole role,
-                                             const AccessPattern& ap) {
-          out.push_back(Footprint::of(ap, role == isa::FieldRole::kOutput));
-        });
+        isa::forEachAccessPattern(
+            instr, [&](std::string_view, isa::FieldRole role, const AccessPattern& ap) {
+              out.push_back(Footprint::of(ap, role == isa::FieldRole::kOutput));
+            });
       },
       body);
 }
@@ -200,8 +200,8 @@ std::string describeRange(const Footprint& f, ByteInterval bytes, std::int64_t f
   if (f.memory == Memory::kHbm) {
     return fmt::format("hbm tensor '{}' bytes {}..{}", tensorName, bytes.begin, bytes.end - 1);
   }
-  return fmt::format("{} partitions {}..{} bytes {}..{}", isa::memoryName(f.memory),
-                     firstPartition, endPartition - 1, bytes.begin, bytes.end - 1);
+  return fmt::format("{} partitions {}..{} bytes {}..{}", isa::memoryName(f.memory), firstPartition,
+                     endPartition - 1, bytes.begin, bytes.end - 1);
 }
 
 }  // namespace trn::core

@@ -48,8 +48,7 @@ void HazardDetector::release(int semaphore, const VectorClock& updater) {
   joinInto(semaphoreClocks_[static_cast<std::size_t>(semaphore)], updater);
 }
 
-Status HazardDetector::access(int agent, AccessOwner owner,
-                              std::span<const Footprint> footprints) {
+Status HazardDetector::access(int agent, AccessOwner owner, std::span<const Footprint> footprints) {
   const VectorClock& now = clocks_[static_cast<std::size_t>(agent)];
   for (int other = 0; other < agents_; ++other) {
     if (other == agent) {
@@ -74,21 +73,20 @@ Status HazardDetector::access(int agent, AccessOwner owner,
             std::max(earlier.footprint.firstPartition, f.firstPartition);
         const std::int64_t endPartition = std::min(earlier.footprint.endPartition, f.endPartition);
         const std::string tensor = f.tensor >= 0 ? tensorName_(f.tensor) : std::string();
-        return failedPrecondition(fmt::format(
-            "race: {} {} and {} {} overlap at {} with no semaphore ordering them",
-            describe_(earlier.owner), earlier.footprint.write ? "writes" : "reads",
-            describe_(owner), f.write ? "writes" : "reads",
-            describeRange(f, *overlap, firstPartition, endPartition, tensor)));
+        return failedPrecondition(
+            fmt::format("race: {} {} and {} {} overlap at {} with no semaphore ordering them",
+                        describe_(earlier.owner), earlier.footprint.write ? "writes" : "reads",
+                        describe_(owner), f.write ? "writes" : "reads",
+                        describeRange(f, *overlap, firstPartition, endPartition, tensor)));
       }
     }
   }
   History& mine = history_[static_cast<std::size_t>(agent)];
   const std::uint32_t epoch = now[static_cast<std::size_t>(agent)];
   for (const Footprint& f : footprints) {
-    mine.boxes.push_back(Box{epoch, f.tensor, f.memory, f.write,
-                             static_cast<std::int32_t>(f.firstPartition),
-                             static_cast<std::int32_t>(f.endPartition), f.bytes.begin,
-                             f.bytes.end});
+    mine.boxes.push_back(
+        Box{epoch, f.tensor, f.memory, f.write, static_cast<std::int32_t>(f.firstPartition),
+            static_cast<std::int32_t>(f.endPartition), f.bytes.begin, f.bytes.end});
     mine.details.push_back(Detail{owner, f});
   }
   if (++sincePrune_ >= kPruneInterval) {

@@ -42,26 +42,26 @@ void describeOperands(const I& instr, CostCalculator::Key& key) {
     }
     (void)desc;
   });
-  isa::forEachAccessPattern(instr, [&](std::string_view, isa::FieldRole role,
-                                       const AccessPattern& ap) {
-    key.dtypeMask |= 1u << static_cast<unsigned>(ap.dtype);
-    allSbuf = allSbuf && ap.memory == isa::Memory::kSbuf;
-    unitStride = unitStride && ap.dims[static_cast<std::size_t>(ap.numDims - 1)].stride == 1;
-    if (role == isa::FieldRole::kInput) {
-      psumInputs += ap.memory == isa::Memory::kPsum ? 1 : 0;
-      main = main ? main : &ap;
-    } else if (role == isa::FieldRole::kOutput) {
-      firstOutput = firstOutput ? firstOutput : &ap;
-    }
-  });
+  isa::forEachAccessPattern(
+      instr, [&](std::string_view, isa::FieldRole role, const AccessPattern& ap) {
+        key.dtypeMask |= 1u << static_cast<unsigned>(ap.dtype);
+        allSbuf = allSbuf && ap.memory == isa::Memory::kSbuf;
+        unitStride = unitStride && ap.dims[static_cast<std::size_t>(ap.numDims - 1)].stride == 1;
+        if (role == isa::FieldRole::kInput) {
+          psumInputs += ap.memory == isa::Memory::kPsum ? 1 : 0;
+          main = main ? main : &ap;
+        } else if (role == isa::FieldRole::kOutput) {
+          firstOutput = firstOutput ? firstOutput : &ap;
+        }
+      });
   main = main ? main : firstOutput;
   if (main) {
     key.variables[variableSlot(CostVariable::kN)] = main->freeSize();
     key.variables[variableSlot(CostVariable::kP)] = main->partitionCount;
     key.variables[variableSlot(CostVariable::kDtypeBytes)] = byteSize(main->dtype);
   }
-  key.flags |= (allSbuf ? kAllSbuf : 0u) | (unitStride ? kUnitStride : 0u) |
-               (psumInputs << kPsumInputShift);
+  key.flags |=
+      (allSbuf ? kAllSbuf : 0u) | (unitStride ? kUnitStride : 0u) | (psumInputs << kPsumInputShift);
 }
 
 /// Instruction-specific cost inputs; the generic description covers the rest.
@@ -125,20 +125,23 @@ std::int64_t flopsOf(const CostCalculator::Key& key) {
 
 Hertz engineClock(const spec::ChipSpec& chip, isa::Engine engine) {
   switch (engine) {
-    case isa::Engine::kPe: return chip.core.pe.clock;
-    case isa::Engine::kAct: return chip.core.act.clock;
-    case isa::Engine::kDve: return chip.core.dve.clock;
-    case isa::Engine::kPool: return chip.core.pool.clock;
-    case isa::Engine::kSp: return chip.core.sp.clock;
+    case isa::Engine::kPe:
+      return chip.core.pe.clock;
+    case isa::Engine::kAct:
+      return chip.core.act.clock;
+    case isa::Engine::kDve:
+      return chip.core.dve.clock;
+    case isa::Engine::kPool:
+      return chip.core.pool.clock;
+    case isa::Engine::kSp:
+      return chip.core.sp.clock;
   }
   TRN_UNREACHABLE();
 }
 
 std::size_t CostCalculator::KeyHash::operator()(const Key& key) const {
   std::uint64_t h = 0x9e3779b97f4a7c15ull;
-  auto mix = [&](std::uint64_t v) {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  };
+  auto mix = [&](std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
   mix(key.body);
   mix(key.engine);
   mix(key.dtypeMask);
@@ -198,9 +201,10 @@ Result<InstructionCost> CostCalculator::cost(isa::Engine engine, const isa::Inst
   }
   TRN_ASSIGN_OR_RETURN(const spec::CostEstimate estimate, cls->estimate(queryOf(key)));
   const spec::CostVariant* variant = cls->select(queryOf(key));
-  InstructionCost result{estimate.cycles,
-                         cyclesToTime(estimate.cycles, clocks_[static_cast<std::size_t>(engine)]).count(),
-                         variant ? std::string_view(variant->name) : "", flopsOf(key)};
+  InstructionCost result{
+      estimate.cycles,
+      cyclesToTime(estimate.cycles, clocks_[static_cast<std::size_t>(engine)]).count(),
+      variant ? std::string_view(variant->name) : "", flopsOf(key)};
   cache_.emplace(key, result);
   last = {key, result};
   return result;

@@ -4,9 +4,9 @@
 
 #include <cstring>
 
+#include "sequencer_state.h"
 #include "trn/base/rng.h"
 #include "trn/core/hazard_detector.h"
-#include "sequencer_state.h"
 #include "trn/isa/exec_context.h"
 #include "trn/isa/program_text.h"
 #include "trn/isa/verifier.h"
@@ -167,8 +167,9 @@ class NeuronCore::Context final : public isa::ExecContext {
     }
     std::string where;
     if (ap.memory == Memory::kHbm) {
-      where = fmt::format("tensor '{}' byte {}",
-                          core_.program_.tensors[static_cast<std::size_t>(ap.tensor)].name, address);
+      where =
+          fmt::format("tensor '{}' byte {}",
+                      core_.program_.tensors[static_cast<std::size_t>(ap.tensor)].name, address);
     } else {
       const auto partitionBytes = static_cast<std::size_t>(
           ap.memory == Memory::kSbuf ? core_.options_.limits.sbufPartitionBytes
@@ -236,8 +237,8 @@ Status NeuronCore::setTensor(std::string_view name, std::span<const std::byte> d
   const auto expected =
       static_cast<std::size_t>(program_.tensors[static_cast<std::size_t>(*index)].byteSize());
   if (data.size() != expected) {
-    return invalidArgument(fmt::format("tensor '{}' holds {} bytes but {} were given", name,
-                                       expected, data.size()));
+    return invalidArgument(
+        fmt::format("tensor '{}' holds {} bytes but {} were given", name, expected, data.size()));
   }
   if (!hasData(options_.mode)) {
     return {};  // timing-only: values are not kept

@@ -113,7 +113,7 @@ struct PlanWindow {
   static constexpr std::size_t kSize = 256;
   std::vector<Planned> plans;
   std::vector<Footprint> footprints;  ///< operands of the plans, when races are checked
-  std::size_t first = 0;  ///< stream index of plans[0]
+  std::size_t first = 0;              ///< stream index of plans[0]
 };
 
 struct CoreRun {
@@ -216,11 +216,11 @@ Status Simulation::setUp() {
     const isa::Program& program = cr.core->program();
     if (options.detectRaces) {
       cr.hazards.emplace(
-        options.limits.semaphores, options.limits.dmaQueues,
-        [this, c](AccessOwner owner) { return describe(c, owner); },
-        [&program](std::int32_t tensor) {
-          return program.tensors[static_cast<std::size_t>(tensor)].name;
-        });
+          options.limits.semaphores, options.limits.dmaQueues,
+          [this, c](AccessOwner owner) { return describe(c, owner); },
+          [&program](std::int32_t tensor) {
+            return program.tensors[static_cast<std::size_t>(tensor)].name;
+          });
     }
     if (timing_) {
       TRN_ASSIGN_OR_RETURN(CostCalculator calc, CostCalculator::create(*chip_));
@@ -297,8 +297,8 @@ double Simulation::throttle(CoreRun& cr, std::int64_t now) const {
   if (!pt.enabled) {
     return 1.0;
   }
-  const double rearmGap = static_cast<double>(pt.rearmWindow.count()) *
-                          (1.0 - pt.rearmThreshold.toDouble());
+  const double rearmGap =
+      static_cast<double>(pt.rearmWindow.count()) * (1.0 - pt.rearmThreshold.toDouble());
   if (cr.peLastEnd < 0 || static_cast<double>(now - cr.peLastEnd) >= rearmGap) {
     cr.rampStart = now;
   }
@@ -372,8 +372,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     }
     std::span<const Footprint> operands;
     if (plan != nullptr) {
-      operands = std::span(cr.windows[e].footprints).subspan(plan->firstFootprint,
-                                                             plan->footprintCount);
+      operands =
+          std::span(cr.windows[e].footprints).subspan(plan->firstFootprint, plan->footprintCount);
     } else {
       operandFootprints(instr.body, footprints_);
       operands = footprints_;
@@ -417,9 +417,9 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   // Statistics.
   RunStats& stats = cr.stats;
   if (++stats.instructions > options.maxInstructions) {
-    return failedPrecondition(fmt::format(
-        "stopped after {} instructions (the limit); a dynamic loop may not terminate",
-        options.maxInstructions));
+    return failedPrecondition(
+        fmt::format("stopped after {} instructions (the limit); a dynamic loop may not terminate",
+                    options.maxInstructions));
   }
   EngineTotals& totals = stats.engines[e];
   ++totals.instructions;
@@ -429,16 +429,15 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   if (options.record) {
     done.record = static_cast<std::uint32_t>(stats.records.size());
     stats.records.push_back(InstructionRecord{engine, owner.index, Picoseconds(es.readySince),
-                                              Picoseconds(now), Picoseconds(end),
-                                              Picoseconds(end), cost.cycles, cost.variant,
-                                              limit, cost.flops});
+                                              Picoseconds(now), Picoseconds(end), Picoseconds(end),
+                                              cost.cycles, cost.variant, limit, cost.flops});
   }
   cr.lastActivity = std::max(cr.lastActivity, end);
 
   // Completion.
   if (dma && timing_) {
-    const std::uint32_t id = dma_->submit(static_cast<int>(c), kind.queue, Picoseconds(end),
-                                          plan->shape);
+    const std::uint32_t id =
+        dma_->submit(static_cast<int>(c), kind.queue, Picoseconds(end), plan->shape);
     if (transferCompletions_.size() <= id) {
       transferCompletions_.resize(id + 1);
     }
@@ -479,9 +478,15 @@ void Simulation::finishInstruction(std::uint32_t c, const Completion& done,
   for (const isa::SemaphoreUpdate& u : updates) {
     std::int32_t& value = cr.semaphores[static_cast<std::size_t>(u.semaphore)];
     switch (u.op) {
-      case isa::SemaphoreUpdateOp::kAdd: value += u.value; break;
-      case isa::SemaphoreUpdateOp::kSubtract: value -= u.value; break;
-      case isa::SemaphoreUpdateOp::kSet: value = u.value; break;
+      case isa::SemaphoreUpdateOp::kAdd:
+        value += u.value;
+        break;
+      case isa::SemaphoreUpdateOp::kSubtract:
+        value -= u.value;
+        break;
+      case isa::SemaphoreUpdateOp::kSet:
+        value = u.value;
+        break;
     }
     if (cr.hazards) {
       cr.hazards->release(u.semaphore, *clock);
@@ -527,9 +532,8 @@ Status Simulation::advanceDma(std::int64_t now) {
     if (done.record != kNoRecord) {
       cr.stats.records[done.record].complete = t.finished;
       cr.stats.transfers.push_back(TransferRecord{
-          done.record, t.queue, t.issued, t.started, t.finished, t.shape.bytes,
-          t.shape.hbmBytes, t.shape.descriptors, t.engines,
-          static_cast<double>(t.shape.bytes) / t.work});
+          done.record, t.queue, t.issued, t.started, t.finished, t.shape.bytes, t.shape.hbmBytes,
+          t.shape.descriptors, t.engines, static_cast<double>(t.shape.bytes) / t.work});
     }
     const Completion finished = done;
     const VectorClock* clock = cr.hazards ? &transferClocks_[id] : nullptr;
@@ -551,11 +555,11 @@ Status Simulation::deadlock() const {
       }
       const isa::Instruction& instr = cr.core->program().stream(engine)[es.pc];
       for (const isa::SemaphoreWait& w : instr.sync.waits) {
-        pending += fmt::format("\n  {}{}#{} waits for s{} {} {} (s{} = {})",
-                               cores_.size() > 1 ? fmt::format("core {}: ", c) : "",
-                               isa::engineName(engine), es.pc, w.semaphore, isa::enumName(w.compare),
-                               w.value, w.semaphore,
-                               cr.semaphores[static_cast<std::size_t>(w.semaphore)]);
+        pending +=
+            fmt::format("\n  {}{}#{} waits for s{} {} {} (s{} = {})",
+                        cores_.size() > 1 ? fmt::format("core {}: ", c) : "",
+                        isa::engineName(engine), es.pc, w.semaphore, isa::enumName(w.compare),
+                        w.value, w.semaphore, cr.semaphores[static_cast<std::size_t>(w.semaphore)]);
       }
     }
   }
@@ -597,8 +601,7 @@ Result<std::vector<RunStats>> Simulation::run() {
         TRN_RETURN_IF_ERROR(advanceDma(event.time));
         break;
       case EventKind::kReady:
-        TRN_RETURN_IF_ERROR(
-            runEngine(event.core, static_cast<Engine>(event.payload), event.time));
+        TRN_RETURN_IF_ERROR(runEngine(event.core, static_cast<Engine>(event.payload), event.time));
         break;
     }
   }

@@ -19,9 +19,10 @@ using testing::trn2Unthrottled;
 std::string load(const std::string& engine, std::int64_t bytesPerPartition, int queue,
                  const std::string& tensor, std::int64_t sbufOffset) {
   const std::int64_t n = bytesPerPartition / 2;
-  return fmt::format("{}: dma_copy dst=sbuf[0:128]+{}:bf16[[1,{}]] src=hbm:{}:bf16[[{},128],[1,{}]] "
-                     "queue={}\n",
-                     engine, sbufOffset, n, tensor, n, n, queue);
+  return fmt::format(
+      "{}: dma_copy dst=sbuf[0:128]+{}:bf16[[1,{}]] src=hbm:{}:bf16[[{},128],[1,{}]] "
+      "queue={}\n",
+      engine, sbufOffset, n, tensor, n, n, queue);
 }
 
 std::string tensors(std::int64_t bytesPerPartition) {
@@ -146,9 +147,11 @@ TEST(DmaTiming, TransferCompletionReleasesTheWaitingEngine) {
       chip);
   const double work = 128.0 * 4096 + 128 * n.overhead;
   const std::int64_t landed = n.queued + moveTime(work, 16 * n.engineBandwidth);
-  const auto copy = std::find_if(stats.records.begin(), stats.records.end(),
-                                 [](const InstructionRecord& r) { return r.engine == isa::Engine::kDve; });
-  EXPECT_EQ(copy->start.count(), landed + ps(chip->costs.semaphoreOverheadCycles, chip->core.dve.clock));
+  const auto copy =
+      std::find_if(stats.records.begin(), stats.records.end(),
+                   [](const InstructionRecord& r) { return r.engine == isa::Engine::kDve; });
+  EXPECT_EQ(copy->start.count(),
+            landed + ps(chip->costs.semaphoreOverheadCycles, chip->core.dve.clock));
 }
 
 TEST(DmaTiming, PowerThrottleStartsAtHalfSpeedRampsAndRearmsAfterIdle) {

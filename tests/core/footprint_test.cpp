@@ -1,12 +1,12 @@
 // Footprint overlap against brute force: random access patterns (contiguous, strided, multi-row,
 // broadcast, negative strides; SBUF and HBM) are expanded byte by byte and compared with the
 // exact test, including its arithmetic fast path for row-shaped patterns.
+#include "trn/core/footprint.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <set>
-
-#include "trn/core/footprint.h"
 
 namespace trn::core {
 namespace {
@@ -41,7 +41,7 @@ isa::AccessPattern randomPattern(std::mt19937& rng, isa::Memory memory) {
   for (int d = 0; d < ap.numDims; ++d) {
     isa::Dim& dim = ap.dims[static_cast<std::size_t>(d)];
     dim.count = pick(1, 6);
-    dim.stride = shape == 0 ? (d == ap.numDims - 1 ? 1 : pick(6, 16))
+    dim.stride = shape == 0   ? (d == ap.numDims - 1 ? 1 : pick(6, 16))
                  : shape == 1 ? pick(1, 8)
                  : shape == 2 ? pick(-4, 9)
                               : pick(0, 1);

@@ -70,10 +70,10 @@ double loadBandwidthFraction(int transfers, std::int64_t bytesPerPartition, int 
         (i % queues) * bytesPerPartition, n, n, n, i % queues);
   }
   const RunStats stats = testing::runTimed(text, chip);
-  const double peak = static_cast<double>(chip->core.dma.enginesPerCore *
-                                          chip->core.dma.engineBandwidth.count());
-  const double achieved = static_cast<double>(stats.dma.bytes) /
-                          (static_cast<double>(stats.total.count()) * 1e-12);
+  const double peak =
+      static_cast<double>(chip->core.dma.enginesPerCore * chip->core.dma.engineBandwidth.count());
+  const double achieved =
+      static_cast<double>(stats.dma.bytes) / (static_cast<double>(stats.total.count()) * 1e-12);
   return achieved / peak;
 }
 

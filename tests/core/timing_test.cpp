@@ -32,7 +32,8 @@ TEST(Timing, OneInstructionPerEngineCostsItsFormulaAtItsClock) {
   // nki-reference §6.1: matmul max(min(64, N_stationary), N_moving); activation max(MIN_II, N);
   // bf16 add from SBUF with unit stride max(MIN_II, N); iota GPSIMD_START + N; a control
   // instruction occupies its sequencer for MIN_II.
-  const std::int64_t pe = ps(std::max<std::int64_t>(std::min<std::int64_t>(64, 128), 512), core.pe.clock);
+  const std::int64_t pe =
+      ps(std::max<std::int64_t>(std::min<std::int64_t>(64, 128), 512), core.pe.clock);
   const std::int64_t act = ps(std::max<std::int64_t>(minIi, 512), core.act.clock);
   const std::int64_t dve = ps(std::max<std::int64_t>(minIi, 512), core.dve.clock);
   const std::int64_t pool = ps(chip->costs.gpsimdStartCycles + 512, core.pool.clock);
@@ -110,9 +111,8 @@ dve: tensor_copy dst=sbuf[0:128]+12:fp32[[1,1]] src=sbuf[0:128]+8:fp32[[1,1]] wa
   const InstructionRecord copy = find(isa::Engine::kDve, 0);
   EXPECT_EQ(copy.start.count(), third);
   EXPECT_EQ(stats.engines[static_cast<std::size_t>(isa::Engine::kDve)].waiting.count(), third);
-  EXPECT_EQ(stats.total.count(),
-            third + ps(std::max<std::int64_t>(chip->costs.minIi, 1), dve) +
-                ps(chip->costs.staticOverheadCycles, dve));
+  EXPECT_EQ(stats.total.count(), third + ps(std::max<std::int64_t>(chip->costs.minIi, 1), dve) +
+                                     ps(chip->costs.staticOverheadCycles, dve));
 }
 
 TEST(Timing, IndependentEnginesOverlap) {
@@ -164,7 +164,8 @@ TEST(Timing, Fp8DoubleRowMatmulTakesTheBf16TimeForTwiceTheWork) {
       "moving=sbuf[0:128]+256:bf16[[1,512]]\n",
       chip);
   const RunStats fp8 = runTimed(
-      "pe: nc_matmul dst=psum[0:128]:fp32[[1,512]] stationary=sbuf[0:128]:fp8_e4m3[[128,2],[1,128]] "
+      "pe: nc_matmul dst=psum[0:128]:fp32[[1,512]] "
+      "stationary=sbuf[0:128]:fp8_e4m3[[128,2],[1,128]] "
       "moving=sbuf[0:128]+256:fp8_e4m3[[512,2],[1,512]] perf_mode=double_row\n",
       chip);
   const RunStats fp32 = runTimed(
@@ -174,7 +175,8 @@ TEST(Timing, Fp8DoubleRowMatmulTakesTheBf16TimeForTwiceTheWork) {
   EXPECT_EQ(bf16.records[0].end.count(), ps(512, chip->core.pe.clock));
   EXPECT_EQ(fp8.records[0].end, bf16.records[0].end);
   EXPECT_EQ(fp8.flops, 2 * bf16.flops);
-  EXPECT_EQ(fp32.records[0].end.count(), ps(chip->core.pe.fp32CostFactor * 512, chip->core.pe.clock));
+  EXPECT_EQ(fp32.records[0].end.count(),
+            ps(chip->core.pe.fp32CostFactor * 512, chip->core.pe.clock));
 }
 
 }  // namespace

@@ -7,11 +7,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <random>
-
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
 
 #include "trn/numerics/convert.h"
 #include "trn/runtime/npy.h"
@@ -30,7 +28,8 @@ class CliRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("trnsim_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("trnsim_cli_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -85,7 +84,8 @@ TEST_F(CliRunTest, RunsTheExampleAgainstAFloat64Reference) {
         magnitude += std::fabs(p);
       }
       const double gelu = 0.5 * sum * (1.0 + std::erf(sum / std::sqrt(2.0)));
-      ASSERT_NEAR(out[m * 512 + n], gelu, 1.2 * (128 * 0x1p-24 * magnitude) + 1e-6) << m << "," << n;
+      ASSERT_NEAR(out[m * 512 + n], gelu, 1.2 * (128 * 0x1p-24 * magnitude) + 1e-6)
+          << m << "," << n;
     }
   }
 }
@@ -157,8 +157,7 @@ TEST_F(CliRunTest, UserErrorsExitOneWithAMessage) {
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {fmt::format("run {} --in lhsT={}", kExample, path("small.npy")),
-       "input tensor(s) rhs of"},
+      {fmt::format("run {} --in lhsT={}", kExample, path("small.npy")), "input tensor(s) rhs of"},
       {fmt::format("run {} --in lhsT={} --in rhs={}", kExample, path("small.npy"),
                    path("small.npy")),
        "shape (4, 4) does not match tensor 'lhsT' [128, 128]"},

@@ -45,8 +45,8 @@ Status writeFile(const std::string& path, std::string_view contents) {
 Status assemble(const std::string& input, const std::string& output) {
   TRN_ASSIGN_OR_RETURN(const isa::Program program, runtime::loadProgram(input));
   const std::vector<std::byte> bytes = isa::encodeProgram(program);
-  return writeFile(output, std::string_view(reinterpret_cast<const char*>(bytes.data()),
-                                            bytes.size()));
+  return writeFile(output,
+                   std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 Status disassemble(const std::string& input, const std::string& output) {
@@ -136,8 +136,7 @@ Status runProgram(const RunOptions& options) {
   }
   if (!options.trace.empty()) {
     TRN_RETURN_IF_ERROR(profile::writeTraceFile(options.trace, core->program(), stats));
-    std::printf("trace: %s (open in ui.perfetto.dev or chrome://tracing)\n",
-                options.trace.c_str());
+    std::printf("trace: %s (open in ui.perfetto.dev or chrome://tracing)\n", options.trace.c_str());
   }
   return {};
 }
@@ -166,7 +165,8 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
   };
   auto o = std::make_shared<Options>();
 
-  CLI::App* assembleCommand = app.add_subcommand("asm", "assemble program text into the binary form");
+  CLI::App* assembleCommand =
+      app.add_subcommand("asm", "assemble program text into the binary form");
   assembleCommand->add_option("input", o->asmInput, "program text (.tasm)")->required();
   assembleCommand->add_option("-o,--output", o->asmOutput, "binary program to write")->required();
   assembleCommand->callback(
@@ -202,7 +202,8 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
   isaCommand->add_subcommand("list", "one line per instruction")->callback([] {
     std::fputs(isa::instructionCatalogue().c_str(), stdout);
   });
-  CLI::App* showCommand = isaCommand->add_subcommand("show", "the reference page of an instruction");
+  CLI::App* showCommand =
+      isaCommand->add_subcommand("show", "the reference page of an instruction");
   showCommand->add_option("name", o->showName, "instruction mnemonic")->required();
   showCommand->callback([o, &exitCode] {
     report(exitCode, [&]() -> Status {

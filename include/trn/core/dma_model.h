@@ -59,7 +59,7 @@ class DmaModel {
     Picoseconds started;  ///< became the head of its queue and began moving data
     Picoseconds finished;
     TransferShape shape;
-    double work = 0;       ///< engine-bytes: payload / efficiency + descriptor overheads
+    double work = 0;  ///< engine-bytes: payload / efficiency + descriptor overheads
     int engines = 1;
     int firstEngine = 0;
     double remaining = 0;  ///< engine-bytes still to move
@@ -113,8 +113,8 @@ class DmaModel {
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
   std::vector<std::uint32_t> active_;
   std::int64_t firstFinish_ = std::numeric_limits<std::int64_t>::max();  ///< over active_
-  std::vector<int> engineUsers_;    ///< scratch: heads using each engine
-  std::vector<double> stackDemand_; ///< scratch: HBM bytes/s asked of each stack
+  std::vector<int> engineUsers_;     ///< scratch: heads using each engine
+  std::vector<double> stackDemand_;  ///< scratch: HBM bytes/s asked of each stack
   std::int64_t now_ = 0;
 };
 

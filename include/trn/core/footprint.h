@@ -33,11 +33,11 @@ struct RowShape {
 struct Footprint {
   isa::Memory memory = isa::Memory::kSbuf;
   bool write = false;
-  std::int32_t tensor = -1;          ///< HBM tensor index
-  std::int64_t firstPartition = 0;   ///< SBUF/PSUM partition range [first, end); HBM: [0, 1)
+  std::int32_t tensor = -1;         ///< HBM tensor index
+  std::int64_t firstPartition = 0;  ///< SBUF/PSUM partition range [first, end); HBM: [0, 1)
   std::int64_t endPartition = 1;
-  ByteInterval bytes;                ///< within each partition, or within the HBM tensor
-  RowShape rows;                     ///< the same bytes as rows, when the pattern allows
+  ByteInterval bytes;  ///< within each partition, or within the HBM tensor
+  RowShape rows;       ///< the same bytes as rows, when the pattern allows
   /// The operand itself, for the exact test of patterns that are not row-shaped. It points into
   /// the instruction, which must outlive the footprint (the program of a running core does).
   const isa::AccessPattern* pattern = nullptr;

@@ -86,7 +86,7 @@ class HazardDetector {
   struct History {
     std::vector<Box> boxes;  ///< epoch order
     std::vector<Detail> details;
-    std::size_t start = 0;   ///< first live entry
+    std::size_t start = 0;  ///< first live entry
   };
 
   void prune();

@@ -21,10 +21,10 @@ namespace trn::core {
 Hertz engineClock(const spec::ChipSpec& chip, isa::Engine engine);
 
 struct InstructionCost {
-  std::int64_t cycles = 0;   ///< in cycles of the executing engine
+  std::int64_t cycles = 0;       ///< in cycles of the executing engine
   std::int64_t picoseconds = 0;  ///< the cycles at the engine's clock, rounded up
-  std::string_view variant;  ///< the cost-class variant that applied ("" when no class)
-  std::int64_t flops = 0;    ///< 2*K*M*N for a matmul; 0 otherwise
+  std::string_view variant;      ///< the cost-class variant that applied ("" when no class)
+  std::int64_t flops = 0;        ///< 2*K*M*N for a matmul; 0 otherwise
 };
 
 class CostCalculator {
@@ -38,11 +38,11 @@ class CostCalculator {
 
   /// The compact description of an instruction that determines its cost (public for hashing).
   struct Key {
-    std::uint32_t body = 0;      ///< InstructionBody alternative
+    std::uint32_t body = 0;  ///< InstructionBody alternative
     std::uint32_t engine = 0;
     std::uint32_t dtypeMask = 0;
-    std::uint32_t ops = 0;       ///< up to four ALU ops, 8 bits each (+1; 0 = none)
-    std::uint32_t flags = 0;     ///< psum inputs, all-SBUF, unit stride, fill zero
+    std::uint32_t ops = 0;    ///< up to four ALU ops, 8 bits each (+1; 0 = none)
+    std::uint32_t flags = 0;  ///< psum inputs, all-SBUF, unit stride, fill zero
     std::array<std::int64_t, 7> variables{};
     friend bool operator==(const Key&, const Key&) = default;
   };

@@ -33,12 +33,12 @@ constexpr bool hasData(RunMode mode) { return mode != RunMode::kTimingOnly; }
 /// One executed instruction (one entry per execution: a loop body appears once per iteration).
 struct InstructionRecord {
   isa::Engine engine = isa::Engine::kPe;
-  std::uint32_t index = 0;   ///< position in the engine's stream
-  Picoseconds ready;         ///< the sequencer reached it and its previous instruction was done
-  Picoseconds start;         ///< its semaphore waits were seen to hold; the engine is busy from here
-  Picoseconds end;           ///< the engine is free for its next instruction
-  Picoseconds complete;      ///< results visible and semaphore updates applied
-  std::int64_t cycles = 0;   ///< cost in cycles of the engine's clock (before throttling)
+  std::uint32_t index = 0;  ///< position in the engine's stream
+  Picoseconds ready;        ///< the sequencer reached it and its previous instruction was done
+  Picoseconds start;        ///< its semaphore waits were seen to hold; the engine is busy from here
+  Picoseconds end;          ///< the engine is free for its next instruction
+  Picoseconds complete;     ///< results visible and semaphore updates applied
+  std::int64_t cycles = 0;  ///< cost in cycles of the engine's clock (before throttling)
   std::string_view variant;  ///< cost-class variant that applied ("" for control and DMA triggers)
   double throttle = 1.0;     ///< TensorE power-throttle limit applied (1 = full speed)
   std::int64_t flops = 0;    ///< floating-point operations (2*K*M*N for a matmul, else 0)
