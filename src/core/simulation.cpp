@@ -59,7 +59,8 @@ struct Event {
 };
 
 /// Semaphore updates waiting to be applied. When races are checked, the clock they carry is
-/// kept apart (Simulation::clocks_, same slot), so runs without the check copy less.
+/// kept apart (Simulation::completionClocks_ / transferClocks_, same slot), so runs without the
+/// check copy less.
 struct Completion {
   std::uint32_t core = 0;
   const isa::Instruction* instr = nullptr;
@@ -144,7 +145,7 @@ class Simulation {
  private:
   Status setUp();
   /// The plan of instruction `pc` of `engine` (timed modes).
-  Result<const Planned*> planned(CoreRun& cr, Engine engine, std::size_t pc);
+  Result<const Planned*> planned(std::uint32_t c, Engine engine, std::size_t pc);
   /// Issues the next instruction of `engine` if it can start at `now`; `nextReady` is then when
   /// the engine is free again, else kNever.
   Status tryIssue(std::uint32_t c, Engine engine, std::int64_t now, std::int64_t& nextReady);
@@ -239,7 +240,8 @@ Status Simulation::setUp() {
   return {};
 }
 
-Result<const Planned*> Simulation::planned(CoreRun& cr, Engine engine, std::size_t pc) {
+Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::size_t pc) {
+  CoreRun& cr = cores_[c];
   PlanWindow& window = cr.windows[static_cast<std::size_t>(engine)];
   if (pc >= window.first && pc < window.first + window.plans.size()) {
     return &window.plans[pc - window.first];
@@ -253,7 +255,16 @@ Result<const Planned*> Simulation::planned(CoreRun& cr, Engine engine, std::size
     const isa::Instruction& instr = stream[pc + i];
     Planned& p = window.plans[i];
     p.kind = kindOf(instr);
-    TRN_ASSIGN_OR_RETURN(p.cost, cr.costs->cost(engine, instr.body));
+    Result<InstructionCost> cost = cr.costs->cost(engine, instr.body);
+    if (!cost.ok()) {
+      if (i > 0) {
+        window.plans.resize(i);  // report it when (and if) the instruction is reached
+        break;
+      }
+      return cost.status().withContext(
+          describe(c, AccessOwner{engine, static_cast<std::uint32_t>(pc)}));
+    }
+    p.cost = *cost;
     if (p.kind.dma) {
       p.shape = transferShape(instr.body, maxBuffer, chip_->core.dma);
     }
@@ -349,7 +360,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   const isa::Instruction& instr = stream[es.pc];
   const Planned* plan = nullptr;
   if (timing_) {
-    TRN_ASSIGN_OR_RETURN(plan, planned(cr, engine, es.pc));
+    TRN_ASSIGN_OR_RETURN(plan, planned(c, engine, es.pc));
   }
   if (!waitsHold(cr, instr)) {
     es.blocked = true;
@@ -450,20 +461,19 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
       stats.records[done.record].complete = Picoseconds(complete);
     }
     cr.lastActivity = std::max(cr.lastActivity, complete);
-  }
-  if (!(dma && timing_) && !instr.sync.updates.empty()) {
-    const std::int64_t complete = end + (timing_ ? latency_[e] : 0);
-    std::uint32_t slot;
-    if (freeCompletions_.empty()) {
-      slot = static_cast<std::uint32_t>(completions_.size());
-      completions_.push_back(done);
-    } else {
-      slot = freeCompletions_.back();
-      freeCompletions_.pop_back();
-      completions_[slot] = done;
+    if (!instr.sync.updates.empty()) {
+      std::uint32_t slot;
+      if (freeCompletions_.empty()) {
+        slot = static_cast<std::uint32_t>(completions_.size());
+        completions_.push_back(done);
+      } else {
+        slot = freeCompletions_.back();
+        freeCompletions_.pop_back();
+        completions_[slot] = done;
+      }
+      keepClock(completionClocks_, slot, clock);
+      schedule(complete, EventKind::kComplete, c, slot);
     }
-    keepClock(completionClocks_, slot, clock);
-    schedule(complete, EventKind::kComplete, c, slot);
   }
   es.pc = jump >= 0 ? static_cast<std::size_t>(jump) : es.pc + 1;
   es.readySince = end;
