@@ -10,6 +10,7 @@
 #include "trn/core/neuron_core.h"
 #include "trn/isa/program_text.h"
 #include "trn/numerics/convert.h"
+#include "trn/profile/report.h"
 #include "trn/runtime/runner.h"
 #include "trn/spec/loader.h"
 #include "trn/spec/report.h"
@@ -54,14 +55,13 @@ void printChipSummary(const spec::ChipSpec& chip) {
               static_cast<long long>(core.pe.rows), static_cast<long long>(core.pe.columns),
               toString(core.pe.clock).c_str(), toString(core.act.clock).c_str(),
               toString(core.dve.clock).c_str(), toString(core.pool.clock).c_str());
-  std::printf("            SBUF %lld x %s, PSUM %lld banks x %s per partition, %lld DMA engines x "
-              "%lld queues at %s each\n",
-              static_cast<long long>(core.sbuf.partitions),
-              toString(core.sbuf.partitionBytes).c_str(), static_cast<long long>(core.psum.banks),
-              toString(core.psum.bankBytes).c_str(),
-              static_cast<long long>(core.dma.enginesPerCore),
-              static_cast<long long>(core.dma.queuesPerEngine),
-              toString(core.dma.engineBandwidth).c_str());
+  std::printf(
+      "            SBUF %lld x %s, PSUM %lld banks x %s per partition, %lld DMA engines x "
+      "%lld queues at %s each\n",
+      static_cast<long long>(core.sbuf.partitions), toString(core.sbuf.partitionBytes).c_str(),
+      static_cast<long long>(core.psum.banks), toString(core.psum.bankBytes).c_str(),
+      static_cast<long long>(core.dma.enginesPerCore),
+      static_cast<long long>(core.dma.queuesPerEngine), toString(core.dma.engineBandwidth).c_str());
   std::printf("  HBM %s at %s; every value and its source: trnsim spec show %s\n",
               toString(chip.hbm.capacity).c_str(), toString(chip.hbm.bandwidth).c_str(),
               chip.name.c_str());
@@ -71,13 +71,17 @@ void printChipSummary(const spec::ChipSpec& chip) {
 }
 
 Status runDemo() {
-  TRN_ASSIGN_OR_RETURN(const spec::ChipSpec chip, spec::loadChip("trn2"));
+  TRN_ASSIGN_OR_RETURN(spec::ChipSpec loaded, spec::loadChip("trn2"));
+  const auto shared = std::make_shared<const spec::ChipSpec>(std::move(loaded));
+  const spec::ChipSpec& chip = *shared;
   printChipSummary(chip);
 
   TRN_ASSIGN_OR_RETURN(isa::Program program, isa::parseProgramText(kProgram, "demo.tasm"));
   core::CoreOptions options;
   options.limits = runtime::coreLimits(chip);
   options.poison = true;
+  options.chip = shared;
+  options.mode = core::RunMode::kFunctionalTiming;
   TRN_ASSIGN_OR_RETURN(auto core, core::NeuronCore::create(std::move(program), options));
   const auto [lhsT, lhsTBytes] = bf16Input(std::size_t{kK} * kM, 1);
   const auto [rhs, rhsBytes] = bf16Input(std::size_t{kK} * kN, 2);
@@ -113,14 +117,13 @@ Status runDemo() {
   }
   std::printf("\nran c = gelu(lhsT^T @ rhs), bf16 [128,128] x [128,512] -> fp32, on one %s core:\n",
               chip.name.c_str());
-  for (const isa::Engine e : isa::kAllEngines) {
-    std::printf("  %-4s %llu instruction(s)\n", std::string(isa::engineName(e)).c_str(),
-                static_cast<unsigned long long>(stats.engines[static_cast<std::size_t>(e)].instructions));
-  }
-  std::printf("  numerics vs float64: max |error| %.3g (bound there %.3g): %s\n", worst,
+  std::printf("  numerics vs float64: max |error| %.3g (bound there %.3g): %s\n\n", worst,
               worstBound, pass ? "PASS" : "FAIL");
-  std::printf("\nthe program: examples/matmul_gelu.tasm; run your own with `trnsim run`, list the "
-              "instructions with `trnsim isa list`\n");
+  std::fputs(profile::formatReport(profile::makeReport(stats, chip)).c_str(), stdout);
+  std::printf(
+      "\nthe program: examples/matmul_gelu.tasm; run your own with `trnsim run` (add "
+      "--trace t.json for a Perfetto timeline), list the instructions with `trnsim isa "
+      "list`\n");
   if (!pass) {
     return failedPrecondition("the demo result is outside the float64 error bound");
   }
