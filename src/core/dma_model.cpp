@@ -34,20 +34,15 @@ std::int64_t contiguousRun(const AccessPattern& ap) {
   return run;
 }
 
-std::int64_t bytesOf(const AccessPattern& ap) { return ap.elementCount() * byteSize(ap.dtype); }
-
-std::int64_t runsOf(const AccessPattern& ap) { return ap.elementCount() / contiguousRun(ap); }
-
-std::int64_t rowsOf(const AccessPattern& ap) { return ap.partitionCount; }
-
 /// Accumulates one side of a transfer into `shape`.
 void addSide(TransferShape& shape, const AccessPattern& ap, std::int64_t& read,
              std::int64_t& written, bool write) {
-  const std::int64_t bytes = bytesOf(ap);
+  const std::int64_t elements = ap.elementCount();
+  const std::int64_t bytes = elements * byteSize(ap.dtype);
   (write ? written : read) += bytes;
   shape.hbmBytes += ap.memory == isa::Memory::kHbm ? bytes : 0;
-  shape.descriptors = std::max(shape.descriptors, runsOf(ap));
-  shape.rows = std::max(shape.rows, rowsOf(ap));
+  shape.descriptors = std::max(shape.descriptors, elements / contiguousRun(ap));
+  shape.rows = std::max(shape.rows, ap.partitionCount);
 }
 
 }  // namespace
@@ -126,6 +121,11 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
                              static_cast<std::size_t>(chip.core.dma.dge.hardwareBlocks), 0));
   nextEngine_.assign(slots, 0);
   slots_.assign(slots, SlotActivity{});
+  int stacks = 1;
+  for (const int stack : stackOfSlot_) {
+    stacks = std::max(stacks, stack + 1);
+  }
+  stackDemand_.assign(static_cast<std::size_t>(stacks), 0.0);
 }
 
 std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
@@ -225,7 +225,7 @@ void DmaModel::recomputeRates(std::int64_t t) {
     }
   }
   std::vector<double>& stackDemand = stackDemand_;
-  stackDemand.assign(stackOfSlot_.size() + 64, 0.0);
+  std::fill(stackDemand.begin(), stackDemand.end(), 0.0);
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
     int busiest = mostPartial[tr.slot];
@@ -238,9 +238,6 @@ void DmaModel::recomputeRates(std::int64_t t) {
     busiest += everyEngine[tr.slot];
     tr.rate = static_cast<double>(tr.engines) * engineBandwidth_ / static_cast<double>(busiest);
     const auto stack = static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(tr.slot)]);
-    if (stack >= stackDemand.size()) {
-      stackDemand.resize(stack + 1, 0.0);
-    }
     stackDemand[stack] += tr.rate * static_cast<double>(tr.shape.hbmBytes) / tr.work;
   }
   // HBM stack sharing: scale down the HBM users of an oversubscribed stack in proportion.
