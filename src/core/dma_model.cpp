@@ -77,8 +77,8 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
           shape.efficiency =
               (fromHbm ? dma.transpose.hbmToSbufEfficiency : dma.transpose.sbufToSbufEfficiency)
                   .toDouble();
-          // A transpose writes one element per partition at a time.
-          shape.descriptors = std::max(shape.descriptors, instr.dst.elementCount());
+          // The published efficiency is of the whole transpose: the descriptors are those of
+          // a copy between the same two layouts.
         } else if constexpr (std::is_same_v<I, isa::DmaCompute>) {
           for (const auto& [source, scale] : instr.sources()) {
             if (*source) {

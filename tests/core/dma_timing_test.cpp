@@ -103,6 +103,21 @@ TEST(DmaTiming, SmallTransfersAreOverheadBound) {
   EXPECT_NEAR(stats.transfers[0].efficiency, 64.0 / (64.0 + n.overhead), 1e-12);
 }
 
+TEST(DmaTiming, TransposeRunsAtItsPublishedFractionOfCopyThroughput) {
+  const auto chip = trn2Unthrottled();
+  const DmaNumbers n = numbers(*chip);
+  const RunStats stats = testing::runTimed(
+      ".tensor a input bf16 [128, 128]\n"
+      "sp: dma_transpose dst=sbuf[0:128]:bf16[[1,128]] src=hbm:a:bf16[[128,128],[1,128]]\n",
+      chip);
+  ASSERT_EQ(stats.transfers.size(), 1u);
+  // 128 partitions of 256 B written; the HBM side is one contiguous run.
+  const double efficiency = chip->core.dma.transpose.hbmToSbufEfficiency.toDouble();
+  const double work = 128.0 * 256 / efficiency + 128 * n.overhead;
+  EXPECT_EQ(stats.transfers[0].descriptors, 128);
+  EXPECT_EQ(stats.transfers[0].end.count(), n.queued + moveTime(work, 16 * n.engineBandwidth));
+}
+
 TEST(DmaTiming, TheTwoCoresOfAPairShareTheirHbmStack) {
   const auto chip = trn2Unthrottled();
   const DmaNumbers n = numbers(*chip);
