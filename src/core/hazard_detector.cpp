@@ -73,11 +73,14 @@ Status HazardDetector::access(int agent, AccessOwner owner, std::span<const Foot
             std::max(earlier.footprint.firstPartition, f.firstPartition);
         const std::int64_t endPartition = std::min(earlier.footprint.endPartition, f.endPartition);
         const std::string tensor = f.tensor >= 0 ? tensorName_(f.tensor) : std::string();
-        return failedPrecondition(
-            fmt::format("race: {} {} and {} {} overlap at {} with no semaphore ordering them",
-                        describe_(earlier.owner), earlier.footprint.write ? "writes" : "reads",
-                        describe_(owner), f.write ? "writes" : "reads",
-                        describeRange(f, *overlap, firstPartition, endPartition, tensor)));
+        const Footprint& e = earlier.footprint;
+        return failedPrecondition(fmt::format(
+            "race: {} {} {} and {} {} {}, with no semaphore ordering them; they overlap at {}",
+            describe_(earlier.owner), e.write ? "writes" : "reads",
+            describeRange(e, e.bytes, e.firstPartition, e.endPartition, tensor), describe_(owner),
+            f.write ? "writes" : "reads",
+            describeRange(f, f.bytes, f.firstPartition, f.endPartition, tensor),
+            describeRange(f, *overlap, firstPartition, endPartition, tensor)));
       }
     }
   }

@@ -29,7 +29,11 @@ dve: tensor_copy dst=sbuf[0:128]+4096:fp32[[1,64]] src=sbuf[0:128]+1152:fp32[[1,
     EXPECT_NE(message.find("act#0 'memset"), std::string::npos) << message;
     EXPECT_NE(message.find("dve#0 'tensor_copy"), std::string::npos) << message;
     // memset writes bytes 1024..1279 and the copy reads 1152..1407: they share 1152..1279.
-    EXPECT_NE(message.find("sbuf partitions 0..127 bytes 1152..1279"), std::string::npos)
+    EXPECT_NE(message.find("writes sbuf partitions 0..127 bytes 1024..1279"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("reads sbuf partitions 0..127 bytes 1152..1407"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("overlap at sbuf partitions 0..127 bytes 1152..1279"), std::string::npos)
         << message;
   }
 }
