@@ -62,10 +62,33 @@ struct Event {
 /// kept apart (Simulation::completionClocks_ / transferClocks_, same slot), so runs without the
 /// check copy less.
 struct Completion {
+  static constexpr std::size_t kInlineUpdates = 2;
   std::uint32_t core = 0;
-  const isa::Instruction* instr = nullptr;
   std::uint32_t record = kNoRecord;
+  /// The updates, copied when there are few; else `instr`'s own list.
+  std::array<isa::SemaphoreUpdate, kInlineUpdates> updates{};
+  std::uint8_t updateCount = 0;
+  const isa::Instruction* instr = nullptr;
+
+  [[nodiscard]] std::span<const isa::SemaphoreUpdate> updateList() const {
+    return instr != nullptr ? std::span(instr->sync.updates)
+                            : std::span(updates.data(), updateCount);
+  }
 };
+
+/// A completion for `instr`, with its updates copied when they fit.
+Completion completionOf(std::uint32_t core, const isa::Instruction& instr) {
+  Completion done;
+  done.core = core;
+  const auto& updates = instr.sync.updates;
+  if (updates.size() <= Completion::kInlineUpdates) {
+    std::copy(updates.begin(), updates.end(), done.updates.begin());
+    done.updateCount = static_cast<std::uint8_t>(updates.size());
+  } else {
+    done.instr = &instr;
+  }
+  return done;
+}
 
 struct EngineState {
   SequencerState seq;
@@ -99,8 +122,14 @@ Kind kindOf(const isa::Instruction& instr) {
 
 /// What the timing model needs of one instruction.
 struct Planned {
+  static constexpr std::size_t kInlineWaits = 3;
   InstructionCost cost;
   Kind kind;
+  Completion completion;  ///< the instruction's semaphore updates (core and record unset)
+  /// The semaphore waits, copied when there are few (else read from the instruction).
+  std::array<isa::SemaphoreWait, kInlineWaits> waits{};
+  std::uint8_t waitCount = 0;
+  bool waitsInline = false;
   std::uint32_t firstFootprint = 0;  ///< into PlanWindow::footprints
   std::uint32_t footprintCount = 0;
   TransferShape shape;  ///< for a DMA
@@ -170,7 +199,7 @@ class Simulation {
     events_.push(Event{time, kind, sequence_++, core, payload});
   }
   double throttle(CoreRun& cr, std::int64_t now) const;
-  [[nodiscard]] static bool waitsHold(const CoreRun& cr, const isa::Instruction& instr);
+  [[nodiscard]] static bool waitsHold(const CoreRun& cr, std::span<const isa::SemaphoreWait> waits);
   [[nodiscard]] std::string describe(std::uint32_t c, AccessOwner owner) const;
   [[nodiscard]] Status deadlock() const;
   void finalise();
@@ -255,6 +284,12 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
     const isa::Instruction& instr = stream[pc + i];
     Planned& p = window.plans[i];
     p.kind = kindOf(instr);
+    p.completion = completionOf(c, instr);
+    p.waitsInline = instr.sync.waits.size() <= Planned::kInlineWaits;
+    if (p.waitsInline) {
+      p.waitCount = static_cast<std::uint8_t>(instr.sync.waits.size());
+      std::copy(instr.sync.waits.begin(), instr.sync.waits.end(), p.waits.begin());
+    }
     Result<InstructionCost> cost = cr.costs->cost(engine, instr.body);
     if (!cost.ok()) {
       if (i > 0) {
@@ -278,8 +313,8 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
   return &window.plans.front();
 }
 
-bool Simulation::waitsHold(const CoreRun& cr, const isa::Instruction& instr) {
-  for (const isa::SemaphoreWait& w : instr.sync.waits) {
+bool Simulation::waitsHold(const CoreRun& cr, std::span<const isa::SemaphoreWait> waits) {
+  for (const isa::SemaphoreWait& w : waits) {
     const std::int32_t value = cr.semaphores[static_cast<std::size_t>(w.semaphore)];
     const bool holds = w.compare == isa::WaitCompare::kEqual ? value == w.value : value >= w.value;
     if (!holds) {
@@ -362,7 +397,10 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   if (timing_) {
     TRN_ASSIGN_OR_RETURN(plan, planned(c, engine, es.pc));
   }
-  if (!waitsHold(cr, instr)) {
+  const std::span<const isa::SemaphoreWait> waits =
+      plan != nullptr && plan->waitsInline ? std::span(plan->waits.data(), plan->waitCount)
+                                           : std::span(instr.sync.waits);
+  if (!waitsHold(cr, waits)) {
     es.blocked = true;
     return {};
   }
@@ -374,11 +412,11 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   const bool dma = kind.dma;
 
   // Happens-before and race check.
-  Completion done{c, &instr, kNoRecord};
+  Completion done = plan != nullptr ? plan->completion : completionOf(c, instr);
   VectorClock* clock = nullptr;
   if (cr.hazards) {
     HazardDetector& hazards = *cr.hazards;
-    for (const isa::SemaphoreWait& w : instr.sync.waits) {
+    for (const isa::SemaphoreWait& w : waits) {
       hazards.acquire(agent, w.semaphore);
     }
     std::span<const Footprint> operands;
@@ -461,7 +499,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
       stats.records[done.record].complete = Picoseconds(complete);
     }
     cr.lastActivity = std::max(cr.lastActivity, complete);
-    if (!instr.sync.updates.empty()) {
+    if (!done.updateList().empty()) {
       std::uint32_t slot;
       if (freeCompletions_.empty()) {
         slot = static_cast<std::uint32_t>(completions_.size());
@@ -484,7 +522,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
 void Simulation::finishInstruction(std::uint32_t c, const Completion& done,
                                    const VectorClock* clock, std::int64_t now) {
   CoreRun& cr = cores_[c];
-  const std::vector<isa::SemaphoreUpdate>& updates = done.instr->sync.updates;
+  const std::span<const isa::SemaphoreUpdate> updates = done.updateList();
   for (const isa::SemaphoreUpdate& u : updates) {
     std::int32_t& value = cr.semaphores[static_cast<std::size_t>(u.semaphore)];
     switch (u.op) {
