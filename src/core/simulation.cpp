@@ -82,7 +82,9 @@ Completion completionOf(std::uint32_t core, const isa::Instruction& instr) {
   done.core = core;
   const auto& updates = instr.sync.updates;
   if (updates.size() <= Completion::kInlineUpdates) {
-    std::copy(updates.begin(), updates.end(), done.updates.begin());
+    for (std::size_t i = 0; i < updates.size(); ++i) {
+      done.updates[i] = updates[i];
+    }
     done.updateCount = static_cast<std::uint8_t>(updates.size());
   } else {
     done.instr = &instr;
@@ -95,6 +97,7 @@ struct EngineState {
   std::size_t pc = 0;
   std::int64_t readySince = 0;
   bool blocked = false;
+  std::int32_t blockedOn = -1;  ///< the semaphore of the first wait that did not hold
   bool wakePending = false;
   bool done = false;
 };
@@ -199,7 +202,9 @@ class Simulation {
     events_.push(Event{time, kind, sequence_++, core, payload});
   }
   double throttle(CoreRun& cr, std::int64_t now) const;
-  [[nodiscard]] static bool waitsHold(const CoreRun& cr, std::span<const isa::SemaphoreWait> waits);
+  /// The semaphore of the first of `waits` that does not hold, or -1 when all hold.
+  [[nodiscard]] static std::int32_t firstUnmetWait(const CoreRun& cr,
+                                                   std::span<const isa::SemaphoreWait> waits);
   [[nodiscard]] std::string describe(std::uint32_t c, AccessOwner owner) const;
   [[nodiscard]] Status deadlock() const;
   void finalise();
@@ -288,7 +293,9 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
     p.waitsInline = instr.sync.waits.size() <= Planned::kInlineWaits;
     if (p.waitsInline) {
       p.waitCount = static_cast<std::uint8_t>(instr.sync.waits.size());
-      std::copy(instr.sync.waits.begin(), instr.sync.waits.end(), p.waits.begin());
+      for (std::size_t w = 0; w < p.waitCount; ++w) {
+        p.waits[w] = instr.sync.waits[w];
+      }
     }
     Result<InstructionCost> cost = cr.costs->cost(engine, instr.body);
     if (!cost.ok()) {
@@ -313,15 +320,16 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
   return &window.plans.front();
 }
 
-bool Simulation::waitsHold(const CoreRun& cr, std::span<const isa::SemaphoreWait> waits) {
+std::int32_t Simulation::firstUnmetWait(const CoreRun& cr,
+                                        std::span<const isa::SemaphoreWait> waits) {
   for (const isa::SemaphoreWait& w : waits) {
     const std::int32_t value = cr.semaphores[static_cast<std::size_t>(w.semaphore)];
     const bool holds = w.compare == isa::WaitCompare::kEqual ? value == w.value : value >= w.value;
     if (!holds) {
-      return false;
+      return w.semaphore;
     }
   }
-  return true;
+  return -1;
 }
 
 std::string Simulation::describe(std::uint32_t c, AccessOwner owner) const {
@@ -400,7 +408,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   const std::span<const isa::SemaphoreWait> waits =
       plan != nullptr && plan->waitsInline ? std::span(plan->waits.data(), plan->waitCount)
                                            : std::span(instr.sync.waits);
-  if (!waitsHold(cr, waits)) {
+  es.blockedOn = firstUnmetWait(cr, waits);
+  if (es.blockedOn >= 0) {
     es.blocked = true;
     return {};
   }
@@ -540,12 +549,12 @@ void Simulation::finishInstruction(std::uint32_t c, const Completion& done,
       cr.hazards->release(u.semaphore, *clock);
     }
   }
-  if (updates.empty()) {
-    return;
-  }
+  // Only an engine blocked on a semaphore that changed can proceed.
   for (const Engine engine : isa::kAllEngines) {
     EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
-    if (es.blocked && !es.wakePending) {
+    const bool changed = std::any_of(updates.begin(), updates.end(),
+                                     [&](const auto& u) { return u.semaphore == es.blockedOn; });
+    if (es.blocked && !es.wakePending && changed) {
       es.wakePending = true;
       schedule(now + semaphoreDelay_[static_cast<std::size_t>(engine)], EventKind::kReady, c,
                static_cast<std::uint32_t>(engine));
