@@ -115,6 +115,29 @@ dve: tensor_copy dst=sbuf[0:128]+12:fp32[[1,1]] src=sbuf[0:128]+8:fp32[[1,1]] wa
                                      ps(chip->costs.staticOverheadCycles, dve));
 }
 
+TEST(Timing, AnUnrelatedSemaphoreUpdateDoesNotWakeAWaitingEngineEarly) {
+  const auto chip = trn2Unthrottled();
+  const spec::Core& core = chip->core;
+  // POOL signals s1 (which nobody waits for) before VECTOR signals s0 (which ACT waits for).
+  const RunStats stats = runTimed(R"(
+pool: nop signal(s1+=1)
+dve: nop signal(s0+=1)
+act: nop wait(s0>=1)
+)",
+                                  chip);
+  const std::int64_t minIi = chip->costs.minIi;
+  const std::int64_t latency = chip->costs.staticOverheadCycles;
+  const std::int64_t s1 = ps(minIi, core.pool.clock) + ps(latency, core.pool.clock);
+  const std::int64_t s0 = ps(minIi, core.dve.clock) + ps(latency, core.dve.clock);
+  const std::int64_t seen = ps(chip->costs.semaphoreOverheadCycles, core.act.clock);
+  ASSERT_LT(s1, s0);
+  ASSERT_LE(s0, s1 + seen);  // an early wake-up at s1 would already find s0 set
+  const auto act =
+      std::find_if(stats.records.begin(), stats.records.end(),
+                   [](const InstructionRecord& r) { return r.engine == isa::Engine::kAct; });
+  EXPECT_EQ(act->start.count(), s0 + seen);
+}
+
 TEST(Timing, IndependentEnginesOverlap) {
   const auto chip = trn2Unthrottled();
   std::string text;
