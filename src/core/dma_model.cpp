@@ -273,7 +273,6 @@ void DmaModel::advance(Picoseconds now, std::vector<std::uint32_t>& finished) {
     for (const std::uint32_t id : active_) {
       Transfer& tr = transfers_[id];
       if (tr.finishAt == t) {
-        tr.done = true;
         tr.active = false;
         tr.remaining = 0;
         tr.finished = Picoseconds(t);

@@ -164,7 +164,7 @@ Result<CostCalculator> CostCalculator::create(const spec::ChipSpec& chip) {
   std::string missing;
   isa::forEachInstructionType([&]<typename I>() {
     const spec::CostClass* cls = chip.costs.find(I::kInfo.costClass);
-    if (cls == nullptr && !I::kInfo.viaDma && I::kInfo.costClass != "control") {
+    if (cls == nullptr && !I::kInfo.viaDma && !I::kInfo.isControl()) {
       missing += fmt::format(" {} (class '{}')", I::kInfo.mnemonic, I::kInfo.costClass);
     }
     calc.classes_.push_back(cls);

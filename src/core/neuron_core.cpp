@@ -272,9 +272,8 @@ SequencerState NeuronCore::newSequencer() const {
 
 Status NeuronCore::execute(Engine engine, const isa::Instruction& instr, SequencerState& seq,
                            std::int64_t& jump) {
-  const bool control = std::visit(
-      [](const auto& body) { return body.kInfo.costClass == std::string_view("control"); },
-      instr.body);
+  const bool control =
+      std::visit([](const auto& body) { return body.kInfo.isControl(); }, instr.body);
   jump = -1;
   if (!control && !hasData(options_.mode)) {
     ++seq.executed;

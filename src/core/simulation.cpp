@@ -114,7 +114,7 @@ Kind kindOf(const isa::Instruction& instr) {
       []<typename I>(const I& body) {
         Kind kind;
         kind.dma = I::kInfo.viaDma;
-        kind.control = I::kInfo.costClass == std::string_view("control");
+        kind.control = I::kInfo.isControl();
         if constexpr (requires { body.queue; }) {
           kind.queue = static_cast<int>(body.queue);
         }
@@ -213,7 +213,6 @@ class Simulation {
   RunMode mode_ = RunMode::kFunctionalOnly;
   bool timing_ = false;
   const spec::ChipSpec* chip_ = nullptr;
-  std::array<Hertz, isa::kNumEngines> clocks_{};
   std::array<std::int64_t, isa::kNumEngines> semaphoreDelay_{};  ///< ps
   std::array<std::int64_t, isa::kNumEngines> latency_{};         ///< ps
   std::optional<DmaModel> dma_;
@@ -265,9 +264,9 @@ Status Simulation::setUp() {
   if (timing_) {
     for (const Engine e : isa::kAllEngines) {
       const auto i = static_cast<std::size_t>(e);
-      clocks_[i] = engineClock(*chip_, e);
-      semaphoreDelay_[i] = cyclesToTime(chip_->costs.semaphoreOverheadCycles, clocks_[i]).count();
-      latency_[i] = cyclesToTime(chip_->costs.staticOverheadCycles, clocks_[i]).count();
+      const Hertz clock = engineClock(*chip_, e);
+      semaphoreDelay_[i] = cyclesToTime(chip_->costs.semaphoreOverheadCycles, clock).count();
+      latency_[i] = cyclesToTime(chip_->costs.staticOverheadCycles, clock).count();
     }
     dma_.emplace(*chip_, physical);
   }

@@ -66,7 +66,6 @@ class DmaModel {
     double rate = 0;       ///< engine-bytes per second while active
     std::int64_t finishAt = std::numeric_limits<std::int64_t>::max();
     bool active = false;
-    bool done = false;
   };
   [[nodiscard]] const Transfer& transfer(std::uint32_t id) const { return transfers_[id]; }
 

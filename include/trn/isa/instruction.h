@@ -16,14 +16,18 @@ namespace trn::isa {
 
 /// What every instruction type states about itself, once.
 struct InstrInfo {
-  std::string_view mnemonic;  ///< program-text name, e.g. "nc_matmul"
-  std::uint16_t opcode;       ///< binary encoding; unique (checked at compile time)
-  EngineSet engines;          ///< sequencers allowed to issue it
-  std::string_view costClass; ///< key into the chip's cost-class table (timing model)
-  std::string_view summary;   ///< one-line description for `trnsim isa list`
+  std::string_view mnemonic;   ///< program-text name, e.g. "nc_matmul"
+  std::uint16_t opcode;        ///< binary encoding; unique (checked at compile time)
+  EngineSet engines;           ///< sequencers allowed to issue it
+  std::string_view costClass;  ///< key into the chip's cost-class table (timing model)
+  std::string_view summary;    ///< one-line description for `trnsim isa list`
   /// True when DMA engines move the data (the issuing sequencer only triggers the transfer), so
   /// the engine/memory rules of compute instructions do not apply.
   bool viaDma = false;
+
+  /// True for sequencer-only instructions (nop, registers, branches): they run in every mode and
+  /// are costed by the timing model, not by a cost class.
+  [[nodiscard]] constexpr bool isControl() const { return costClass == "control"; }
 };
 
 /// Wait until semaphore `semaphore` compares true against `value` before starting.
