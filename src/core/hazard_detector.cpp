@@ -9,6 +9,9 @@
 
 namespace trn::core {
 
+using isa::describeRange;
+using isa::firstOverlap;
+
 namespace {
 
 constexpr std::uint64_t kPruneInterval = 1024;

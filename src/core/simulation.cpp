@@ -27,13 +27,16 @@
 
 #include "sequencer_state.h"
 #include "trn/core/dma_model.h"
-#include "trn/core/footprint.h"
+#include "trn/isa/footprint.h"
 #include "trn/core/hazard_detector.h"
 #include "trn/core/instruction_cost.h"
 #include "trn/core/neuron_core.h"
 #include "trn/isa/program_text.h"
 
 namespace trn::core {
+
+using isa::Footprint;
+using isa::operandFootprints;
 
 using isa::Engine;
 

@@ -20,10 +20,12 @@
 #include <vector>
 
 #include "trn/base/status.h"
-#include "trn/core/footprint.h"
+#include "trn/isa/footprint.h"
 #include "trn/isa/engine.h"
 
 namespace trn::core {
+
+using isa::Footprint;
 
 /// Agents: engines 0..4, then DMA queues.
 inline constexpr int kMaxAgents = 24;

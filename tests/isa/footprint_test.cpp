@@ -1,25 +1,25 @@
 // Footprint overlap against brute force: random access patterns (contiguous, strided, multi-row,
 // broadcast, negative strides; SBUF and HBM) are expanded byte by byte and compared with the
 // exact test, including its arithmetic fast path for row-shaped patterns.
-#include "trn/core/footprint.h"
+#include "trn/isa/footprint.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <set>
 
-namespace trn::core {
+namespace trn::isa {
 namespace {
 
 /// Every (partition, byte) an access touches; HBM uses partition 0.
-std::set<std::pair<std::int64_t, std::int64_t>> bytesOf(const isa::AccessPattern& ap) {
+std::set<std::pair<std::int64_t, std::int64_t>> bytesOf(const AccessPattern& ap) {
   std::set<std::pair<std::int64_t, std::int64_t>> out;
   const std::int64_t size = byteSize(ap.dtype);
   for (std::int64_t p = 0; p < ap.partitionCount; ++p) {
     for (std::int64_t i = 0; i < ap.freeSize(); ++i) {
       std::int64_t at = ap.freeByteOffset(i);
       std::int64_t partition = ap.partitionStart + p;
-      if (ap.memory == isa::Memory::kHbm) {
+      if (ap.memory == Memory::kHbm) {
         at += p * ap.partitionStride * size;
         partition = 0;
       }
@@ -31,15 +31,15 @@ std::set<std::pair<std::int64_t, std::int64_t>> bytesOf(const isa::AccessPattern
   return out;
 }
 
-isa::AccessPattern randomPattern(std::mt19937& rng, isa::Memory memory) {
+AccessPattern randomPattern(std::mt19937& rng, Memory memory) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  isa::AccessPattern ap;
+  AccessPattern ap;
   ap.memory = memory;
   ap.dtype = pick(0, 1) ? DType::kFp32 : DType::kBf16;
   ap.numDims = pick(1, 3);
   const int shape = pick(0, 3);  // 0: contiguous rows, 1: strided, 2: anything, 3: broadcast
   for (int d = 0; d < ap.numDims; ++d) {
-    isa::Dim& dim = ap.dims[static_cast<std::size_t>(d)];
+    Dim& dim = ap.dims[static_cast<std::size_t>(d)];
     dim.count = pick(1, 6);
     dim.stride = shape == 0   ? (d == ap.numDims - 1 ? 1 : pick(6, 16))
                  : shape == 1 ? pick(1, 8)
@@ -47,7 +47,7 @@ isa::AccessPattern randomPattern(std::mt19937& rng, isa::Memory memory) {
                               : pick(0, 1);
   }
   ap.offset = 2 * pick(40, 80) * byteSize(ap.dtype);
-  if (memory == isa::Memory::kHbm) {
+  if (memory == Memory::kHbm) {
     ap.tensor = 0;
     ap.partitionCount = pick(1, 5);
     ap.partitionStride = pick(0, 3) == 0 ? pick(1, 8) : pick(20, 60);
@@ -63,9 +63,9 @@ TEST(Footprint, OverlapMatchesBruteForceOnRandomPatterns) {
   int overlapping = 0;
   int rowShaped = 0;
   for (int trial = 0; trial < 6000; ++trial) {
-    const isa::Memory memory = trial % 2 ? isa::Memory::kHbm : isa::Memory::kSbuf;
-    const isa::AccessPattern a = randomPattern(rng, memory);
-    const isa::AccessPattern b = randomPattern(rng, memory);
+    const Memory memory = trial % 2 ? Memory::kHbm : Memory::kSbuf;
+    const AccessPattern a = randomPattern(rng, memory);
+    const AccessPattern b = randomPattern(rng, memory);
     const Footprint fa = Footprint::of(a, true);
     const Footprint fb = Footprint::of(b, false);
     rowShaped += fa.rows.rows > 0 && fb.rows.rows > 0 ? 1 : 0;
@@ -80,14 +80,14 @@ TEST(Footprint, OverlapMatchesBruteForceOnRandomPatterns) {
     }
     const std::optional<ByteInterval> found = firstOverlap(fa, fb);
     ASSERT_EQ(found.has_value(), expected)
-        << "trial " << trial << ": " << isa::formatAccessPattern(a, [](auto) { return "t"; })
-        << " vs " << isa::formatAccessPattern(b, [](auto) { return "t"; });
+        << "trial " << trial << ": " << formatAccessPattern(a, [](auto) { return "t"; })
+        << " vs " << formatAccessPattern(b, [](auto) { return "t"; });
     if (found) {
       ++overlapping;
       ASSERT_LT(found->begin, found->end);
       // Every byte of the reported range is touched by both, in a common partition.
       const std::int64_t partition =
-          memory == isa::Memory::kHbm ? 0 : std::max(a.partitionStart, b.partitionStart);
+          memory == Memory::kHbm ? 0 : std::max(a.partitionStart, b.partitionStart);
       for (std::int64_t byte = found->begin; byte < found->end; ++byte) {
         ASSERT_TRUE(bytesA.contains({partition, byte}) && bytesB.contains({partition, byte}))
             << "trial " << trial << " byte " << byte;
@@ -99,4 +99,4 @@ TEST(Footprint, OverlapMatchesBruteForceOnRandomPatterns) {
 }
 
 }  // namespace
-}  // namespace trn::core
+}  // namespace trn::isa

@@ -1,4 +1,5 @@
-// The bytes an instruction operand touches, for race detection and dependency analysis. A
+// The bytes an instruction operand touches, for race detection (core) and dependency analysis
+// (kernel backend). A
 // footprint is a bounding box (a partition range times a byte range within each partition, or a
 // byte range of one HBM tensor) that rejects most pairs cheaply, plus the access pattern itself
 // for an exact element-level overlap test when the boxes meet (interleaved strided accesses of two
@@ -14,7 +15,7 @@
 #include "trn/isa/access_pattern.h"
 #include "trn/isa/instruction_set.h"
 
-namespace trn::core {
+namespace trn::isa {
 
 /// A byte range [begin, end).
 struct ByteInterval {
@@ -31,7 +32,7 @@ struct RowShape {
 };
 
 struct Footprint {
-  isa::Memory memory = isa::Memory::kSbuf;
+  Memory memory = Memory::kSbuf;
   bool write = false;
   std::int32_t tensor = -1;         ///< HBM tensor index
   std::int64_t firstPartition = 0;  ///< SBUF/PSUM partition range [first, end); HBM: [0, 1)
@@ -40,10 +41,10 @@ struct Footprint {
   RowShape rows;       ///< the same bytes as rows, when the pattern allows
   /// The operand itself, for the exact test of patterns that are not row-shaped. It points into
   /// the instruction, which must outlive the footprint (the program of a running core does).
-  const isa::AccessPattern* pattern = nullptr;
+  const AccessPattern* pattern = nullptr;
 
   /// The footprint of `ap`, read or written.
-  static Footprint of(const isa::AccessPattern& ap, bool write);
+  static Footprint of(const AccessPattern& ap, bool write);
 };
 
 /// True when the bounding boxes of `a` and `b` intersect (same memory and tensor, overlapping
@@ -60,11 +61,11 @@ std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b)
 
 /// Replaces `out` with the data operands an instruction reads and writes (role input / output of
 /// its fields).
-void operandFootprints(const isa::InstructionBody& body, std::vector<Footprint>& out);
+void operandFootprints(const InstructionBody& body, std::vector<Footprint>& out);
 
 /// "sbuf partitions 0..127 bytes 0..1023" / "hbm tensor 'a' bytes 0..4095"; `tensorName` names
 /// HBM tensors.
 std::string describeRange(const Footprint& f, ByteInterval bytes, std::int64_t firstPartition,
                           std::int64_t endPartition, const std::string& tensorName);
 
-}  // namespace trn::core
+}  // namespace trn::isa

@@ -1,4 +1,4 @@
-#include "trn/core/footprint.h"
+#include "trn/isa/footprint.h"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,7 @@
 
 #include "trn/isa/field.h"
 
-namespace trn::core {
-
-using isa::AccessPattern;
-using isa::Memory;
+namespace trn::isa {
 
 namespace {
 
@@ -19,11 +16,11 @@ namespace {
 /// (all rows), sorted and merged. Strides may be zero or negative.
 std::vector<ByteInterval> byteIntervals(const AccessPattern& ap) {
   const std::int64_t elementBytes = byteSize(ap.dtype);
-  std::vector<isa::Dim> dims(ap.dims.begin(), ap.dims.begin() + ap.numDims);
+  std::vector<Dim> dims(ap.dims.begin(), ap.dims.begin() + ap.numDims);
   if (ap.memory == Memory::kHbm) {
-    dims.insert(dims.begin(), isa::Dim{ap.partitionStride, ap.partitionCount});
+    dims.insert(dims.begin(), Dim{ap.partitionStride, ap.partitionCount});
   }
-  const isa::Dim inner = dims.back();
+  const Dim inner = dims.back();
   const bool contiguous = inner.stride == 1;
   const std::int64_t runBytes = contiguous ? inner.count * elementBytes : elementBytes;
   std::int64_t outerCount = 1;
@@ -70,7 +67,7 @@ std::vector<ByteInterval> byteIntervals(const AccessPattern& ap) {
 /// contiguous innermost dimensions merge into one run and at most one positive stride remains.
 RowShape rowShape(const AccessPattern& ap) {
   const std::int64_t elementBytes = byteSize(ap.dtype);
-  std::array<isa::Dim, isa::kMaxFreeDims + 1> dims{};
+  std::array<Dim, kMaxFreeDims + 1> dims{};
   int count = 0;
   if (ap.memory == Memory::kHbm && ap.partitionCount > 1) {
     dims[static_cast<std::size_t>(count++)] = {ap.partitionStride, ap.partitionCount};
@@ -93,7 +90,7 @@ RowShape rowShape(const AccessPattern& ap) {
     return shape;
   }
   // One remaining dimension, or two that continue each other (outer stride = inner span).
-  isa::Dim outer = dims[static_cast<std::size_t>(count - 1)];
+  Dim outer = dims[static_cast<std::size_t>(count - 1)];
   if (count == 2 && dims[0].stride == outer.stride * outer.count) {
     outer = {outer.stride, outer.count * dims[0].count};
   } else if (count != 1) {
@@ -183,13 +180,13 @@ std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b)
   return std::nullopt;
 }
 
-void operandFootprints(const isa::InstructionBody& body, std::vector<Footprint>& out) {
+void operandFootprints(const InstructionBody& body, std::vector<Footprint>& out) {
   out.clear();
   std::visit(
       [&](const auto& instr) {
-        isa::forEachAccessPattern(
-            instr, [&](std::string_view, isa::FieldRole role, const AccessPattern& ap) {
-              out.push_back(Footprint::of(ap, role == isa::FieldRole::kOutput));
+        forEachAccessPattern(
+            instr, [&](std::string_view, FieldRole role, const AccessPattern& ap) {
+              out.push_back(Footprint::of(ap, role == FieldRole::kOutput));
             });
       },
       body);
@@ -200,8 +197,8 @@ std::string describeRange(const Footprint& f, ByteInterval bytes, std::int64_t f
   if (f.memory == Memory::kHbm) {
     return fmt::format("hbm tensor '{}' bytes {}..{}", tensorName, bytes.begin, bytes.end - 1);
   }
-  return fmt::format("{} partitions {}..{} bytes {}..{}", isa::memoryName(f.memory), firstPartition,
+  return fmt::format("{} partitions {}..{} bytes {}..{}", memoryName(f.memory), firstPartition,
                      endPartition - 1, bytes.begin, bytes.end - 1);
 }
 
-}  // namespace trn::core
+}  // namespace trn::isa
