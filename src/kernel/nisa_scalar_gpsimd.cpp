@@ -1,0 +1,80 @@
+// nisa functions of the scalar engine and the GpSimd engine (nisa.h).
+#include "nisa_call.h"
+#include "trn/kernel/nisa.h"
+
+namespace trn::kernel::nisa {
+
+// ---- Scalar engine --------------------------------------------------------------------------
+
+void activation(const Tensor& dst, const Tensor& data, ActivationFunction op, const Scalar& bias,
+                const Scalar& scale, AluOp reduceOp, const std::optional<Tensor>& reduceRes,
+                ReduceCmd reduceCmd, Loc loc) {
+  detail::Call<isa::Activation> c(loc);
+  c.emit({.dst = c("dst", dst),
+          .function = op,
+          .data = c("data", data),
+          .bias = c("bias", bias),
+          .scale = c("scale", scale),
+          .reduceOp = reduceOp,
+          .reduceRes = c("reduce_res", reduceRes),
+          .reduceCmd = reduceCmd});
+}
+
+void activationReduce(const Tensor& dst, const Tensor& reduceRes, const Tensor& data,
+                      ActivationFunction op, const Scalar& bias, const Scalar& scale,
+                      AluOp reduceOp, Loc loc) {
+  detail::Call<isa::ActivationReduce> c(loc);
+  c.emit({.dst = c("dst", dst),
+          .function = op,
+          .data = c("data", data),
+          .reduceOp = reduceOp,
+          .reduceRes = c("reduce_res", reduceRes),
+          .bias = c("bias", bias),
+          .scale = c("scale", scale)});
+}
+
+// ---- GpSimd engine --------------------------------------------------------------------------
+
+void iota(const Tensor& dst, const std::vector<isa::Dim>& pattern, std::int64_t offset,
+          std::int64_t channelMultiplier, Loc loc) {
+  detail::Call<isa::Iota> c(loc);
+  c.emit({.dst = c("dst", dst),
+          .pattern = detail::indexPattern(c, pattern),
+          .offset = offset,
+          .channelMultiplier = channelMultiplier});
+}
+
+void affineSelect(const Tensor& dst, const Tensor& onTrueTile, const std::vector<isa::Dim>& pattern,
+                  std::int64_t channelMultiplier, float onFalseValue, AluOp cmpOp,
+                  std::int64_t offset, Loc loc) {
+  detail::Call<isa::AffineSelect> c(loc);
+  c.emit({.dst = c("dst", dst),
+          .pattern = detail::indexPattern(c, pattern),
+          .offset = offset,
+          .channelMultiplier = channelMultiplier,
+          .onTrueTile = c("on_true_tile", onTrueTile),
+          .onFalseValue = onFalseValue,
+          .cmpOp = cmpOp});
+}
+
+void tensorPartitionReduce(const Tensor& dst, const Tensor& data, PartitionReduceOp op, Loc loc) {
+  detail::Call<isa::TensorPartitionReduce> c(loc);
+  c.emit({.dst = c("dst", dst), .op = op, .data = c("data", data)});
+}
+
+void localGather(const Tensor& dst, const Tensor& srcBuffer, const Tensor& index,
+                 std::int64_t numElemPerIdx, std::int64_t numValidIndices, Loc loc) {
+  detail::Call<isa::LocalGather> c(loc);
+  c.emit({.dst = c("dst", dst),
+          .srcBuffer = c("src_buffer", srcBuffer),
+          .index = c("index", index),
+          .numElemPerIdx = numElemPerIdx,
+          .numValidIndices = numValidIndices});
+}
+
+void ncNGather(const Tensor& dst, const Tensor& data, const Tensor& indices, Loc loc) {
+  detail::Call<isa::NcNGather> c(loc);
+  c.emit({.dst = c("dst", dst), .data = c("data", data), .indices = c("indices", indices)});
+}
+
+}  // namespace trn::kernel::nisa
