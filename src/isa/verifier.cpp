@@ -171,13 +171,16 @@ Status verifyBody(const I& body, Engine engine, const Program& program, const Co
 
 }  // namespace
 
+Status verifyInstructionBody(const InstructionBody& body, Engine engine, const Program& program,
+                             const CoreLimits& limits) {
+  return std::visit([&](const auto& b) { return verifyBody(b, engine, program, limits); }, body);
+}
+
 Status verifyInstruction(const Instruction& instr, std::size_t index, const Program& program,
                          const CoreLimits& limits) {
   Status status = checkSync(instr.sync, limits);
   if (status.ok()) {
-    status = std::visit(
-        [&](const auto& body) { return verifyBody(body, instr.engine, program, limits); },
-        instr.body);
+    status = verifyInstructionBody(instr.body, instr.engine, program, limits);
   }
   if (status.ok()) {
     return status;

@@ -3,6 +3,7 @@
 // the ISA stays independent of how specs are stored; defaults are Trainium2's.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 
 namespace trn::isa {
@@ -28,6 +29,8 @@ struct CoreLimits {
   std::int64_t matmulMinTile = 32;
 
   [[nodiscard]] std::int64_t psumPartitionBytes() const { return psumBanks * psumBankBytes; }
+
+  auto operator<=>(const CoreLimits&) const = default;
 };
 
 }  // namespace trn::isa

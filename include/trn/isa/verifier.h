@@ -22,6 +22,11 @@ Status verifyProgram(const Program& program, const CoreLimits& limits);
 Status verifyInstruction(const Instruction& instr, std::size_t index, const Program& program,
                          const CoreLimits& limits);
 
+/// The rules of one instruction body issued by `engine`, without its synchronisation and without
+/// naming the instruction in the message (the caller adds where it is).
+Status verifyInstructionBody(const InstructionBody& body, Engine engine, const Program& program,
+                             const CoreLimits& limits);
+
 // Building blocks for instructions' own verify() functions. Each returns a
 // failedPrecondition Status naming the operand and the values at fault.
 

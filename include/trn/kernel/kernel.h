@@ -1,0 +1,101 @@
+// Kernel: the tracing context a tile kernel runs in. Kernel code is an ordinary C++ function that
+// receives a Kernel& and its input tensors; every tensor it declares and every instruction it
+// issues is recorded here, in order, as kernel IR (kernel_ir.h). Loops and conditions in the
+// kernel body are plain C++ and unroll at trace time. Each instruction is checked against the
+// hardware rules when it is issued, and a violation stops tracing with an error that names the
+// kernel source line (std::source_location), before anything runs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "trn/base/status.h"
+#include "trn/isa/core_limits.h"
+#include "trn/kernel/kernel_ir.h"
+#include "trn/kernel/tensor.h"
+
+namespace trn::kernel {
+
+/// The SPMD launch grid (NKI `kernel[g0, g1](...)`): this trace is program `index` of `shape`.
+struct Grid {
+  std::vector<std::int64_t> shape{1};
+  std::vector<std::int64_t> index{0};
+};
+
+/// Thrown by Kernel::fail and caught by the compiler (compiler.h), which returns it as a Status;
+/// it never leaves the kernel module.
+struct TraceError {
+  Status status;
+};
+
+class Kernel {
+ public:
+  using Loc = std::source_location;
+
+  Kernel(std::string name, isa::CoreLimits limits, Grid grid = {});
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  [[nodiscard]] const isa::CoreLimits& limits() const { return limits_; }
+
+  /// SPMD: this program's index along `axis`, the grid size along it, and the grid's rank.
+  [[nodiscard]] std::int64_t programId(int axis = 0, Loc loc = Loc::current()) const;
+  [[nodiscard]] std::int64_t numPrograms(int axis = 0, Loc loc = Loc::current()) const;
+  [[nodiscard]] int programNdim() const { return static_cast<int>(grid_.shape.size()); }
+
+  /// An HBM input of the kernel (declared by the compiler from the caller's arrays).
+  Tensor input(std::string name, std::vector<std::int64_t> shape, DType dtype,
+               Loc loc = Loc::current());
+  /// An HBM tensor the kernel writes and returns (NKI `nl.ndarray(..., buffer=nl.shared_hbm)`).
+  Tensor output(std::string name, std::vector<std::int64_t> shape, DType dtype,
+                Loc loc = Loc::current());
+  /// HBM scratch that lives only during the kernel.
+  Tensor hbmScratch(std::string name, std::vector<std::int64_t> shape, DType dtype,
+                    Loc loc = Loc::current());
+  /// An uninitialised on-chip tile, [partitions, free...], placed by the allocator or at an
+  /// explicit address.
+  Tensor sbuf(std::vector<std::int64_t> shape, DType dtype, std::string name = {},
+              std::optional<Address> address = std::nullopt, Loc loc = Loc::current());
+  Tensor psum(std::vector<std::int64_t> shape, DType dtype = DType::kFp32, std::string name = {},
+              std::optional<Address> address = std::nullopt, Loc loc = Loc::current());
+
+  /// Records one instruction whose operands come from Tensor::ap(). `engine` pins the issuing
+  /// engine; otherwise the engine-assignment rules choose one. The instruction is verified at
+  /// once and a violation is reported at `loc`.
+  void emit(isa::InstructionBody body, std::optional<isa::Engine> engine = std::nullopt,
+            Loc loc = Loc::current());
+
+  /// Stops tracing with an error at `loc`: "file.cpp:42: <message>".
+  [[noreturn]] void fail(ErrorCode code, const std::string& message, Loc loc) const;
+  [[noreturn]] void fail(const std::string& message, Loc loc) const {
+    fail(ErrorCode::kFailedPrecondition, message, loc);
+  }
+
+  /// Marks `t` as a result of the kernel (the compiler does this for returned tensors).
+  void markOutput(const Tensor& t, Loc loc = Loc::current());
+
+  /// Whole views of every HBM output declared so far, in declaration order.
+  std::vector<Tensor> declaredOutputs();
+
+  [[nodiscard]] const KernelIR& ir() const { return ir_; }
+  /// Hands the traced IR to the backend.
+  KernelIR release() { return std::move(ir_); }
+
+ private:
+  Tensor declare(Buffer buffer, Loc loc);
+  Tensor wholeView(std::int32_t buffer);
+
+  isa::CoreLimits limits_;
+  Grid grid_;
+  KernelIR ir_;
+  /// The buffers as program tensors, so HBM operands can be verified while tracing.
+  isa::Program probe_;
+};
+
+/// The location as kernel IR stores it.
+isa::SourceLocation toLocation(const std::source_location& loc);
+
+}  // namespace trn::kernel

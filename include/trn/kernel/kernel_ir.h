@@ -1,0 +1,72 @@
+// The kernel IR: what tracing a tile kernel produces and the backend passes transform into a
+// Program. It is a flat list of ISA instructions in trace order plus the buffers they name.
+// Operands are ordinary isa::AccessPatterns whose `tensor` field holds a buffer index for every
+// memory and whose on-chip partition start and byte offset are relative to the buffer until the
+// allocation pass places it; engines and DMA queues are chosen by passes unless the author pinned
+// them. Every op keeps the kernel source line that created it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trn/isa/instruction_set.h"
+#include "trn/isa/program.h"
+
+namespace trn::kernel {
+
+/// An explicit on-chip placement given by the author (NKI `address=(partition, byte)`).
+struct Address {
+  std::int64_t partition = 0;
+  std::int64_t byte = 0;  ///< within each partition
+};
+
+/// A tensor the kernel declares: an HBM input/output/scratch tensor or an on-chip tile.
+struct Buffer {
+  std::string name;
+  isa::Memory memory = isa::Memory::kSbuf;
+  DType dtype = DType::kFp32;
+  /// Dimension 0 is the partition dimension for SBUF/PSUM (the row dimension for HBM).
+  std::vector<std::int64_t> shape;
+  isa::TensorKind hbmKind = isa::TensorKind::kScratch;  ///< HBM only
+  std::optional<Address> address;                       ///< on-chip, author-placed
+  std::optional<Address> placement;  ///< on-chip, where the allocation pass put it (if used)
+  isa::SourceLocation site;          ///< where the kernel declared it
+
+  /// SBUF/PSUM: bytes the tile takes in each of its partitions.
+  [[nodiscard]] std::int64_t partitionBytes() const;
+  [[nodiscard]] std::int64_t elementCount() const;
+};
+
+/// Where an op's engine came from.
+enum class EngineOrigin : std::uint8_t {
+  kRule,    ///< chosen by the engine-assignment rules; a pass may move it
+  kPinned,  ///< given by the author; kept
+};
+
+/// One traced instruction.
+struct Op {
+  isa::Instruction instr;  ///< engine, body with buffer-relative operands, location
+  EngineOrigin origin = EngineOrigin::kRule;
+};
+
+struct KernelIR {
+  std::string name;
+  std::vector<Buffer> buffers;
+  std::vector<Op> ops;
+  std::vector<std::int32_t> inputs;   ///< buffer indices, in argument order
+  std::vector<std::int32_t> outputs;  ///< buffer indices, in return order
+  /// True once the allocation pass has rebased on-chip operands onto physical addresses.
+  bool allocated = false;
+};
+
+/// The buffer an operand names.
+inline const Buffer& bufferOf(const KernelIR& ir, const isa::AccessPattern& ap) {
+  return ir.buffers[static_cast<std::size_t>(ap.tensor)];
+}
+
+/// "kernel.cpp:42" for error messages; the file name without its directories.
+std::string formatLocation(const isa::SourceLocation& location);
+
+}  // namespace trn::kernel

@@ -1,0 +1,164 @@
+// The compiler driver: tracing, then the backend passes in order, with the IR dump and the
+// verifier between them, and the compiled-kernel cache.
+#include "trn/kernel/compiler.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <ostream>
+#include <set>
+
+#include "passes/allocation.h"
+#include "passes/dependencies.h"
+#include "passes/dma_placement.h"
+#include "passes/ir_printer.h"
+#include "passes/ir_verifier.h"
+#include "passes/lowering.h"
+#include "passes/synchronisation.h"
+#include "trn/isa/program_text.h"
+
+namespace trn::kernel {
+namespace detail {
+
+void checkInputCount(Kernel& k, std::size_t expected, std::size_t given) {
+  if (expected != given) {
+    throw TraceError{Status(
+        ErrorCode::kInvalidArgument,
+        fmt::format("kernel '{}' takes {} inputs; {} were given", k.ir().name, expected, given))};
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+Status checkInputs(const KernelDef& kernel, std::span<const TensorSpec> inputs) {
+  std::set<std::string> names;
+  for (const TensorSpec& spec : inputs) {
+    const bool positive =
+        std::all_of(spec.shape.begin(), spec.shape.end(), [](std::int64_t d) { return d > 0; });
+    if (spec.name.empty() || !names.insert(spec.name).second) {
+      return Status(ErrorCode::kInvalidArgument,
+                    fmt::format("kernel '{}': input names must be unique and non-empty ('{}')",
+                                kernel.name, spec.name));
+    }
+    if (spec.shape.empty() || spec.shape.size() > static_cast<std::size_t>(kMaxRank) || !positive) {
+      return Status(ErrorCode::kInvalidArgument,
+                    fmt::format("kernel '{}': input '{}' has shape [{}]; inputs need 1 to {} "
+                                "positive dimensions",
+                                kernel.name, spec.name, fmt::join(spec.shape, ", "), kMaxRank));
+    }
+  }
+  return {};
+}
+
+Result<KernelIR> trace(const KernelDef& kernel, std::span<const TensorSpec> inputs,
+                       const isa::CoreLimits& limits, const Grid& grid,
+                       std::vector<TensorSpec>& outputs) {
+  TRN_RETURN_IF_ERROR(checkInputs(kernel, inputs));
+  Kernel k(kernel.name, limits, grid);
+  try {
+    std::vector<Tensor> args;
+    for (const TensorSpec& spec : inputs) {
+      args.push_back(k.input(spec.name, spec.shape, spec.dtype));
+    }
+    for (const Tensor& t : kernel.body(k, args)) {
+      k.markOutput(t);
+    }
+  } catch (const TraceError& error) {
+    return error.status;
+  }
+  KernelIR ir = k.release();
+  if (ir.outputs.empty()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  fmt::format("kernel '{}' returns no output tensor", kernel.name));
+  }
+  for (const std::int32_t b : ir.outputs) {
+    const Buffer& buf = ir.buffers[static_cast<std::size_t>(b)];
+    if (std::count(ir.outputs.begin(), ir.outputs.end(), b) > 1) {
+      return Status(ErrorCode::kInvalidArgument,
+                    fmt::format("kernel '{}' returns output '{}' twice", kernel.name, buf.name));
+    }
+    outputs.push_back(TensorSpec{buf.name, buf.shape, buf.dtype});
+  }
+  return ir;
+}
+
+/// Dumps and verifies the IR after `pass`, as the options ask.
+Status afterPass(const KernelIR& ir, std::string_view pass, const isa::CoreLimits& limits,
+                 const CompileOptions& options) {
+  if (options.dumpAfter && *options.dumpAfter == pass && options.dumpStream != nullptr) {
+    *options.dumpStream << "// after pass '" << pass << "'\n" << printIR(ir);
+  }
+  return options.verifyEachPass ? verifyIR(ir, limits, pass) : Status{};
+}
+
+}  // namespace
+
+Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSpec> inputs,
+                               const isa::CoreLimits& limits, const CompileOptions& options,
+                               const Grid& grid) {
+  if (options.dumpAfter &&
+      std::find(kPassNames.begin(), kPassNames.end(), *options.dumpAfter) == kPassNames.end()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  fmt::format("no pass '{}' to dump after; the passes are {}", *options.dumpAfter,
+                              fmt::join(kPassNames, ", ")));
+  }
+  CompiledKernel out;
+  out.name = kernel.name;
+  out.inputs.assign(inputs.begin(), inputs.end());
+  TRN_ASSIGN_OR_RETURN(KernelIR ir, trace(kernel, inputs, limits, grid, out.outputs));
+  TRN_RETURN_IF_ERROR(afterPass(ir, "trace", limits, options));
+
+  TRN_ASSIGN_OR_RETURN(const AllocationSummary allocation,
+                       allocateOnChip(ir, limits, options.bufs));
+  TRN_RETURN_IF_ERROR(afterPass(ir, "allocate", limits, options));
+
+  const Dependencies deps = analyseDependencies(ir);
+  placeDmas(ir, deps, limits.dmaQueues);
+  TRN_RETURN_IF_ERROR(afterPass(ir, "place-dma", limits, options));
+
+  TRN_ASSIGN_OR_RETURN(const SyncSummary sync, synchronise(ir, deps, limits));
+  TRN_RETURN_IF_ERROR(afterPass(ir, "synchronise", limits, options));
+
+  TRN_ASSIGN_OR_RETURN(out.program, lowerToProgram(ir, limits));
+  if (options.dumpAfter && *options.dumpAfter == "lower" && options.dumpStream != nullptr) {
+    *options.dumpStream << "// after pass 'lower'\n" << isa::formatProgramText(out.program);
+  }
+  out.summary = CompileSummary{static_cast<std::int64_t>(ir.ops.size()),
+                               sync.waits,
+                               sync.dependencies,
+                               allocation.sbufPeakBytes,
+                               allocation.psumPeakBytes,
+                               allocation.bufs};
+  return out;
+}
+
+Result<std::shared_ptr<const CompiledKernel>> KernelCache::get(const KernelDef& kernel,
+                                                               std::span<const TensorSpec> inputs,
+                                                               const isa::CoreLimits& limits,
+                                                               const CompileOptions& options,
+                                                               const Grid& grid) {
+  Key key{kernel.name,  {inputs.begin(), inputs.end()}, grid.shape, grid.index,
+          options.bufs, options.verifyEachPass,         limits};
+  {
+    const std::lock_guard lock(mutex_);
+    if (auto it = entries_.find(key); it != entries_.end()) {
+      ++hits_;
+      return it->second;
+    }
+  }
+  TRN_ASSIGN_OR_RETURN(CompiledKernel compiled, compile(kernel, inputs, limits, options, grid));
+  auto entry = std::make_shared<const CompiledKernel>(std::move(compiled));
+  const std::lock_guard lock(mutex_);
+  entries_.emplace(std::move(key), entry);
+  return entry;
+}
+
+std::size_t KernelCache::size() const {
+  const std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+}  // namespace trn::kernel

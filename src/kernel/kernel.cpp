@@ -1,0 +1,274 @@
+#include "trn/kernel/kernel.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <numeric>
+
+#include "passes/engine_rules.h"
+#include "trn/isa/verifier.h"
+
+namespace trn::kernel {
+
+std::int64_t Buffer::elementCount() const {
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+std::int64_t Buffer::partitionBytes() const {
+  return shape.empty() ? 0 : elementCount() / shape[0] * byteSize(dtype);
+}
+
+std::string formatLocation(const isa::SourceLocation& location) {
+  if (location.file.empty()) {
+    return "<unknown>";
+  }
+  return fmt::format("{}:{}", std::filesystem::path(location.file).filename().string(),
+                     location.line);
+}
+
+namespace {
+
+Buffer makeBuffer(std::string name, isa::Memory memory, DType dtype,
+                  std::vector<std::int64_t> shape, isa::TensorKind kind,
+                  std::optional<Address> address = std::nullopt) {
+  Buffer b;
+  b.name = std::move(name);
+  b.memory = memory;
+  b.dtype = dtype;
+  b.shape = std::move(shape);
+  b.hbmKind = kind;
+  b.address = address;
+  return b;
+}
+
+}  // namespace
+
+isa::SourceLocation toLocation(const std::source_location& loc) {
+  return isa::SourceLocation{loc.file_name(), static_cast<std::int32_t>(loc.line())};
+}
+
+Kernel::Kernel(std::string name, isa::CoreLimits limits, Grid grid)
+    : limits_(limits), grid_(std::move(grid)) {
+  ir_.name = std::move(name);
+  TRN_CHECK(!grid_.shape.empty() && grid_.shape.size() == grid_.index.size())
+      << "a launch grid needs one index per dimension";
+}
+
+void Kernel::fail(ErrorCode code, const std::string& message, Loc loc) const {
+  throw TraceError{Status(code, fmt::format("{}: {}", formatLocation(toLocation(loc)), message))};
+}
+
+std::int64_t Kernel::programId(int axis, Loc loc) const {
+  if (axis < 0 || axis >= programNdim()) {
+    fail(ErrorCode::kOutOfRange,
+         fmt::format("program_id axis {} does not exist; the grid has {} dimensions", axis,
+                     programNdim()),
+         loc);
+  }
+  return grid_.index[static_cast<std::size_t>(axis)];
+}
+
+std::int64_t Kernel::numPrograms(int axis, Loc loc) const {
+  if (axis < 0 || axis >= programNdim()) {
+    fail(ErrorCode::kOutOfRange,
+         fmt::format("num_programs axis {} does not exist; the grid has {} dimensions", axis,
+                     programNdim()),
+         loc);
+  }
+  return grid_.shape[static_cast<std::size_t>(axis)];
+}
+
+Tensor Kernel::declare(Buffer buffer, Loc loc) {
+  buffer.site = toLocation(loc);
+  const bool onChip = buffer.memory != isa::Memory::kHbm;
+  if (buffer.shape.empty() || (onChip && buffer.shape.size() < 2)) {
+    fail(ErrorCode::kInvalidArgument,
+         fmt::format("{} tensor '{}' needs {}; got [{}] (write [n, 1] for a column)",
+                     isa::memoryName(buffer.memory), buffer.name,
+                     onChip ? "at least two dimensions (partition first)" : "a shape",
+                     fmt::join(buffer.shape, ", ")),
+         loc);
+  }
+  for (const std::int64_t d : buffer.shape) {
+    if (d < 1) {
+      fail(ErrorCode::kInvalidArgument,
+           fmt::format("tensor '{}' has a non-positive dimension in [{}]", buffer.name,
+                       fmt::join(buffer.shape, ", ")),
+           loc);
+    }
+  }
+  if (static_cast<int>(buffer.shape.size()) > kMaxRank) {
+    fail(ErrorCode::kInvalidArgument,
+         fmt::format("tensor '{}' has {} dimensions; views have at most {}", buffer.name,
+                     buffer.shape.size(), kMaxRank),
+         loc);
+  }
+  if (onChip) {
+    const std::int64_t capacity = buffer.memory == isa::Memory::kSbuf
+                                      ? limits_.sbufPartitionBytes
+                                      : limits_.psumPartitionBytes();
+    if (buffer.shape[0] > limits_.partitions) {
+      fail(ErrorCode::kOutOfRange,
+           fmt::format("{} tensor '{}' [{}] has {} partitions; the hardware has {}",
+                       isa::memoryName(buffer.memory), buffer.name, fmt::join(buffer.shape, ", "),
+                       buffer.shape[0], limits_.partitions),
+           loc);
+    }
+    if (buffer.partitionBytes() > capacity) {
+      fail(ErrorCode::kOutOfRange,
+           fmt::format("{} tensor '{}' [{}] {} needs {} bytes per partition; {} has {}",
+                       isa::memoryName(buffer.memory), buffer.name, fmt::join(buffer.shape, ", "),
+                       dtypeName(buffer.dtype), buffer.partitionBytes(),
+                       isa::memoryName(buffer.memory), capacity),
+           loc);
+    }
+    if (buffer.address) {
+      const Address& a = *buffer.address;
+      if (a.partition < 0 || a.partition + buffer.shape[0] > limits_.partitions || a.byte < 0 ||
+          a.byte + buffer.partitionBytes() > capacity || a.byte % byteSize(buffer.dtype) != 0) {
+        fail(ErrorCode::kOutOfRange,
+             fmt::format("address (partition {}, byte {}) of '{}' does not fit: it needs {} "
+                         "partitions and {} bytes each, aligned to its {}-byte elements, within "
+                         "{}'s {} partitions of {} bytes",
+                         a.partition, a.byte, buffer.name, buffer.shape[0], buffer.partitionBytes(),
+                         byteSize(buffer.dtype), isa::memoryName(buffer.memory), limits_.partitions,
+                         capacity),
+             loc);
+      }
+    }
+  } else if (buffer.address) {
+    fail(ErrorCode::kInvalidArgument, "HBM tensors are placed by the runtime; drop the address",
+         loc);
+  }
+  const auto id = static_cast<std::int32_t>(ir_.buffers.size());
+  if (buffer.name.empty()) {
+    buffer.name = fmt::format("t{}", id);
+  }
+  if (!onChip) {
+    for (const Buffer& other : ir_.buffers) {
+      if (other.memory == isa::Memory::kHbm && other.name == buffer.name) {
+        fail(ErrorCode::kInvalidArgument,
+             fmt::format("HBM tensor '{}' is already declared (at {}); HBM tensor names must be "
+                         "unique",
+                         buffer.name, formatLocation(other.site)),
+             loc);
+      }
+    }
+  }
+  probe_.tensors.push_back(
+      isa::TensorDecl{buffer.name, buffer.hbmKind, buffer.dtype, buffer.shape});
+  ir_.buffers.push_back(std::move(buffer));
+  return wholeView(id);
+}
+
+Tensor Kernel::wholeView(std::int32_t id) {
+  const Buffer& buffer = ir_.buffers[static_cast<std::size_t>(id)];
+  isa::AccessPattern base;
+  base.memory = buffer.memory;
+  base.dtype = buffer.dtype;
+  base.tensor = id;
+  return Tensor(this, base, buffer.shape);
+}
+
+Tensor Kernel::input(std::string name, std::vector<std::int64_t> shape, DType dtype, Loc loc) {
+  Tensor t = declare(makeBuffer(std::move(name), isa::Memory::kHbm, dtype, std::move(shape),
+                                isa::TensorKind::kInput),
+                     loc);
+  ir_.inputs.push_back(t.buffer());
+  return t;
+}
+
+Tensor Kernel::output(std::string name, std::vector<std::int64_t> shape, DType dtype, Loc loc) {
+  return declare(makeBuffer(std::move(name), isa::Memory::kHbm, dtype, std::move(shape),
+                            isa::TensorKind::kOutput),
+                 loc);
+}
+
+Tensor Kernel::hbmScratch(std::string name, std::vector<std::int64_t> shape, DType dtype, Loc loc) {
+  return declare(makeBuffer(std::move(name), isa::Memory::kHbm, dtype, std::move(shape),
+                            isa::TensorKind::kScratch),
+                 loc);
+}
+
+Tensor Kernel::sbuf(std::vector<std::int64_t> shape, DType dtype, std::string name,
+                    std::optional<Address> address, Loc loc) {
+  return declare(makeBuffer(std::move(name), isa::Memory::kSbuf, dtype, std::move(shape),
+                            isa::TensorKind::kScratch, address),
+                 loc);
+}
+
+Tensor Kernel::psum(std::vector<std::int64_t> shape, DType dtype, std::string name,
+                    std::optional<Address> address, Loc loc) {
+  return declare(makeBuffer(std::move(name), isa::Memory::kPsum, dtype, std::move(shape),
+                            isa::TensorKind::kScratch, address),
+                 loc);
+}
+
+void Kernel::markOutput(const Tensor& t, Loc loc) {
+  if (!t.valid() || &t.kernel() != this) {
+    fail(ErrorCode::kInvalidArgument, "a kernel returned a tensor it does not own", loc);
+  }
+  const Buffer& b = ir_.buffers[static_cast<std::size_t>(t.buffer())];
+  if (b.memory != isa::Memory::kHbm || b.hbmKind != isa::TensorKind::kOutput) {
+    fail(ErrorCode::kInvalidArgument,
+         fmt::format(
+             "a kernel returns HBM outputs (Kernel::output); '{}' is {}", b.name,
+             b.memory == isa::Memory::kHbm ? "an HBM input or scratch tensor" : "an on-chip tile"),
+         loc);
+  }
+  ir_.outputs.push_back(t.buffer());
+}
+
+std::vector<Tensor> Kernel::declaredOutputs() {
+  std::vector<Tensor> out;
+  for (std::size_t b = 0; b < ir_.buffers.size(); ++b) {
+    const Buffer& buf = ir_.buffers[b];
+    if (buf.memory == isa::Memory::kHbm && buf.hbmKind == isa::TensorKind::kOutput) {
+      out.push_back(wholeView(static_cast<std::int32_t>(b)));
+    }
+  }
+  return out;
+}
+
+void Kernel::emit(isa::InstructionBody body, std::optional<isa::Engine> engine, Loc loc) {
+  const std::string_view mnemonic = isa::info(body).mnemonic;
+  std::visit(
+      [&](const auto& b) {
+        isa::forEachAccessPattern(
+            b, [&](std::string_view name, isa::FieldRole, const isa::AccessPattern& ap) {
+              const bool known =
+                  ap.tensor >= 0 && static_cast<std::size_t>(ap.tensor) < ir_.buffers.size() &&
+                  ir_.buffers[static_cast<std::size_t>(ap.tensor)].memory == ap.memory;
+              if (!known) {
+                fail(ErrorCode::kInvalidArgument,
+                     fmt::format("{}: operand {} does not come from a tensor of this kernel "
+                                 "(use Tensor::ap())",
+                                 mnemonic, name),
+                     loc);
+              }
+            });
+      },
+      body);
+  const std::vector<isa::Engine> candidates =
+      engine ? std::vector<isa::Engine>{*engine} : engineCandidates(body);
+  Status first;
+  for (const isa::Engine e : candidates) {
+    const Status status = isa::verifyInstructionBody(body, e, probe_, limits_);
+    if (status.ok()) {
+      Op op;
+      op.instr.engine = e;
+      op.instr.body = std::move(body);
+      op.instr.location = toLocation(loc);
+      op.origin = engine ? EngineOrigin::kPinned : EngineOrigin::kRule;
+      ir_.ops.push_back(std::move(op));
+      return;
+    }
+    if (first.ok()) {
+      first = status;
+    }
+  }
+  fail(first.code(), fmt::format("{}: {}", mnemonic, first.message()), loc);
+}
+
+}  // namespace trn::kernel

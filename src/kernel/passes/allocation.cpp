@@ -1,0 +1,282 @@
+// On-chip allocation: liveness intervals, multi-buffering by declaration site, first-fit
+// placement in time order (see allocation.h for what it guarantees).
+#include "passes/allocation.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <tuple>
+
+#include "passes/operands.h"
+
+namespace trn::kernel {
+namespace {
+
+constexpr std::int64_t kUnused = -1;
+
+/// A claim on a memory: bytes [lo, hi) of each partition during ops [first, last], for one tile
+/// or for the ring of `slots` tiles declared at one line (tile k in slot k mod slots).
+struct Claim {
+  std::int32_t buffer;  ///< the tile, or the first tile of the ring
+  std::int64_t first;
+  std::int64_t last;
+  std::int64_t size = 0;
+  std::int64_t slots = 1;
+  std::vector<std::int32_t> members;  ///< ring members in order of first use
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+};
+
+std::int64_t alignUp(std::int64_t v, std::int64_t a) { return (v + a - 1) / a * a; }
+
+struct LiveRanges {
+  std::vector<std::int64_t> first;
+  std::vector<std::int64_t> last;
+};
+
+LiveRanges liveRanges(const KernelIR& ir) {
+  LiveRanges r{std::vector<std::int64_t>(ir.buffers.size(), kUnused),
+               std::vector<std::int64_t>(ir.buffers.size(), kUnused)};
+  for (std::size_t i = 0; i < ir.ops.size(); ++i) {
+    forEachOperand(ir.ops[i].instr.body, [&](isa::FieldRole, const isa::AccessPattern& ap) {
+      const auto b = static_cast<std::size_t>(ap.tensor);
+      if (r.first[b] == kUnused) {
+        r.first[b] = static_cast<std::int64_t>(i);
+      }
+      r.last[b] = static_cast<std::int64_t>(i);
+    });
+  }
+  return r;
+}
+
+/// The number of slots a ring needs: at least bufs (or the number of tiles), and enough that
+/// tile k is first used only after tile k - slots was last used.
+std::int64_t ringSlots(const std::vector<std::int32_t>& members, const LiveRanges& live, int bufs) {
+  const auto count = static_cast<std::int64_t>(members.size());
+  auto fits = [&](std::int64_t slots) {
+    for (std::int64_t k = slots; k < count; ++k) {
+      const auto tile = static_cast<std::size_t>(members[static_cast<std::size_t>(k)]);
+      const auto previous = static_cast<std::size_t>(members[static_cast<std::size_t>(k - slots)]);
+      if (live.first[tile] <= live.last[previous]) {
+        return false;
+      }
+    }
+    return true;
+  };
+  std::int64_t slots = std::min<std::int64_t>(bufs, count);
+  while (!fits(slots)) {
+    ++slots;
+  }
+  return slots;
+}
+
+/// The claims of `memory`'s automatically placed tiles. With bufs > 1 the tiles declared at one
+/// line (same shape and dtype) share one ring of min(bufs, tiles) slots reserved from the first
+/// use of the first tile to the last use of the last; otherwise every tile is its own claim.
+std::vector<Claim> automaticClaims(const KernelIR& ir, const LiveRanges& live, isa::Memory memory,
+                                   int bufs) {
+  using SiteKey = std::tuple<std::string, std::int32_t, std::vector<std::int64_t>, int>;
+  std::map<SiteKey, std::vector<std::int32_t>> sites;
+  std::vector<Claim> claims;
+  for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
+    const Buffer& buf = ir.buffers[b];
+    if (buf.memory != memory || live.first[b] == kUnused || buf.address) {
+      continue;
+    }
+    const auto id = static_cast<std::int32_t>(b);
+    if (bufs > 1) {
+      sites[{buf.site.file, buf.site.line, buf.shape, static_cast<int>(buf.dtype)}].push_back(id);
+    } else {
+      claims.push_back(Claim{id, live.first[b], live.last[b], buf.partitionBytes(), 1, {id}});
+    }
+  }
+  for (auto& [key, members] : sites) {
+    std::sort(members.begin(), members.end(), [&](std::int32_t a, std::int32_t b) {
+      return live.first[static_cast<std::size_t>(a)] < live.first[static_cast<std::size_t>(b)];
+    });
+    Claim c{members.front(), live.first[static_cast<std::size_t>(members.front())], 0, 0, 1, {}};
+    for (const std::int32_t m : members) {
+      c.last = std::max(c.last, live.last[static_cast<std::size_t>(m)]);
+    }
+    c.slots = ringSlots(members, live, bufs);
+    c.size = alignUp(ir.buffers[static_cast<std::size_t>(c.buffer)].partitionBytes(),
+                     kAllocationAlignment) *
+             c.slots;
+    c.members = std::move(members);
+    claims.push_back(std::move(c));
+  }
+  std::sort(claims.begin(), claims.end(), [](const Claim& a, const Claim& b) {
+    return std::tie(a.first, a.buffer) < std::tie(b.first, b.buffer);
+  });
+  return claims;
+}
+
+class Placer {
+ public:
+  Placer(const KernelIR& ir, isa::Memory memory, std::int64_t capacity, std::int64_t bankBytes)
+      : ir_(ir), memory_(memory), capacity_(capacity), bankBytes_(bankBytes) {}
+
+  /// Places every used tile of this memory; fills `placement` (byte offsets).
+  Status run(const LiveRanges& live, int bufs, std::vector<std::int64_t>& placement,
+             std::int64_t& peak) {
+    std::vector<Claim> pinned;
+    for (std::size_t b = 0; b < ir_.buffers.size(); ++b) {
+      const Buffer& buf = ir_.buffers[b];
+      if (buf.memory == memory_ && live.first[b] != kUnused && buf.address) {
+        Claim c{
+            static_cast<std::int32_t>(b), live.first[b], live.last[b], buf.partitionBytes(), 1, {}};
+        c.lo = buf.address->byte;
+        c.hi = c.lo + c.size;
+        pinned.push_back(c);
+        placement[b] = c.lo;
+        peak = std::max(peak, c.hi);
+      }
+    }
+    std::vector<Claim> active;
+    for (Claim& c : automaticClaims(ir_, live, memory_, bufs)) {
+      std::erase_if(active, [&](const Claim& a) { return a.last < c.first; });
+      std::vector<Claim> busy = active;
+      for (const Claim& p : pinned) {
+        if (p.first <= c.last && c.first <= p.last) {
+          busy.push_back(p);
+        }
+      }
+      std::sort(busy.begin(), busy.end(),
+                [](const Claim& a, const Claim& b) { return a.lo < b.lo; });
+      const std::int64_t slot = slotBytes(c);
+      c.size = slot * c.slots;
+      const auto lo = firstFit(busy, c.size, slot);
+      if (!lo) {
+        return full(c, busy);
+      }
+      c.lo = *lo;
+      c.hi = *lo + c.size;
+      for (std::size_t k = 0; k < c.members.size(); ++k) {
+        placement[static_cast<std::size_t>(c.members[k])] =
+            c.lo + static_cast<std::int64_t>(k) % c.slots * slot;
+      }
+      peak = std::max(peak, c.hi);
+      active.push_back(std::move(c));
+    }
+    return {};
+  }
+
+ private:
+  /// The lowest legal start of `size` bytes that avoids `busy` (sorted by lo).
+  [[nodiscard]] std::optional<std::int64_t> firstFit(const std::vector<Claim>& busy,
+                                                     std::int64_t size, std::int64_t slot) const {
+    std::int64_t at = 0;
+    const std::int64_t align = bankBytes_ > 0 && slot <= bankBytes_
+                                   ? std::max(slot, kAllocationAlignment)
+                                   : kAllocationAlignment;
+    auto legal = [&](std::int64_t v) {
+      v = alignUp(v, align);
+      if (bankBytes_ > 0) {
+        if (size > bankBytes_) {
+          v = alignUp(v, bankBytes_);
+        } else if (v / bankBytes_ != (v + size - 1) / bankBytes_) {
+          v = alignUp(v, bankBytes_);
+        }
+      }
+      return v;
+    };
+    at = legal(at);
+    for (const Claim& b : busy) {
+      if (at + size <= b.lo) {
+        break;
+      }
+      at = legal(std::max(at, b.hi));
+    }
+    if (at + size > capacity_) {
+      return std::nullopt;
+    }
+    return at;
+  }
+
+  /// Bytes of one slot: aligned, and in PSUM a power of two within a bank (so no slot of a
+  /// ring crosses a bank) or whole banks.
+  [[nodiscard]] std::int64_t slotBytes(const Claim& c) const {
+    const std::int64_t bytes = ir_.buffers[static_cast<std::size_t>(c.buffer)].partitionBytes();
+    if (bankBytes_ == 0) {
+      return alignUp(bytes, kAllocationAlignment);
+    }
+    return bytes <= bankBytes_ ? std::max(std::bit_ceil(static_cast<std::uint64_t>(bytes)),
+                                          static_cast<std::uint64_t>(kAllocationAlignment))
+                               : alignUp(bytes, bankBytes_);
+  }
+
+  Status full(const Claim& c, const std::vector<Claim>& busy) const {
+    const Buffer& buf = ir_.buffers[static_cast<std::size_t>(c.buffer)];
+    const std::int64_t size = c.size;
+    std::vector<std::string> live;
+    std::int64_t total = 0;
+    for (const Claim& b : busy) {
+      const Buffer& other = ir_.buffers[static_cast<std::size_t>(b.buffer)];
+      live.push_back(fmt::format("'{}' [{}] {} at bytes {}..{} ({})", other.name,
+                                 fmt::join(other.shape, ", "), dtypeName(other.dtype), b.lo, b.hi,
+                                 formatLocation(other.site)));
+      total += b.hi - b.lo;
+    }
+    const std::string ring =
+        c.slots > 1 ? fmt::format(" ({} buffers of the tiles declared at this line)", c.slots)
+                    : std::string();
+    return Status(ErrorCode::kOutOfRange,
+                  fmt::format("{}: {} is full: tile '{}' [{}] {} needs {} bytes per partition{}, "
+                              "and {} of the {} bytes per partition are held by {} live tiles "
+                              "with no large enough gap: {}",
+                              formatLocation(buf.site), isa::memoryName(memory_), buf.name,
+                              fmt::join(buf.shape, ", "), dtypeName(buf.dtype), size, ring, total,
+                              capacity_, live.size(), fmt::join(live, "; ")));
+  }
+
+  const KernelIR& ir_;
+  isa::Memory memory_;
+  std::int64_t capacity_;
+  std::int64_t bankBytes_;  ///< PSUM bank size; 0 for SBUF
+};
+
+}  // namespace
+
+Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& limits, int bufs) {
+  TRN_CHECK(!ir.allocated) << "allocation runs once";
+  const LiveRanges live = liveRanges(ir);
+  AllocationSummary summary;
+  std::vector<std::int64_t> placement(ir.buffers.size(), kUnused);
+  Status status;
+  for (summary.bufs = std::max(bufs, 1);; summary.bufs = 1) {
+    summary.sbufPeakBytes = 0;
+    summary.psumPeakBytes = 0;
+    status = Placer(ir, isa::Memory::kSbuf, limits.sbufPartitionBytes, 0)
+                 .run(live, summary.bufs, placement, summary.sbufPeakBytes);
+    if (status.ok()) {
+      status = Placer(ir, isa::Memory::kPsum, limits.psumPartitionBytes(), limits.psumBankBytes)
+                   .run(live, summary.bufs, placement, summary.psumPeakBytes);
+    }
+    if (status.ok() || summary.bufs == 1) {
+      break;
+    }
+  }
+  TRN_RETURN_IF_ERROR(status);
+  for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
+    Buffer& buf = ir.buffers[b];
+    if (placement[b] != kUnused) {
+      buf.placement = Address{buf.address ? buf.address->partition : 0, placement[b]};
+    }
+  }
+  for (Op& op : ir.ops) {
+    forEachOperand(op.instr.body, [&](isa::FieldRole, isa::AccessPattern& ap) {
+      const Buffer& buf = ir.buffers[static_cast<std::size_t>(ap.tensor)];
+      if (buf.memory != isa::Memory::kHbm) {
+        ap.partitionStart += buf.placement->partition;
+        ap.offset += buf.placement->byte;
+      }
+    });
+  }
+  ir.allocated = true;
+  return summary;
+}
+
+}  // namespace trn::kernel

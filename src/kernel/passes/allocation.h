@@ -1,0 +1,42 @@
+// Pass: on-chip allocation. Places every SBUF and PSUM tile the kernel uses at a byte offset
+// (all tiles start at partition 0 unless the author gave an address) and rebases the operands of
+// every instruction onto those physical addresses.
+//
+// Guarantees:
+// - Two tiles that are live at the same time never share a byte. With multi-buffering
+//   (bufs = n > 1), the tiles declared at one source line with one shape and dtype (one per loop
+//   iteration) share a ring of n slots (more when more of them are live at once), tile k in
+//   slot k mod slots, reserved from the first use of
+//   the first tile to the last use of the last: a tile's space is reused only n iterations
+//   later, so the loads of the next iterations overlap the compute of this one. Rings and
+//   single tiles of different lines share space whenever their lifetimes do not overlap.
+// - With bufs = 1 every tile is reserved from its first to its last use only.
+// - Tiles are aligned to kAllocationAlignment bytes; a PSUM tile of at most one bank never
+//   crosses a bank boundary, larger ones start on a bank.
+// - Author-placed tiles keep their address; the allocator works around them.
+// - When the rings do not fit, allocation is retried with single buffering; if the tiles still do
+//   not fit, the error names the line that declared the tile that did not fit, its size, and
+//   every tile live at that point with its size and line.
+// Dependencies between tiles that reuse an address are left to the dependency analysis, which
+// works on the physical addresses this pass produces.
+#pragma once
+
+#include <cstdint>
+
+#include "trn/base/status.h"
+#include "trn/isa/core_limits.h"
+#include "trn/kernel/kernel_ir.h"
+
+namespace trn::kernel {
+
+inline constexpr std::int64_t kAllocationAlignment = 64;
+
+struct AllocationSummary {
+  std::int64_t sbufPeakBytes = 0;  ///< highest byte used per partition
+  std::int64_t psumPeakBytes = 0;
+  int bufs = 1;  ///< the multi-buffering depth that fitted
+};
+
+Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& limits, int bufs);
+
+}  // namespace trn::kernel

@@ -1,0 +1,158 @@
+// Dependency analysis over physical bytes: a table of the accesses that can still matter,
+// bucketed by address so each new access meets only its neighbours (see dependencies.h).
+#include "passes/dependencies.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "passes/operands.h"
+#include "trn/isa/footprint.h"
+
+namespace trn::kernel {
+namespace {
+
+struct Access {
+  isa::Footprint footprint;
+  std::int32_t op = 0;
+  isa::Engine engine = isa::Engine::kSp;
+  bool viaDma = false;
+  bool alive = true;
+  std::uint32_t stamp = 0;  ///< last lookup that visited it (visits each entry once per lookup)
+};
+
+/// The accesses of one memory (or one HBM tensor), bucketed by byte range.
+struct Region {
+  std::int64_t granule = 1;
+  std::vector<std::vector<std::int32_t>> buckets;
+};
+
+bool denseBox(const isa::Footprint& f) {
+  return f.rows.rows > 0 && (f.rows.rows == 1 || f.rows.stride == f.rows.length);
+}
+
+/// True when every byte of `inner` is a byte of `outer`.
+bool covers(const isa::Footprint& outer, const isa::Footprint& inner) {
+  return denseBox(outer) && outer.memory == inner.memory && outer.tensor == inner.tensor &&
+         outer.firstPartition <= inner.firstPartition && inner.endPartition <= outer.endPartition &&
+         outer.bytes.begin <= inner.bytes.begin && inner.bytes.end <= outer.bytes.end;
+}
+
+class Analysis {
+ public:
+  explicit Analysis(const KernelIR& ir) : ir_(ir), deps_(ir.ops.size()) {}
+
+  Dependencies run() {
+    std::vector<isa::Footprint> footprints;
+    for (std::size_t i = 0; i < ir_.ops.size(); ++i) {
+      const Op& op = ir_.ops[i];
+      footprints.clear();
+      forEachOperand(op.instr.body, [&](isa::FieldRole role, const isa::AccessPattern& ap) {
+        isa::Footprint f = isa::Footprint::of(ap, role == isa::FieldRole::kOutput);
+        if (ap.memory != isa::Memory::kHbm) {
+          f.tensor = -1;  // on chip, tiles that share an address alias
+        }
+        footprints.push_back(f);
+      });
+      const auto self = static_cast<std::int32_t>(i);
+      for (const isa::Footprint& f : footprints) {
+        ++stamp_;
+        visit(f, [&](Access& a) {
+          if ((f.write || a.footprint.write) && a.op != self && isa::firstOverlap(a.footprint, f)) {
+            deps_[i].push_back(a.op);
+          }
+        });
+      }
+      const bool viaDma = isa::info(op.instr.body).viaDma;
+      for (const isa::Footprint& f : footprints) {
+        ++stamp_;
+        visit(f, [&](Access& a) {
+          const bool sameEngine = !viaDma && !a.viaDma && a.engine == op.instr.engine;
+          if (covers(f, a.footprint) && (f.write || (!a.footprint.write && sameEngine))) {
+            a.alive = false;
+          }
+        });
+        insert(Access{f, self, op.instr.engine, viaDma});
+      }
+      std::sort(deps_[i].begin(), deps_[i].end());
+      deps_[i].erase(std::unique(deps_[i].begin(), deps_[i].end()), deps_[i].end());
+    }
+    return std::move(deps_);
+  }
+
+ private:
+  Region& regionOf(const isa::Footprint& f) {
+    const auto key = std::make_pair(static_cast<int>(f.memory), f.tensor);
+    auto it = regions_.find(key);
+    if (it != regions_.end()) {
+      return it->second;
+    }
+    Region r;
+    std::int64_t bytes = 0;
+    switch (f.memory) {
+      case isa::Memory::kSbuf:
+        r.granule = 1024;
+        bytes = 256 * 1024;
+        break;
+      case isa::Memory::kPsum:
+        r.granule = 2048;
+        bytes = 16 * 1024;
+        break;
+      case isa::Memory::kHbm: {
+        const Buffer& b = ir_.buffers[static_cast<std::size_t>(f.tensor)];
+        bytes = b.elementCount() * byteSize(b.dtype);
+        r.granule = std::max<std::int64_t>(4096, (bytes + 511) / 512);
+        break;
+      }
+    }
+    r.buckets.resize(static_cast<std::size_t>((bytes + r.granule - 1) / r.granule + 1));
+    return regions_.emplace(key, std::move(r)).first->second;
+  }
+
+  std::pair<std::size_t, std::size_t> bucketRange(const Region& r, const isa::Footprint& f) const {
+    const auto last = static_cast<std::int64_t>(r.buckets.size()) - 1;
+    const std::int64_t lo = std::clamp<std::int64_t>(f.bytes.begin / r.granule, 0, last);
+    const std::int64_t hi = std::clamp<std::int64_t>((f.bytes.end - 1) / r.granule, 0, last);
+    return {static_cast<std::size_t>(lo), static_cast<std::size_t>(hi)};
+  }
+
+  template <typename Fn>
+  void visit(const isa::Footprint& f, Fn&& fn) {
+    Region& r = regionOf(f);
+    const auto [lo, hi] = bucketRange(r, f);
+    for (std::size_t b = lo; b <= hi; ++b) {
+      std::vector<std::int32_t>& bucket = r.buckets[b];
+      std::erase_if(
+          bucket, [&](std::int32_t id) { return !accesses_[static_cast<std::size_t>(id)].alive; });
+      for (const std::int32_t id : bucket) {
+        Access& a = accesses_[static_cast<std::size_t>(id)];
+        if (a.stamp != stamp_ && a.alive && isa::boxesOverlap(a.footprint, f)) {
+          a.stamp = stamp_;
+          fn(a);
+        }
+      }
+    }
+  }
+
+  void insert(Access access) {
+    Region& r = regionOf(access.footprint);
+    const auto [lo, hi] = bucketRange(r, access.footprint);
+    const auto id = static_cast<std::int32_t>(accesses_.size());
+    accesses_.push_back(std::move(access));
+    for (std::size_t b = lo; b <= hi; ++b) {
+      r.buckets[b].push_back(id);
+    }
+  }
+
+  const KernelIR& ir_;
+  Dependencies deps_;
+  std::vector<Access> accesses_;
+  std::map<std::pair<int, std::int32_t>, Region> regions_;
+  std::uint32_t stamp_ = 0;
+};
+
+}  // namespace
+
+Dependencies analyseDependencies(const KernelIR& ir) { return Analysis(ir).run(); }
+
+}  // namespace trn::kernel

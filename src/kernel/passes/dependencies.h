@@ -1,0 +1,25 @@
+// Pass (analysis): dependencies between the instructions of an allocated kernel, found from the
+// bytes their operands touch. Runs on physical addresses, so tiles that reuse an address after
+// allocation are ordered too.
+//
+// Guarantees: for every pair of instructions a < b (trace order) whose operands touch a common
+// byte, at least one a write, b depends on a directly or through a chain of dependencies.
+// Overlap is exact (element runs are compared, isa/footprint.h), so interleaved accesses that
+// share no byte do not depend on each other. An access that a later write covers completely is
+// dropped from the search (the write depends on it, and so does everything after), and so is a
+// read that a later read of the same engine covers: the result stays small on long kernels.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "trn/kernel/kernel_ir.h"
+
+namespace trn::kernel {
+
+/// For each op, the earlier ops it depends on (sorted, no duplicates).
+using Dependencies = std::vector<std::vector<std::int32_t>>;
+
+Dependencies analyseDependencies(const KernelIR& ir);
+
+}  // namespace trn::kernel

@@ -1,0 +1,24 @@
+// Pass: DMA placement. Chooses the sequencer that triggers each DMA transfer and the queue it
+// runs on, for transfers whose issuer the author did not pin.
+//
+// Guarantees:
+// - A transfer that reads an on-chip tile (a store, or SBUF to SBUF) is triggered by the engine
+//   that last wrote that tile, right behind the write in its stream, so it needs no semaphore
+//   for that write and never holds back the loads behind it.
+// - Every other transfer (loads from HBM) is triggered by the sync engine, whose stream does
+//   nothing else, so prefetches wait only for the space they fill.
+// - Queues are dealt round-robin in trace order, so independent transfers run in parallel on
+//   the DMA engines; transfers on one queue stay in trace order (FIFO).
+#pragma once
+
+#include "passes/dependencies.h"
+#include "trn/kernel/kernel_ir.h"
+
+namespace trn::kernel {
+
+void placeDmas(KernelIR& ir, const Dependencies& deps, int queues);
+
+/// The queue of a DMA instruction, or -1 for other instructions.
+int dmaQueue(const isa::InstructionBody& body);
+
+}  // namespace trn::kernel

@@ -1,0 +1,52 @@
+// Lowering of kernel IR to a Program (see lowering.h).
+#include "passes/lowering.h"
+
+#include <fmt/format.h>
+
+#include "passes/operands.h"
+#include "trn/isa/verifier.h"
+
+namespace trn::kernel {
+
+Result<isa::Program> lowerToProgram(const KernelIR& ir, const isa::CoreLimits& limits) {
+  TRN_CHECK(ir.allocated) << "lowering needs allocated IR";
+  isa::Program program;
+  std::vector<std::int32_t> tensorOf(ir.buffers.size(), -1);
+  auto add = [&](std::int32_t b) {
+    if (tensorOf[static_cast<std::size_t>(b)] >= 0) {
+      return;
+    }
+    const Buffer& buf = ir.buffers[static_cast<std::size_t>(b)];
+    tensorOf[static_cast<std::size_t>(b)] = static_cast<std::int32_t>(program.tensors.size());
+    program.tensors.push_back(isa::TensorDecl{buf.name, buf.hbmKind, buf.dtype, buf.shape});
+  };
+  for (const std::int32_t b : ir.inputs) {
+    add(b);
+  }
+  for (const std::int32_t b : ir.outputs) {
+    add(b);
+  }
+  for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
+    if (ir.buffers[b].memory == isa::Memory::kHbm) {
+      add(static_cast<std::int32_t>(b));
+    }
+  }
+  for (const Op& op : ir.ops) {
+    isa::Instruction instr = op.instr;
+    forEachOperand(instr.body, [&](isa::FieldRole, isa::AccessPattern& ap) {
+      ap.tensor =
+          ap.memory == isa::Memory::kHbm ? tensorOf[static_cast<std::size_t>(ap.tensor)] : -1;
+    });
+    program.stream(instr.engine).push_back(std::move(instr));
+  }
+  const Status status = isa::verifyProgram(program, limits);
+  if (!status.ok()) {
+    return status.withContext(
+        fmt::format("kernel '{}' lowered to an invalid program (a trnsim "
+                    "bug; please report it)",
+                    ir.name));
+  }
+  return program;
+}
+
+}  // namespace trn::kernel

@@ -1,0 +1,18 @@
+// Pass: lowering. Turns allocated, synchronised kernel IR into a Program: HBM buffers become the
+// program's tensors (inputs in argument order, then outputs in return order, then scratch),
+// on-chip operands lose their buffer index, and each instruction joins its engine's stream in
+// trace order, keeping its source location.
+//
+// Guarantees: the Program passes isa::verifyProgram; tensor names are unique.
+#pragma once
+
+#include "trn/base/status.h"
+#include "trn/isa/core_limits.h"
+#include "trn/isa/program.h"
+#include "trn/kernel/kernel_ir.h"
+
+namespace trn::kernel {
+
+Result<isa::Program> lowerToProgram(const KernelIR& ir, const isa::CoreLimits& limits);
+
+}  // namespace trn::kernel

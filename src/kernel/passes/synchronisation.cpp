@@ -1,0 +1,133 @@
+// Synchronisation by per-agent counting semaphores and vector clocks (see synchronisation.h).
+#include "passes/synchronisation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <span>
+
+#include "passes/dma_placement.h"
+
+namespace trn::kernel {
+namespace {
+
+struct Candidate {
+  int agent;
+  std::int32_t rank;  ///< among all instructions of the agent, 1-based
+  std::int32_t op;
+};
+
+}  // namespace
+
+Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
+                                const isa::CoreLimits& limits) {
+  const int queues = limits.dmaQueues;
+  const int agents = isa::kNumEngines + queues;
+  if (agents > limits.semaphores) {
+    return Status(ErrorCode::kUnsupported,
+                  fmt::format("the synchronisation scheme needs {} semaphores; the core has {}",
+                              agents, limits.semaphores));
+  }
+  const std::size_t n = ir.ops.size();
+  const auto width = static_cast<std::size_t>(agents);
+  std::vector<std::int32_t> clocks(n * width, 0);
+  std::vector<std::int32_t> engineKnows(isa::kNumEngines * width, 0);
+  std::vector<std::int32_t> queueKnows(static_cast<std::size_t>(queues) * width, 0);
+  std::vector<std::int32_t> rank(agents, 0);
+  std::vector<int> agentOf(n);
+  std::vector<std::int32_t> rankOf(n);
+  std::vector<char> signals(n, 0);
+  std::vector<std::vector<std::int32_t>> waitsOn(n);
+  std::vector<std::int32_t> know(width);
+  std::vector<Candidate> candidates;
+  SyncSummary summary;
+
+  auto clockOf = [&](std::size_t op) { return std::span(clocks).subspan(op * width, width); };
+  auto merge = [](std::span<std::int32_t> into, std::span<const std::int32_t> from) {
+    for (std::size_t a = 0; a < into.size(); ++a) {
+      into[a] = std::max(into[a], from[a]);
+    }
+  };
+
+  for (std::size_t i = 0; i < n; ++i) {
+    const isa::Instruction& instr = ir.ops[i].instr;
+    const auto engine = static_cast<std::size_t>(instr.engine);
+    const int queue = dmaQueue(instr.body);
+    const bool viaDma = isa::info(instr.body).viaDma;
+    TRN_CHECK(!viaDma || (queue >= 0 && queue < queues)) << "DMA without a placed queue";
+    const int agent = viaDma ? isa::kNumEngines + queue : static_cast<int>(engine);
+    agentOf[i] = agent;
+    rankOf[i] = ++rank[static_cast<std::size_t>(agent)];
+
+    auto issuer = std::span(engineKnows).subspan(engine * width, width);
+    std::copy(issuer.begin(), issuer.end(), know.begin());
+    if (viaDma) {
+      merge(know, std::span(queueKnows).subspan(static_cast<std::size_t>(queue) * width, width));
+    }
+    // The latest producer on each other agent, unless already known.
+    candidates.clear();
+    for (const std::int32_t p : deps[i]) {
+      const int a = agentOf[static_cast<std::size_t>(p)];
+      const std::int32_t r = rankOf[static_cast<std::size_t>(p)];
+      if (a == agent || know[static_cast<std::size_t>(a)] >= r) {
+        continue;
+      }
+      ++summary.dependencies;
+      auto same = std::find_if(candidates.begin(), candidates.end(),
+                               [&](const Candidate& c) { return c.agent == a; });
+      if (same == candidates.end()) {
+        candidates.push_back({a, r, p});
+      } else if (same->rank < r) {
+        *same = {a, r, p};
+      }
+    }
+    // Drop a producer that another producer has already waited for.
+    for (const Candidate& c : candidates) {
+      const bool implied =
+          std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& o) {
+            return o.agent != c.agent &&
+                   clockOf(static_cast<std::size_t>(o.op))[static_cast<std::size_t>(c.agent)] >=
+                       c.rank;
+          });
+      if (!implied) {
+        waitsOn[i].push_back(c.op);
+        signals[static_cast<std::size_t>(c.op)] = 1;
+      }
+    }
+    for (const std::int32_t p : waitsOn[i]) {
+      merge(know, clockOf(static_cast<std::size_t>(p)));
+      merge(issuer, clockOf(static_cast<std::size_t>(p)));
+    }
+    know[static_cast<std::size_t>(agent)] = rankOf[i];
+    std::copy(know.begin(), know.end(), clockOf(i).begin());
+    if (viaDma) {
+      std::copy(know.begin(), know.end(),
+                queueKnows.begin() +
+                    static_cast<std::ptrdiff_t>(static_cast<std::size_t>(queue) * width));
+    } else {
+      std::copy(know.begin(), know.end(), issuer.begin());
+    }
+  }
+
+  // Semaphore values count only the instructions that signal.
+  std::vector<std::int32_t> signalRank(n, 0);
+  std::fill(rank.begin(), rank.end(), 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (signals[i]) {
+      signalRank[i] = ++rank[static_cast<std::size_t>(agentOf[i])];
+      ir.ops[i].instr.sync.updates.push_back(
+          isa::SemaphoreUpdate{agentOf[i], isa::SemaphoreUpdateOp::kAdd, 1});
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const std::int32_t p : waitsOn[i]) {
+      const auto producer = static_cast<std::size_t>(p);
+      ir.ops[i].instr.sync.waits.push_back(isa::SemaphoreWait{
+          agentOf[producer], isa::WaitCompare::kGreaterEqual, signalRank[producer]});
+      ++summary.waits;
+    }
+  }
+  return summary;
+}
+
+}  // namespace trn::kernel

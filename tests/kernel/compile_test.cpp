@@ -1,0 +1,216 @@
+// End-to-end tests of the kernel backend: kernels written with the isa-level API are compiled,
+// run on the core model (race detection on, poison on) and checked against float64 references;
+// the passes' guarantees (synchronisation, multi-buffering, allocation errors, IR dumps, the
+// cache) are checked on the compiled Program.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "trn/kernel/compiler.h"
+#include "trn/kernel/nisa.h"
+#include "trn/runtime/kernel_runner.h"
+#include "trn/runtime/runner.h"
+#include "trn/spec/loader.h"
+
+namespace trn::kernel {
+namespace {
+
+using isa::AluOp;
+using isa::Engine;
+
+std::shared_ptr<const spec::ChipSpec> trn2() {
+  static const auto chip = [] {
+    auto loaded = spec::loadChip("trn2");
+    EXPECT_TRUE(loaded.ok()) << loaded.status().toString();
+    return std::make_shared<const spec::ChipSpec>(std::move(loaded).value());
+  }();
+  return chip;
+}
+
+isa::CoreLimits limits() { return runtime::coreLimits(*trn2()); }
+
+std::vector<float> randomValues(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> v(n);
+  for (float& x : v) {
+    x = dist(rng);
+  }
+  return v;
+}
+
+/// out = a + b for [rows, cols] fp32, in 128-row tiles (the last one ragged).
+Tensor addKernel(Kernel& k, Tensor a, Tensor b) {
+  Tensor out = k.output("out", a.shape(), a.dtype());
+  for (std::int64_t r = 0; r < a.shape(0); r += 128) {
+    const std::int64_t rows = std::min<std::int64_t>(128, a.shape(0) - r);
+    Tensor x = k.sbuf({rows, a.shape(1)}, a.dtype(), "x");
+    Tensor y = k.sbuf({rows, a.shape(1)}, a.dtype(), "y");
+    nisa::dmaCopy(x, a(ds(r, rows)));
+    nisa::dmaCopy(y, b(ds(r, rows)));
+    Tensor z = k.sbuf({rows, a.shape(1)}, a.dtype(), "z");
+    nisa::tensorTensor(z, x, y, AluOp::kAdd);
+    nisa::dmaCopy(out(ds(r, rows)), z);
+  }
+  return out;
+}
+
+runtime::KernelRun runOrFail(const CompiledKernel& compiled,
+                             const std::vector<runtime::NpyArray>& inputs,
+                             core::RunMode mode = core::RunMode::kFunctionalTiming) {
+  runtime::KernelRunOptions options;
+  options.chip = trn2();
+  options.mode = mode;
+  auto run = runtime::runKernel(compiled, inputs, options);
+  EXPECT_TRUE(run.ok()) << run.status().toString();
+  return run.ok() ? std::move(run).value() : runtime::KernelRun{};
+}
+
+TEST(KernelCompile, TensorAddWithRaggedTilesMatchesReference) {
+  const std::int64_t rows = 300;
+  const std::int64_t cols = 700;
+  const auto a = randomValues(rows * cols, 1);
+  const auto b = randomValues(rows * cols, 2);
+  const std::vector<TensorSpec> specs = {{"a", {rows, cols}, DType::kFp32},
+                                         {"b", {rows, cols}, DType::kFp32}};
+  auto compiled = compile(makeKernel("add", addKernel), specs, limits());
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  const auto run = runOrFail(
+      *compiled, {runtime::floatArray({rows, cols}, a), runtime::floatArray({rows, cols}, b)});
+  ASSERT_EQ(run.outputs.size(), 1u);
+  const std::vector<float> out = runtime::floatValues(run.outputs[0]);
+  ASSERT_EQ(out.size(), a.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    // One fp32 rounding of the exact sum.
+    ASSERT_EQ(out[i], static_cast<float>(static_cast<double>(a[i]) + b[i])) << "element " << i;
+  }
+}
+
+TEST(KernelCompile, SynchronisationIsMinimalAndRaceFree) {
+  const std::vector<TensorSpec> specs = {{"a", {512, 256}, DType::kFp32},
+                                         {"b", {512, 256}, DType::kFp32}};
+  auto compiled = compile(makeKernel("add", addKernel), specs, limits());
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  const isa::Program& p = compiled->program;
+  // 4 tiles: 8 loads on the sync engine, 4 adds and the 4 stores they trigger on the vector
+  // engine (a store needs no semaphore for the add it follows).
+  EXPECT_EQ(p.stream(Engine::kSp).size(), 8u);
+  EXPECT_EQ(p.stream(Engine::kDve).size(), 8u);
+  // Double buffering: tile k reuses the slots of tile k-2. Each add waits for its two loads (two
+  // queues), and from tile 2 on also for the store that read its output slot. The loads of
+  // tile k >= 2 wait for the add of tile k-2, which read their slots: the load of x waits and
+  // the load of y, behind it on the sync engine, already knows. Stores wait for nothing.
+  std::vector<std::size_t> addWaits;
+  for (const isa::Instruction& instr : p.stream(Engine::kDve)) {
+    if (std::holds_alternative<isa::TensorTensor>(instr.body)) {
+      addWaits.push_back(instr.sync.waits.size());
+    } else {
+      EXPECT_TRUE(instr.sync.waits.empty());
+    }
+  }
+  EXPECT_EQ(addWaits, (std::vector<std::size_t>{2, 2, 3, 3}));
+  std::vector<std::size_t> loadWaits;
+  for (const isa::Instruction& instr : p.stream(Engine::kSp)) {
+    loadWaits.push_back(instr.sync.waits.size());
+  }
+  EXPECT_EQ(loadWaits, (std::vector<std::size_t>{0, 0, 0, 0, 1, 0, 1, 0}));
+  EXPECT_EQ(compiled->summary.semaphoreWaits, 12);
+  // Timing-only run: the detector would report a race as an error.
+  const auto run = runOrFail(*compiled, {}, core::RunMode::kTimingOnly);
+  EXPECT_GT(run.stats.total.count(), 0);
+}
+
+TEST(KernelCompile, DoubleBufferingLetsLoadsOverlapCompute) {
+  const std::vector<TensorSpec> specs = {{"a", {1024, 2048}, DType::kFp32},
+                                         {"b", {1024, 2048}, DType::kFp32}};
+  CompileOptions single;
+  single.bufs = 1;
+  auto one = compile(makeKernel("add", addKernel), specs, limits(), single);
+  auto two = compile(makeKernel("add", addKernel), specs, limits());
+  ASSERT_TRUE(one.ok() && two.ok());
+  // Single buffering: x, y and z of one tile. Double buffering: two slots for each.
+  EXPECT_EQ(one->summary.sbufPeakBytes, 3 * 2048 * 4);
+  EXPECT_EQ(two->summary.sbufPeakBytes, 6 * 2048 * 4);
+  const auto slow = runOrFail(*one, {}, core::RunMode::kTimingOnly);
+  const auto fast = runOrFail(*two, {}, core::RunMode::kTimingOnly);
+  EXPECT_LT(fast.stats.total.count(), slow.stats.total.count());
+}
+
+TEST(KernelCompile, SbufExhaustionNamesTheLineAndTheLiveTiles) {
+  const int line = __LINE__ + 4;
+  auto kernel = makeKernel("hog", [](Kernel& k, Tensor a) {
+    std::vector<Tensor> held;
+    for (int i = 0; i < 8; ++i) {
+      held.push_back(k.sbuf({128, 8192}, DType::kFp32, "big"));
+      nisa::dmaCopy(held.back(), a);
+    }
+    Tensor out = k.output("out", a.shape(), a.dtype());
+    for (const Tensor& t : held) {
+      nisa::dmaCopy(out, t);
+    }
+    return out;
+  });
+  const std::vector<TensorSpec> specs = {{"a", {128, 8192}, DType::kFp32}};
+  auto compiled = compile(kernel, specs, limits());
+  ASSERT_FALSE(compiled.ok());
+  const std::string message = compiled.status().message();
+  EXPECT_EQ(message.rfind("compile_test.cpp:" + std::to_string(line) + ": sbuf is full", 0), 0u)
+      << message;
+  EXPECT_NE(message.find("needs 32768 bytes per partition"), std::string::npos) << message;
+  EXPECT_NE(message.find("7 live tiles"), std::string::npos) << message;
+}
+
+TEST(KernelCompile, TraceErrorsPointAtTheKernelLine) {
+  int line = 0;
+  auto kernel = makeKernel("bad", [&line](Kernel& k, Tensor a) {
+    Tensor x = k.sbuf({128, 64}, DType::kFp32);
+    line = __LINE__ + 1;
+    Tensor wrong = a(ds(0, 200));
+    nisa::dmaCopy(x, wrong);
+    return k.output("out", {1, 1}, DType::kFp32);
+  });
+  const std::vector<TensorSpec> specs = {{"a", {128, 64}, DType::kFp32}};
+  auto compiled = compile(kernel, specs, limits());
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().message().rfind("compile_test.cpp:" + std::to_string(line) + ":", 0),
+            0u)
+      << compiled.status().message();
+}
+
+TEST(KernelCompile, DumpAfterPrintsTheIR) {
+  std::ostringstream dump;
+  CompileOptions options;
+  options.dumpAfter = "synchronise";
+  options.dumpStream = &dump;
+  const std::vector<TensorSpec> specs = {{"a", {128, 64}, DType::kFp32},
+                                         {"b", {128, 64}, DType::kFp32}};
+  ASSERT_TRUE(compile(makeKernel("add", addKernel), specs, limits(), options).ok());
+  const std::string text = dump.str();
+  EXPECT_NE(text.find("after pass 'synchronise'"), std::string::npos);
+  EXPECT_NE(text.find("tensor_tensor"), std::string::npos) << text;
+  EXPECT_NE(text.find("compile_test.cpp:"), std::string::npos) << text;
+  options.dumpAfter = "no-such-pass";
+  EXPECT_FALSE(compile(makeKernel("add", addKernel), specs, limits(), options).ok());
+}
+
+TEST(KernelCompile, CacheReturnsTheSameProgramForTheSameShapes) {
+  KernelCache cache;
+  const KernelDef add = makeKernel("add", addKernel);
+  const std::vector<TensorSpec> small = {{"a", {128, 64}, DType::kFp32},
+                                         {"b", {128, 64}, DType::kFp32}};
+  const std::vector<TensorSpec> large = {{"a", {256, 64}, DType::kFp32},
+                                         {"b", {256, 64}, DType::kFp32}};
+  auto first = cache.get(add, small, limits());
+  auto again = cache.get(add, small, limits());
+  auto other = cache.get(add, large, limits());
+  ASSERT_TRUE(first.ok() && again.ok() && other.ok());
+  EXPECT_EQ(first->get(), again->get());
+  EXPECT_NE(first->get(), other->get());
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.hits(), 1);
+}
+
+}  // namespace
+}  // namespace trn::kernel
