@@ -80,12 +80,28 @@ struct CompileSummary {
   int bufs = 1;
 };
 
+/// An on-chip tile of the compiled kernel: where the allocator put it and when it is live
+/// (indices of instructions in trace order).
+struct CompiledTile {
+  std::string name;
+  isa::Memory memory = isa::Memory::kSbuf;
+  std::vector<std::int64_t> shape;
+  DType dtype = DType::kFp32;
+  std::int64_t partition = 0;  ///< first partition
+  std::int64_t byte = 0;       ///< offset within each partition
+  std::int64_t bytes = 0;      ///< per partition
+  std::int64_t firstOp = 0;
+  std::int64_t lastOp = 0;
+  isa::SourceLocation site;
+};
+
 struct CompiledKernel {
   std::string name;
   isa::Program program;
   std::vector<TensorSpec> inputs;   ///< program tensors 0..inputs-1
   std::vector<TensorSpec> outputs;  ///< the next program tensors, in return order
   CompileSummary summary;
+  std::vector<CompiledTile> tiles;  ///< every on-chip tile the kernel uses
 };
 
 Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSpec> inputs,

@@ -264,6 +264,8 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
     Buffer& buf = ir.buffers[b];
     if (placement[b] != kUnused) {
       buf.placement = Address{buf.address ? buf.address->partition : 0, placement[b]};
+      summary.tiles.push_back(TilePlacement{static_cast<std::int32_t>(b), *buf.placement,
+                                            buf.partitionBytes(), live.first[b], live.last[b]});
     }
   }
   for (Op& op : ir.ops) {

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "trn/base/status.h"
 #include "trn/isa/core_limits.h"
@@ -30,6 +31,15 @@
 namespace trn::kernel {
 
 inline constexpr std::int64_t kAllocationAlignment = 64;
+
+/// Where one used on-chip tile went and when it is live (trace-order instruction indices).
+struct TilePlacement {
+  std::int32_t buffer = 0;
+  Address at;
+  std::int64_t bytes = 0;  ///< per partition
+  std::int64_t firstOp = 0;
+  std::int64_t lastOp = 0;
+};
 
 struct AllocationSummary {
   std::int64_t sbufPeakBytes = 0;  ///< highest byte used per partition
