@@ -45,6 +45,7 @@ struct AllocationSummary {
   std::int64_t sbufPeakBytes = 0;  ///< highest byte used per partition
   std::int64_t psumPeakBytes = 0;
   int bufs = 1;  ///< the multi-buffering depth that fitted
+  std::vector<TilePlacement> tiles;
 };
 
 Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& limits, int bufs);
