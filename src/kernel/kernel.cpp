@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <limits>
 #include <numeric>
 
 #include "passes/engine_rules.h"
@@ -229,6 +230,49 @@ std::vector<Tensor> Kernel::declaredOutputs() {
     }
   }
   return out;
+}
+
+void Kernel::dynamicLoop(std::int64_t trips, const std::function<void()>& body, Loc loc) {
+  if (inDynamicLoop_) {
+    fail(ErrorCode::kUnsupported, "dynamic loops do not nest; unroll the inner loop with a C++ for",
+         loc);
+  }
+  if (trips < 1 || trips > std::numeric_limits<std::int32_t>::max()) {
+    fail(ErrorCode::kOutOfRange,
+         fmt::format("a dynamic loop runs 1 to 2^31-1 times; {} was asked", trips), loc);
+  }
+  DynamicLoop loop{static_cast<std::int64_t>(ir_.ops.size()), 0, trips, toLocation(loc)};
+  inDynamicLoop_ = true;
+  body();
+  inDynamicLoop_ = false;
+  loop.end = static_cast<std::int64_t>(ir_.ops.size());
+  if (loop.end == loop.begin) {
+    fail(ErrorCode::kInvalidArgument, "a dynamic loop needs at least one instruction", loc);
+  }
+  std::vector<std::string> engines;
+  for (std::int64_t i = loop.begin; i < loop.end; ++i) {
+    const isa::Instruction& instr = ir_.ops[static_cast<std::size_t>(i)].instr;
+    const std::string here =
+        fmt::format("{} on {} at {}", isa::info(instr.body).mnemonic, isa::engineName(instr.engine),
+                    formatLocation(instr.location));
+    if (isa::info(instr.body).viaDma) {
+      fail(ErrorCode::kUnsupported,
+           fmt::format("a dynamic loop cannot start DMA transfers ({}): move the transfer out of "
+                       "the loop or unroll it with a C++ for",
+                       here),
+           loc);
+    }
+    if (instr.engine != ir_.ops[static_cast<std::size_t>(loop.begin)].instr.engine) {
+      const isa::Instruction& first = ir_.ops[static_cast<std::size_t>(loop.begin)].instr;
+      fail(ErrorCode::kUnsupported,
+           fmt::format("a dynamic loop runs on one sequencer, but its instructions use two "
+                       "engines ({} on {} at {}; {}): pin them to one engine or unroll the loop",
+                       isa::info(first.body).mnemonic, isa::engineName(first.engine),
+                       formatLocation(first.location), here),
+           loc);
+    }
+  }
+  ir_.loops.push_back(loop);
 }
 
 void Kernel::emit(isa::InstructionBody body, std::optional<isa::Engine> engine, Loc loc) {

@@ -212,5 +212,75 @@ TEST(KernelCompile, CacheReturnsTheSameProgramForTheSameShapes) {
   EXPECT_EQ(cache.hits(), 1);
 }
 
+/// x <- x * 0.5 + 1 repeated `trips` times in a hardware loop on the vector engine.
+Tensor halvingLoop(Kernel& k, Tensor a, std::int64_t trips) {
+  Tensor x = k.sbuf({a.shape(0), a.shape(1)}, DType::kFp32, "x");
+  nisa::dmaCopy(x, a);
+  k.dynamicLoop(
+      trips, [&] { nisa::tensorScalar(x, x, AluOp::kMultiply, 0.5f, false, AluOp::kAdd, 1.0f); });
+  Tensor out = k.output("out", a.shape(), DType::kFp32);
+  nisa::dmaCopy(out, x);
+  return out;
+}
+
+TEST(KernelCompile, DynamicLoopRunsOnTheSequencerWithoutUnrolling) {
+  const std::int64_t trips = 37;
+  auto kernel = makeKernel("halve", [&](Kernel& k, Tensor a) { return halvingLoop(k, a, trips); });
+  const std::vector<TensorSpec> specs = {{"a", {96, 40}, DType::kFp32}};
+  auto compiled = compile(kernel, specs, limits());
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  // reg_set, the body, reg_add, branch_nz, and the store the body's engine triggers.
+  const auto& dve = compiled->program.stream(Engine::kDve);
+  ASSERT_EQ(dve.size(), 5u);
+  EXPECT_TRUE(std::holds_alternative<isa::RegSet>(dve[0].body));
+  EXPECT_TRUE(std::holds_alternative<isa::BranchNonZero>(dve[3].body));
+  const auto input = randomValues(96 * 40, 3);
+  const auto run = runOrFail(*compiled, {runtime::floatArray({96, 40}, input)});
+  const std::vector<float> out = runtime::floatValues(run.outputs[0]);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    float expected = input[i];
+    for (std::int64_t t = 0; t < trips; ++t) {
+      // Each stage of tensor_scalar rounds to fp32 (exact here: *0.5 and +1 of such values).
+      expected = static_cast<float>(static_cast<double>(expected) * 0.5);
+      expected = static_cast<float>(static_cast<double>(expected) + 1.0);
+    }
+    ASSERT_EQ(out[i], expected) << "element " << i;
+  }
+  EXPECT_EQ(run.stats.engines[static_cast<std::size_t>(Engine::kDve)].instructions,
+            static_cast<std::uint64_t>(trips * 3 + 2));
+}
+
+TEST(KernelCompile, DynamicLoopRulesAreCheckedAtTheLoopLine) {
+  const std::vector<TensorSpec> specs = {{"a", {128, 64}, DType::kFp32}};
+  int line = 0;
+  auto twoEngines = makeKernel("two", [&](Kernel& k, Tensor a) {
+    Tensor x = k.sbuf({128, 64}, DType::kFp32);
+    nisa::dmaCopy(x, a);
+    line = __LINE__ + 1;
+    k.dynamicLoop(4, [&] {
+      nisa::tensorCopy(x, x);
+      nisa::activation(x, x, isa::ActivationFunction::kExp);
+    });
+    return k.output("out", {1, 1}, DType::kFp32);
+  });
+  auto compiled = compile(twoEngines, specs, limits());
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().message().rfind("compile_test.cpp:" + std::to_string(line), 0), 0u)
+      << compiled.status().message();
+  EXPECT_NE(compiled.status().message().find("two engines"), std::string::npos);
+
+  auto withDma = makeKernel("dma", [&](Kernel& k, Tensor a) {
+    Tensor x = k.sbuf({128, 64}, DType::kFp32);
+    line = __LINE__ + 1;
+    k.dynamicLoop(4, [&] { nisa::dmaCopy(x, a); });
+    return k.output("out", {1, 1}, DType::kFp32);
+  });
+  compiled = compile(withDma, specs, limits());
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().message().rfind("compile_test.cpp:" + std::to_string(line), 0), 0u)
+      << compiled.status().message();
+  EXPECT_NE(compiled.status().message().find("DMA"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace trn::kernel

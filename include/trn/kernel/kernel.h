@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <source_location>
 #include <string>
@@ -68,6 +69,14 @@ class Kernel {
   void emit(isa::InstructionBody body, std::optional<isa::Engine> engine = std::nullopt,
             Loc loc = Loc::current());
 
+  /// A loop the hardware runs `trips` times without unrolling it (NKI `nl.fori_loop` /
+  /// `dynamic_range`): `body` is traced once and its instructions repeat on their engine's
+  /// sequencer, counted down in a sequencer register. The body's instructions must all run on
+  /// one engine (one sequencer owns the branch) and may not start DMA transfers; operands are
+  /// the same in every iteration (the access patterns have no register offsets). Loops do not
+  /// nest.
+  void dynamicLoop(std::int64_t trips, const std::function<void()>& body, Loc loc = Loc::current());
+
   /// Stops tracing with an error at `loc`: "file.cpp:42: <message>".
   [[noreturn]] void fail(ErrorCode code, const std::string& message, Loc loc) const;
   [[noreturn]] void fail(const std::string& message, Loc loc) const {
@@ -93,6 +102,7 @@ class Kernel {
   KernelIR ir_;
   /// The buffers as program tensors, so HBM operands can be verified while tracing.
   isa::Program probe_;
+  bool inDynamicLoop_ = false;
 };
 
 /// The location as kernel IR stores it.

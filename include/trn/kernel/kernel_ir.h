@@ -51,12 +51,22 @@ struct Op {
   EngineOrigin origin = EngineOrigin::kRule;
 };
 
+/// A loop the hardware runs (not unrolled): ops [begin, end) repeat `trips` times on one
+/// sequencer, counted down in a sequencer register.
+struct DynamicLoop {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t trips = 1;
+  isa::SourceLocation location;
+};
+
 struct KernelIR {
   std::string name;
   std::vector<Buffer> buffers;
   std::vector<Op> ops;
   std::vector<std::int32_t> inputs;   ///< buffer indices, in argument order
   std::vector<std::int32_t> outputs;  ///< buffer indices, in return order
+  std::vector<DynamicLoop> loops;     ///< in trace order, not nested
   /// True once the allocation pass has rebased on-chip operands onto physical addresses.
   bool allocated = false;
 };

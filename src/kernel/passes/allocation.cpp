@@ -49,6 +49,16 @@ LiveRanges liveRanges(const KernelIR& ir) {
       r.last[b] = static_cast<std::int64_t>(i);
     });
   }
+  // An instruction in a dynamic loop runs again after the later ones of the body: tiles it
+  // touches stay live over the whole loop.
+  for (const DynamicLoop& loop : ir.loops) {
+    for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
+      if (r.first[b] != kUnused && r.first[b] < loop.end && r.last[b] >= loop.begin) {
+        r.first[b] = std::min(r.first[b], loop.begin);
+        r.last[b] = std::max(r.last[b], loop.end - 1);
+      }
+    }
+  }
   return r;
 }
 

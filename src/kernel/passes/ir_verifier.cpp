@@ -50,9 +50,15 @@ Status verifyIR(const KernelIR& ir, const isa::CoreLimits& limits, std::string_v
     probe.tensors.push_back(isa::TensorDecl{b.name, b.hbmKind, b.dtype, b.shape});
   }
   std::map<std::int32_t, std::int64_t> updates;
-  for (const Op& op : ir.ops) {
-    for (const isa::SemaphoreUpdate& u : op.instr.sync.updates) {
-      updates[u.semaphore] += u.value;
+  for (std::size_t i = 0; i < ir.ops.size(); ++i) {
+    std::int64_t runs = 1;
+    for (const DynamicLoop& loop : ir.loops) {
+      if (loop.begin <= static_cast<std::int64_t>(i) && static_cast<std::int64_t>(i) < loop.end) {
+        runs = loop.trips;
+      }
+    }
+    for (const isa::SemaphoreUpdate& u : ir.ops[i].instr.sync.updates) {
+      updates[u.semaphore] += u.value * runs;
     }
   }
   for (std::size_t i = 0; i < ir.ops.size(); ++i) {

@@ -31,13 +31,32 @@ Result<isa::Program> lowerToProgram(const KernelIR& ir, const isa::CoreLimits& l
       add(static_cast<std::int32_t>(b));
     }
   }
-  for (const Op& op : ir.ops) {
+  // A dynamic loop: set the count, run the body, count down, branch back while non-zero.
+  constexpr std::int64_t kLoopRegister = 0;
+  std::size_t nextLoop = 0;
+  std::int64_t bodyStart = 0;
+  for (std::size_t i = 0; i < ir.ops.size(); ++i) {
+    const Op& op = ir.ops[i];
+    const DynamicLoop* loop = nextLoop < ir.loops.size() ? &ir.loops[nextLoop] : nullptr;
+    auto control = [&](isa::InstructionBody body) {
+      program.stream(op.instr.engine)
+          .push_back(isa::Instruction{op.instr.engine, std::move(body), {}, loop->location});
+    };
+    if (loop && loop->begin == static_cast<std::int64_t>(i)) {
+      control(isa::RegSet{kLoopRegister, loop->trips});
+      bodyStart = static_cast<std::int64_t>(program.stream(op.instr.engine).size());
+    }
     isa::Instruction instr = op.instr;
     forEachOperand(instr.body, [&](isa::FieldRole, isa::AccessPattern& ap) {
       ap.tensor =
           ap.memory == isa::Memory::kHbm ? tensorOf[static_cast<std::size_t>(ap.tensor)] : -1;
     });
     program.stream(instr.engine).push_back(std::move(instr));
+    if (loop && loop->end == static_cast<std::int64_t>(i) + 1) {
+      control(isa::RegAdd{kLoopRegister, -1});
+      control(isa::BranchNonZero{kLoopRegister, bodyStart});
+      ++nextLoop;
+    }
   }
   const Status status = isa::verifyProgram(program, limits);
   if (!status.ok()) {

@@ -1,7 +1,8 @@
 // Pass: lowering. Turns allocated, synchronised kernel IR into a Program: HBM buffers become the
 // program's tensors (inputs in argument order, then outputs in return order, then scratch),
 // on-chip operands lose their buffer index, and each instruction joins its engine's stream in
-// trace order, keeping its source location.
+// trace order, keeping its source location. A dynamic loop becomes reg_set / body / reg_add /
+// branch_nz on its engine, counted down in sequencer register 0.
 //
 // Guarantees: the Program passes isa::verifyProgram; tensor names are unique.
 #pragma once

@@ -4,12 +4,48 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <span>
 
 #include "passes/dma_placement.h"
 
 namespace trn::kernel {
 namespace {
+
+/// Each instruction's rank on its agent: how many counted instructions of the agent have
+/// completed when its last execution completes. An instruction in a dynamic loop runs `trips`
+/// times, so the ranks of the body count every iteration.
+std::vector<std::int32_t> ranks(const KernelIR& ir, const std::vector<int>& agentOf, int agents,
+                                const std::vector<char>& counted) {
+  std::vector<std::int32_t> rank(ir.ops.size(), 0);
+  std::vector<std::int64_t> done(static_cast<std::size_t>(agents), 0);
+  std::size_t nextLoop = 0;
+  for (std::size_t i = 0; i < ir.ops.size();) {
+    const DynamicLoop* loop =
+        nextLoop < ir.loops.size() && ir.loops[nextLoop].begin == static_cast<std::int64_t>(i)
+            ? &ir.loops[nextLoop++]
+            : nullptr;
+    const std::size_t end = loop ? static_cast<std::size_t>(loop->end) : i + 1;
+    const std::int64_t trips = loop ? loop->trips : 1;
+    std::vector<std::int64_t> perIteration(static_cast<std::size_t>(agents), 0);
+    for (std::size_t j = i; j < end; ++j) {
+      perIteration[static_cast<std::size_t>(agentOf[j])] += counted[j] ? 1 : 0;
+    }
+    std::vector<std::int64_t> seen(static_cast<std::size_t>(agents), 0);
+    for (std::size_t j = i; j < end; ++j) {
+      const auto a = static_cast<std::size_t>(agentOf[j]);
+      seen[a] += counted[j] ? 1 : 0;
+      const std::int64_t r = done[a] + (trips - 1) * perIteration[a] + seen[a];
+      TRN_CHECK(r <= std::numeric_limits<std::int32_t>::max()) << "semaphore count overflow";
+      rank[j] = static_cast<std::int32_t>(r);
+    }
+    for (std::size_t a = 0; a < done.size(); ++a) {
+      done[a] += trips * perIteration[a];
+    }
+    i = end;
+  }
+  return rank;
+}
 
 struct Candidate {
   int agent;
@@ -33,9 +69,7 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
   std::vector<std::int32_t> clocks(n * width, 0);
   std::vector<std::int32_t> engineKnows(isa::kNumEngines * width, 0);
   std::vector<std::int32_t> queueKnows(static_cast<std::size_t>(queues) * width, 0);
-  std::vector<std::int32_t> rank(agents, 0);
   std::vector<int> agentOf(n);
-  std::vector<std::int32_t> rankOf(n);
   std::vector<char> signals(n, 0);
   std::vector<std::vector<std::int32_t>> waitsOn(n);
   std::vector<std::int32_t> know(width);
@@ -51,13 +85,18 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
 
   for (std::size_t i = 0; i < n; ++i) {
     const isa::Instruction& instr = ir.ops[i].instr;
-    const auto engine = static_cast<std::size_t>(instr.engine);
     const int queue = dmaQueue(instr.body);
     const bool viaDma = isa::info(instr.body).viaDma;
     TRN_CHECK(!viaDma || (queue >= 0 && queue < queues)) << "DMA without a placed queue";
-    const int agent = viaDma ? isa::kNumEngines + queue : static_cast<int>(engine);
-    agentOf[i] = agent;
-    rankOf[i] = ++rank[static_cast<std::size_t>(agent)];
+    agentOf[i] = viaDma ? isa::kNumEngines + queue : static_cast<int>(instr.engine);
+  }
+  const std::vector<std::int32_t> rankOf = ranks(ir, agentOf, agents, std::vector<char>(n, 1));
+  for (std::size_t i = 0; i < n; ++i) {
+    const isa::Instruction& instr = ir.ops[i].instr;
+    const auto engine = static_cast<std::size_t>(instr.engine);
+    const int queue = dmaQueue(instr.body);
+    const bool viaDma = isa::info(instr.body).viaDma;
+    const int agent = agentOf[i];
 
     auto issuer = std::span(engineKnows).subspan(engine * width, width);
     std::copy(issuer.begin(), issuer.end(), know.begin());
@@ -110,11 +149,9 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
   }
 
   // Semaphore values count only the instructions that signal.
-  std::vector<std::int32_t> signalRank(n, 0);
-  std::fill(rank.begin(), rank.end(), 0);
+  const std::vector<std::int32_t> signalRank = ranks(ir, agentOf, agents, signals);
   for (std::size_t i = 0; i < n; ++i) {
     if (signals[i]) {
-      signalRank[i] = ++rank[static_cast<std::size_t>(agentOf[i])];
       ir.ops[i].instr.sync.updates.push_back(
           isa::SemaphoreUpdate{agentOf[i], isa::SemaphoreUpdateOp::kAdd, 1});
     }

@@ -13,6 +13,9 @@
 // - No more waits than needed: a wait is added only when neither program order nor another of
 //   the instruction's waits already implies it, and at most one wait per agent.
 // - Only instructions that something waits for update a semaphore.
+// - Dynamic loops: a body instruction updates its semaphore in every iteration, so a wait for it
+//   counts all iterations and is satisfied only after the last; waits inside a body for
+//   instructions before the loop stay satisfied in every iteration (semaphores only grow).
 #pragma once
 
 #include "passes/dependencies.h"
