@@ -257,6 +257,53 @@ TEST(Nl, LayerNormWithRowParameters) {
               "layerNorm");
 }
 
+TEST(Nl, SoftmaxAndRmsNormInALoopOverRaggedRowTiles) {
+  // 300 rows in 128-row tiles (the last one 44 rows): every nl call in the loop body declares its
+  // tiles at one line, which the allocator turns into multi-buffered rings, several of them
+  // holding more than one temporary of the same shape; the run checks that they are race-free.
+  const std::int64_t rows = 300;
+  const std::int64_t f = 200;
+  const auto x = randomValues(static_cast<std::size_t>(rows * f), 28);
+  const auto w = randomValues(static_cast<std::size_t>(f), 29, 0.5f, 1.5f);
+  auto def = makeKernel("row_loop", [](Kernel& k, Tensor in, Tensor weight) {
+    Tensor soft = k.output("soft", in.shape(), DType::kFp32);
+    Tensor norm = k.output("norm", in.shape(), DType::kFp32);
+    const Tensor wt = nl::load(weight);
+    for (std::int64_t r = 0; r < in.shape(0); r += 128) {
+      const std::int64_t n = std::min<std::int64_t>(128, in.shape(0) - r);
+      const Tensor t = nl::load(in(ds(r, n)));
+      nl::store(soft(ds(r, n)), nl::softmax(t));
+      nl::store(norm(ds(r, n)), nl::rmsNorm(t, wt));
+    }
+    return std::vector<Tensor>{soft, norm};
+  });
+  const auto outs = run(def, {{{rows, f}, x}, {{1, f}, w}});
+  ASSERT_EQ(outs.size(), 2u);
+  std::vector<double> soft;
+  std::vector<double> norm;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto row = [&](std::int64_t j) { return double{x[static_cast<std::size_t>(r * f + j)]}; };
+    double hi = -INFINITY;
+    double total = 0;
+    double squares = 0;
+    for (std::int64_t j = 0; j < f; ++j) {
+      hi = std::max(hi, row(j));
+      squares += row(j) * row(j);
+    }
+    for (std::int64_t j = 0; j < f; ++j) {
+      total += std::exp(row(j) - hi);
+    }
+    const double rstd = 1.0 / std::sqrt(squares / static_cast<double>(f) + 1e-6);
+    for (std::int64_t j = 0; j < f; ++j) {
+      soft.push_back(std::exp(row(j) - hi) / total);
+      norm.push_back(row(j) * rstd * w[static_cast<std::size_t>(j)]);
+    }
+  }
+  // The bounds of the single-tile softmax and rmsNorm tests.
+  expectClose(outs[0], soft, (static_cast<double>(f) + 11) * kFp32Eps, 0.0, "softmax loop");
+  expectClose(outs[1], norm, (static_cast<double>(f) / 2 + 8) * kFp32Eps, 0.0, "rmsNorm loop");
+}
+
 TEST(Nl, BroadcastPartitionsRepeatsARow) {
   const std::int64_t f = 1100;  // three PSUM chunks of at most 512
   const auto row = randomValues(static_cast<std::size_t>(f), 27);
