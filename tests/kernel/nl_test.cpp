@@ -565,6 +565,20 @@ TEST(NlErrors, MatmulContractionMismatchAndLimits) {
   expectErrorAt(compileError(def, {{64, 32}, {64, 600}}), &line, {"nl.matmul", "N = 600"});
 }
 
+TEST(NlErrors, HardwareRuleViolationsInsideNlPointAtTheCallersLine) {
+  int line = 0;
+  auto def = makeKernel("mixed_matmul", [&line](Kernel& k, Tensor a, Tensor b) {
+    const Tensor x = nl::load(a);
+    const Tensor y = nl::load(b, DType::kBf16);
+    line = __LINE__ + 1;
+    const Tensor z = nl::matmul(x, y, true);  // fp32 stationary, bf16 moving
+    Tensor out = k.output("out", z.shape(), DType::kFp32);
+    nl::store(out, z);
+    return out;
+  });
+  expectErrorAt(compileError(def, {{32, 16}, {32, 8}}), &line, {"nc_matmul", "fp32"});
+}
+
 TEST(NlErrors, StoreReduceWhereTransposeAndNormShapes) {
   int line = 0;
   int which = 0;
