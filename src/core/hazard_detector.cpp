@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "trn/base/check.h"
@@ -14,7 +15,15 @@ using isa::firstOverlap;
 
 namespace {
 
-constexpr std::uint64_t kPruneInterval = 1024;
+constexpr std::uint64_t kPruneInterval = 256;
+/// Cell geometry: bands of 32 partitions (or HBM rows, more for tall tensors: at most 16 bands),
+/// column granules of at least 512 bytes (at most 512 per partition, 64 per HBM row).
+constexpr int kPartitionBandShift = 7;
+constexpr int kMinHbmBandShift = 5;
+constexpr std::int64_t kMaxHbmBands = 16;
+constexpr int kMinGranuleShift = 9;
+constexpr int kMaxOnChipGranules = 512;
+constexpr int kMaxHbmGranules = 64;
 
 void joinInto(VectorClock& into, const VectorClock& other) {
   for (std::size_t i = 0; i < into.size(); ++i) {
@@ -22,21 +31,150 @@ void joinInto(VectorClock& into, const VectorClock& other) {
   }
 }
 
+/// The agents with an epoch in `epochs` that `now` has not seen. A quick vectorisable test
+/// first, since most cells hold none.
+std::uint32_t unseen(const VectorClock& epochs, const VectorClock& now) {
+  std::uint32_t any = 0;
+  for (std::size_t a = 0; a < kMaxAgents; ++a) {
+    any |= static_cast<std::uint32_t>(epochs[a] > now[a]);
+  }
+  if (any == 0) {
+    return 0;
+  }
+  std::uint32_t agents = 0;
+  for (std::size_t a = 0; a < kMaxAgents; ++a) {
+    agents |= static_cast<std::uint32_t>(epochs[a] > now[a]) << a;
+  }
+  return agents;
+}
+
 }  // namespace
 
-HazardDetector::HazardDetector(int semaphores, int queues,
+HazardDetector::HazardDetector(const isa::CoreLimits& limits,
+                               std::span<const isa::TensorDecl> tensors,
                                std::function<std::string(AccessOwner)> describe,
                                std::function<std::string(std::int32_t)> tensorName)
-    : agents_(isa::kNumEngines + queues),
+    : agents_(isa::kNumEngines + limits.dmaQueues),
       clocks_(static_cast<std::size_t>(agents_), VectorClock{}),
-      semaphoreClocks_(static_cast<std::size_t>(semaphores), VectorClock{}),
+      semaphoreClocks_(static_cast<std::size_t>(limits.semaphores), VectorClock{}),
       history_(static_cast<std::size_t>(agents_)),
       describe_(std::move(describe)),
       tensorName_(std::move(tensorName)) {
-  TRN_CHECK(agents_ <= kMaxAgents) << "too many DMA queues for race detection: " << queues;
+  TRN_CHECK(agents_ <= kMaxAgents)
+      << "too many DMA queues for race detection: " << limits.dmaQueues;
   for (int a = 0; a < agents_; ++a) {
     clocks_[static_cast<std::size_t>(a)][static_cast<std::size_t>(a)] = 1;
   }
+  addGrid(limits.partitions, limits.sbufPartitionBytes, kPartitionBandShift, kMaxOnChipGranules);
+  addGrid(limits.partitions, limits.psumPartitionBytes(), kPartitionBandShift, kMaxOnChipGranules);
+  for (const isa::TensorDecl& tensor : tensors) {
+    const std::int64_t bytes = std::max<std::int64_t>(1, tensor.byteSize());
+    const std::int64_t rowBytes =
+        tensor.shape.empty()
+            ? bytes
+            : std::clamp<std::int64_t>(tensor.shape.back() * byteSize(tensor.dtype), 1, bytes);
+    const std::int64_t rows = (bytes + rowBytes - 1) / rowBytes;
+    int bandShift = kMinHbmBandShift;
+    while ((rows >> bandShift) >= kMaxHbmBands) {
+      ++bandShift;
+    }
+    addGrid(rows, rowBytes, bandShift, kMaxHbmGranules);
+  }
+  addGrid(1, 1, 0, 1);  // HBM accesses of an undeclared tensor
+  cells_.resize(1);
+}
+
+void HazardDetector::addGrid(std::int64_t rows, std::int64_t rowBytes, int bandShift,
+                             int maxGranules) {
+  Grid grid;
+  grid.rows = std::max<std::int64_t>(1, rows);
+  grid.rowBytes = std::max<std::int64_t>(1, rowBytes);
+  grid.bandShift = bandShift;
+  grid.granuleShift = kMinGranuleShift;
+  while ((grid.rowBytes - 1) >> grid.granuleShift >= maxGranules) {
+    ++grid.granuleShift;
+  }
+  grid.bands = static_cast<std::int32_t>(((grid.rows - 1) >> bandShift) + 1);
+  grid.granules = static_cast<std::int32_t>(((grid.rowBytes - 1) >> grid.granuleShift) + 1);
+  grid.firstCell = static_cast<std::uint32_t>(cellSlot_.size());
+  cellSlot_.resize(cellSlot_.size() + static_cast<std::size_t>(grid.bands) *
+                                          static_cast<std::size_t>(grid.granules),
+                   0);
+  grids_.push_back(grid);
+}
+
+HazardDetector::CellRange HazardDetector::cellsOf(const Footprint& f) const {
+  const Grid* grid = nullptr;
+  std::int64_t rowLow = 0;
+  std::int64_t rowHigh = 0;
+  std::int64_t columnLow = 0;
+  std::int64_t columnHigh = 0;  // inclusive
+  if (f.memory != isa::Memory::kHbm) {
+    grid = &grids_[f.memory == isa::Memory::kSbuf ? 0 : 1];
+    rowLow = f.firstPartition;
+    rowHigh = f.endPartition - 1;
+    columnLow = f.bytes.begin;
+    columnHigh = f.bytes.end - 1;
+  } else {
+    const bool declared = f.tensor >= 0 && static_cast<std::size_t>(f.tensor) + 3 < grids_.size();
+    grid = &grids_[declared ? static_cast<std::size_t>(f.tensor) + 2 : grids_.size() - 1];
+    const std::int64_t rowBytes = grid->rowBytes;
+    const isa::RowShape& r = f.rows;
+    if (r.rows > 0 && r.first >= 0 && (r.rows == 1 || r.stride % rowBytes == 0) &&
+        r.first % rowBytes + r.length <= rowBytes) {
+      // Runs within rows, one every stride / rowBytes rows: their columns in those rows.
+      rowLow = r.first / rowBytes;
+      rowHigh = (r.first + (r.rows - 1) * r.stride) / rowBytes;
+      columnLow = r.first % rowBytes;
+      columnHigh = columnLow + r.length - 1;
+    } else if (f.bytes.begin >= 0 && f.bytes.begin < f.bytes.end) {
+      rowLow = f.bytes.begin / rowBytes;
+      rowHigh = (f.bytes.end - 1) / rowBytes;
+      columnLow = rowLow == rowHigh ? f.bytes.begin % rowBytes : 0;
+      columnHigh = rowLow == rowHigh ? (f.bytes.end - 1) % rowBytes : rowBytes - 1;
+    } else {
+      rowLow = -1;  // an empty or negative range: every cell
+    }
+  }
+  const bool everyRow = rowLow < 0 || rowLow > rowHigh || rowHigh >= grid->rows;
+  const bool everyColumn = columnLow < 0 || columnLow > columnHigh || columnHigh >= grid->rowBytes;
+  CellRange range{grid, 0, grid->bands - 1, 0, grid->granules - 1};
+  if (!everyRow) {
+    range.bandLow = static_cast<std::int32_t>(rowLow >> grid->bandShift);
+    range.bandHigh = static_cast<std::int32_t>(rowHigh >> grid->bandShift);
+  }
+  if (!everyColumn) {
+    range.granuleLow = static_cast<std::int32_t>(columnLow >> grid->granuleShift);
+    range.granuleHigh = static_cast<std::int32_t>(columnHigh >> grid->granuleShift);
+  }
+  return range;
+}
+
+std::uint32_t HazardDetector::filterAndRecord(const Footprint& f, int agent, std::uint32_t epoch,
+                                              const VectorClock& now) {
+  const CellRange range = cellsOf(f);
+  const auto self = static_cast<std::size_t>(agent);
+  std::uint32_t suspects = 0;
+  for (std::int32_t band = range.bandLow; band <= range.bandHigh; ++band) {
+    const std::uint32_t row =
+        range.grid->firstCell +
+        static_cast<std::uint32_t>(band) * static_cast<std::uint32_t>(range.grid->granules);
+    for (std::int32_t g = range.granuleLow; g <= range.granuleHigh; ++g) {
+      std::uint32_t& slot = cellSlot_[row + static_cast<std::uint32_t>(g)];
+      if (slot == 0) {
+        slot = static_cast<std::uint32_t>(cells_.size());
+        cells_.emplace_back();
+      }
+      Cell& cell = cells_[slot];
+      // A write conflicts with every access, a read only with writes.
+      suspects |= unseen(f.write ? cell.accessed : cell.written, now);
+      cell.accessed[self] = epoch;
+      if (f.write) {
+        cell.written[self] = epoch;
+      }
+    }
+  }
+  return suspects;
 }
 
 void HazardDetector::acquire(int agent, int semaphore) {
@@ -54,50 +192,51 @@ void HazardDetector::release(int semaphore, const VectorClock& updater) {
 
 Status HazardDetector::access(int agent, AccessOwner owner, std::span<const Footprint> footprints) {
   const VectorClock& now = clocks_[static_cast<std::size_t>(agent)];
-  for (int other = 0; other < agents_; ++other) {
-    if (other == agent) {
-      continue;
-    }
-    const History& h = history_[static_cast<std::size_t>(other)];
-    const std::uint32_t seen = now[static_cast<std::size_t>(other)];
-    for (std::size_t i = h.boxes.size(); i-- > h.start && h.boxes[i].epoch > seen;) {
-      const Box& box = h.boxes[i];
-      for (const Footprint& f : footprints) {
-        if ((!f.write && !box.write) || box.memory != f.memory || box.tensor != f.tensor ||
-            box.firstPartition >= f.endPartition || f.firstPartition >= box.endPartition ||
-            box.begin >= f.bytes.end || f.bytes.begin >= box.end) {
-          continue;
-        }
-        const Detail& earlier = h.details[i];
-        const auto overlap = firstOverlap(earlier.footprint, f);
-        if (!overlap) {
-          continue;
-        }
-        const std::int64_t firstPartition =
-            std::max(earlier.footprint.firstPartition, f.firstPartition);
-        const std::int64_t endPartition = std::min(earlier.footprint.endPartition, f.endPartition);
-        const std::string tensor = f.tensor >= 0 ? tensorName_(f.tensor) : std::string();
-        const Footprint& e = earlier.footprint;
-        return failedPrecondition(fmt::format(
-            "race: {} {} {} and {} {} {}, with no semaphore ordering them; they overlap at {}",
-            describe_(earlier.owner), e.write ? "writes" : "reads",
-            describeRange(e, e.bytes, e.firstPartition, e.endPartition, tensor), describe_(owner),
-            f.write ? "writes" : "reads",
-            describeRange(f, f.bytes, f.firstPartition, f.endPartition, tensor),
-            describeRange(f, *overlap, firstPartition, endPartition, tensor)));
-      }
-    }
+  const std::uint32_t epoch = now[static_cast<std::size_t>(agent)];
+  std::uint32_t suspects = 0;
+  for (const Footprint& f : footprints) {
+    suspects |= filterAndRecord(f, agent, epoch, now);
+  }
+  suspects &= ~(std::uint32_t{1} << agent);
+  for (; suspects != 0; suspects &= suspects - 1) {
+    TRN_RETURN_IF_ERROR(scan(std::countr_zero(suspects), now, owner, footprints));
   }
   History& mine = history_[static_cast<std::size_t>(agent)];
-  const std::uint32_t epoch = now[static_cast<std::size_t>(agent)];
   for (const Footprint& f : footprints) {
-    mine.boxes.push_back(
-        Box{epoch, f.tensor, f.memory, f.write, static_cast<std::int32_t>(f.firstPartition),
-            static_cast<std::int32_t>(f.endPartition), f.bytes.begin, f.bytes.end});
-    mine.details.push_back(Detail{owner, f});
+    mine.push(Entry{epoch, owner, f});
   }
   if (++sincePrune_ >= kPruneInterval) {
     prune();
+  }
+  return {};
+}
+
+Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner,
+                            std::span<const Footprint> footprints) const {
+  const History& h = history_[static_cast<std::size_t>(other)];
+  const std::uint32_t seen = now[static_cast<std::size_t>(other)];
+  for (std::uint64_t i = h.end(); i-- > h.start() && h.at(i).epoch > seen;) {
+    const Entry& earlier = h.at(i);
+    const Footprint& e = earlier.footprint;
+    for (const Footprint& f : footprints) {
+      if (!f.write && !e.write) {
+        continue;
+      }
+      const auto overlap = firstOverlap(e, f);
+      if (!overlap) {
+        continue;
+      }
+      const std::int64_t firstPartition = std::max(e.firstPartition, f.firstPartition);
+      const std::int64_t endPartition = std::min(e.endPartition, f.endPartition);
+      const std::string tensor = f.tensor >= 0 ? tensorName_(f.tensor) : std::string();
+      return failedPrecondition(fmt::format(
+          "race: {} {} {} and {} {} {}, with no semaphore ordering them; they overlap at {}",
+          describe_(earlier.owner), e.write ? "writes" : "reads",
+          describeRange(e, e.bytes, e.firstPartition, e.endPartition, tensor), describe_(owner),
+          f.write ? "writes" : "reads",
+          describeRange(f, f.bytes, f.firstPartition, f.endPartition, tensor),
+          describeRange(f, *overlap, firstPartition, endPartition, tensor)));
+    }
   }
   return {};
 }
@@ -122,19 +261,24 @@ void HazardDetector::prune() {
   }
   for (int a = 0; a < agents_; ++a) {
     History& h = history_[static_cast<std::size_t>(a)];
-    if (!anyLive) {
-      h.start = h.boxes.size();
+    std::uint64_t start = anyLive ? h.start() : h.end();
+    while (start < h.end() && h.at(start).epoch <= low[static_cast<std::size_t>(a)]) {
+      ++start;
     }
-    while (h.start < h.boxes.size() && h.boxes[h.start].epoch <= low[static_cast<std::size_t>(a)]) {
-      ++h.start;
-    }
-    if (h.start > 4096 && h.start * 2 > h.boxes.size()) {
-      const auto dead = static_cast<std::ptrdiff_t>(h.start);
-      h.boxes.erase(h.boxes.begin(), h.boxes.begin() + dead);
-      h.details.erase(h.details.begin(), h.details.begin() + dead);
-      h.start = 0;
-    }
+    h.dropBefore(start);
   }
+}
+
+void HazardDetector::History::push(const Entry& entry) {
+  if (end_ - start_ == entries_.size()) {
+    std::vector<Entry> grown(std::max<std::size_t>(64, entries_.size() * 2));
+    for (std::uint64_t i = start_; i < end_; ++i) {
+      grown[i & (grown.size() - 1)] = at(i);
+    }
+    entries_ = std::move(grown);
+  }
+  entries_[end_ & (entries_.size() - 1)] = entry;
+  ++end_;
 }
 
 }  // namespace trn::core

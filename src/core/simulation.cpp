@@ -27,10 +27,10 @@
 
 #include "sequencer_state.h"
 #include "trn/core/dma_model.h"
-#include "trn/isa/footprint.h"
 #include "trn/core/hazard_detector.h"
 #include "trn/core/instruction_cost.h"
 #include "trn/core/neuron_core.h"
+#include "trn/isa/footprint.h"
 #include "trn/isa/program_text.h"
 
 namespace trn::core {
@@ -253,7 +253,7 @@ Status Simulation::setUp() {
     const isa::Program& program = cr.core->program();
     if (options.detectRaces) {
       cr.hazards.emplace(
-          options.limits.semaphores, options.limits.dmaQueues,
+          options.limits, program.tensors,
           [this, c](AccessOwner owner) { return describe(c, owner); },
           [&program](std::int32_t tensor) {
             return program.tensors[static_cast<std::size_t>(tensor)].name;

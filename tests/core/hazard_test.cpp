@@ -113,6 +113,60 @@ dve: tensor_copy dst=sbuf[0:128]+4096:fp32[[1,64]] src=sbuf[0:128]:fp32[[1,64]]
   EXPECT_NE(status.toString().find("sp#0 'dma_copy"), std::string::npos) << status.toString();
 }
 
+TEST(Hazards, AnUnorderedWriteBehindAnOrderedOneInTheSameCellIsStillARace) {
+  // DVE waits for Pool's write but not for ACT's, a few bytes before it.
+  const char* text = R"(
+act: memset dst=sbuf[0:128]+64:fp32[[1,16]] value=1.0
+pool: memset dst=sbuf[0:128]+128:fp32[[1,16]] value=2.0 signal(s0+=1)
+dve: tensor_copy dst=sbuf[0:128]+8192:fp32[[1,48]] src=sbuf[0:128]+64:fp32[[1,48]] wait(s0>=1)
+)";
+  for (const RunMode mode : kModes) {
+    const Status status = runIn(text, mode);
+    ASSERT_FALSE(status.ok()) << runModeName(mode);
+    const std::string message = status.toString();
+    EXPECT_NE(message.find("act#0 'memset"), std::string::npos) << message;
+    EXPECT_NE(message.find("overlap at sbuf partitions 0..127 bytes 64..127"), std::string::npos)
+        << message;
+  }
+}
+
+TEST(Hazards, ManyDisjointWritesInOneRegionDoNotRaceAndAnOverlapAmongThemDoes) {
+  // Four engines write neighbouring 32-byte columns of partitions 0..31 and 96..127, unordered.
+  const char* text = R"(
+act: memset dst=sbuf[0:32]+0:fp32[[1,8]] value=1.0
+dve: memset dst=sbuf[0:32]+32:fp32[[1,8]] value=1.0
+pool: memset dst=sbuf[96:128]+64:fp32[[1,8]] value=1.0
+act: memset dst=sbuf[96:128]+96:fp32[[1,8]] value=1.0
+dve: memset dst=sbuf[0:32]+128:fp32[[1,8]] value=1.0
+)";
+  EXPECT_TRUE(runIn(text, RunMode::kTimingOnly).ok());
+  std::string overlapping = text;
+  overlapping += "pool: tensor_copy dst=sbuf[32:64]:fp32[[1,4]] src=sbuf[96:128]+112:fp32[[1,4]]\n";
+  const Status status = runIn(overlapping, RunMode::kTimingOnly);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.toString().find("act#1 'memset"), std::string::npos) << status.toString();
+  EXPECT_NE(status.toString().find("overlap at sbuf partitions 96..127 bytes 112..127"),
+            std::string::npos)
+      << status.toString();
+}
+
+TEST(Hazards, InterleavedHbmColumnsOfTwoQueuesDoNotRace) {
+  // Queue 1 writes columns 0..15 of every row, queue 2 columns 16..31: no byte is shared.
+  const char* text = R"(
+.tensor c output fp32 [64, 32]
+act: memset dst=sbuf[0:64]:fp32[[1,32]] value=1.0 signal(s0+=1)
+sp: dma_copy dst=hbm:c:fp32[[32,64],[1,16]] src=sbuf[0:64]:fp32[[1,16]] queue=1 wait(s0>=1)
+sp: dma_copy dst=hbm:c+64:fp32[[32,64],[1,16]] src=sbuf[0:64]+64:fp32[[1,16]] queue=2
+)";
+  EXPECT_TRUE(runIn(text, RunMode::kTimingOnly).ok());
+  std::string overlapping = text;
+  overlapping.replace(overlapping.find("hbm:c+64"), 8, "hbm:c+60");
+  const Status status = runIn(overlapping, RunMode::kTimingOnly);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.toString().find("overlap at hbm tensor 'c' bytes 60..63"), std::string::npos)
+      << status.toString();
+}
+
 TEST(Hazards, RaceDetectionCanBeSwitchedOff) {
   auto core = testing::makeCore(R"(
 act: memset dst=sbuf[0:128]:fp32[[1,64]] value=1.0

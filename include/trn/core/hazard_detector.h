@@ -5,6 +5,13 @@
 // to overlapping bytes from different agents, at least one a write, neither happening before the
 // other, are a race (architecture.md "Execution semantics").
 //
+// A filter over coarse memory cells (SBUF/PSUM: 32 partitions x a column granule; HBM: a band of
+// rows x a column granule of one tensor) keeps, per cell and agent, the epoch of the agent's last
+// write and last access there. An agent's recorded accesses can conflict with a new access only
+// if one of the cells the new access covers holds an epoch of that agent the new access has not
+// seen, so only those agents' histories are scanned; the exact test and the message are those of
+// the scan.
+//
 // Each agent keeps its accesses in epoch order, so the accesses of agent B that are concurrent
 // with an access whose clock is V are exactly B's entries with epoch > V[B]: a suffix. Entries
 // older than every live agent's view of B can never race again and are pruned. Joining every
@@ -20,8 +27,10 @@
 #include <vector>
 
 #include "trn/base/status.h"
-#include "trn/isa/footprint.h"
+#include "trn/isa/core_limits.h"
 #include "trn/isa/engine.h"
+#include "trn/isa/footprint.h"
+#include "trn/isa/program.h"
 
 namespace trn::core {
 
@@ -41,7 +50,10 @@ class HazardDetector {
  public:
   /// `describe` renders an instruction ("pe#3 'nc_matmul ...' at kernel.cpp:12") and
   /// `tensorName` an HBM tensor, for race messages.
-  HazardDetector(int semaphores, int queues, std::function<std::string(AccessOwner)> describe,
+  /// `limits` gives the semaphores, DMA queues and on-chip memory sizes; `tensors` the program's
+  /// HBM tensors.
+  HazardDetector(const isa::CoreLimits& limits, std::span<const isa::TensorDecl> tensors,
+                 std::function<std::string(AccessOwner)> describe,
                  std::function<std::string(std::int32_t)> tensorName);
 
   [[nodiscard]] static int engineAgent(isa::Engine engine) { return static_cast<int>(engine); }
@@ -68,32 +80,75 @@ class HazardDetector {
   void engineFinished(isa::Engine engine) { finished_[static_cast<std::size_t>(engine)] = true; }
 
  private:
-  /// What the scan reads of a recorded access: its epoch and bounding box (40 bytes, so the
-  /// scan stays in cache). The owner and the full footprint are kept alongside, for the exact
-  /// test and the message.
-  struct Box {
+  /// One operand of a recorded access.
+  struct Entry {
     std::uint32_t epoch;
-    std::int32_t tensor;
-    isa::Memory memory;
-    bool write;
-    std::int32_t firstPartition;
-    std::int32_t endPartition;
-    std::int64_t begin;
-    std::int64_t end;
-  };
-  struct Detail {
     AccessOwner owner;
     Footprint footprint;
   };
-  struct History {
-    std::vector<Box> boxes;  ///< epoch order
-    std::vector<Detail> details;
-    std::size_t start = 0;  ///< first live entry
+  /// An agent's recorded operands in epoch order: a ring buffer that grows when full, so that
+  /// a long run reuses the same memory. Positions count every entry ever recorded.
+  class History {
+   public:
+    [[nodiscard]] std::uint64_t start() const { return start_; }
+    [[nodiscard]] std::uint64_t end() const { return end_; }
+    [[nodiscard]] const Entry& at(std::uint64_t position) const {
+      return entries_[position & (entries_.size() - 1)];
+    }
+    void push(const Entry& entry);
+    /// Drops the entries before `position`.
+    void dropBefore(std::uint64_t position) { start_ = position; }
+
+   private:
+    std::vector<Entry> entries_;  ///< a power of two in size (or empty)
+    std::uint64_t start_ = 0;     ///< first live entry
+    std::uint64_t end_ = 0;
   };
 
+  /// The cells of one memory region (SBUF, PSUM or one HBM tensor): `bands` bands of
+  /// 2^bandShift rows (partitions, or tensor rows of rowBytes bytes) times `granules` column
+  /// granules of 2^granuleShift bytes, numbered band-major from `firstCell`.
+  struct Grid {
+    std::int64_t rows = 1;
+    std::int64_t rowBytes = 0;
+    int bandShift = 0;
+    int granuleShift = 0;
+    std::int32_t bands = 1;
+    std::int32_t granules = 1;
+    std::uint32_t firstCell = 0;
+  };
+  /// Per agent, the epoch of its last write and of its last access (read or write) in one cell
+  /// (0: none).
+  struct Cell {
+    VectorClock written{};
+    VectorClock accessed{};
+  };
+  /// The cells a footprint may touch: bands [bandLow, bandHigh] x granules
+  /// [granuleLow, granuleHigh] of `grid`.
+  struct CellRange {
+    const Grid* grid;
+    std::int32_t bandLow;
+    std::int32_t bandHigh;
+    std::int32_t granuleLow;
+    std::int32_t granuleHigh;
+  };
+
+  void addGrid(std::int64_t rows, std::int64_t rowBytes, int bandShift, int maxGranules);
+  [[nodiscard]] CellRange cellsOf(const Footprint& f) const;
+  /// The agents with an access in the cells of `f` that `now` has not seen and that may conflict
+  /// with `f`; records `f` as `agent`'s access at `epoch` in those cells.
+  std::uint32_t filterAndRecord(const Footprint& f, int agent, std::uint32_t epoch,
+                                const VectorClock& now);
+  /// The race between one of `footprints` and the newest access in `other`'s history that `now`
+  /// has not seen and conflicts with it; OK when there is none.
+  [[nodiscard]] Status scan(int other, const VectorClock& now, AccessOwner owner,
+                            std::span<const Footprint> footprints) const;
   void prune();
 
   int agents_;
+  std::vector<Grid> grids_;  ///< SBUF, PSUM, each HBM tensor, then one cell for unknown tensors
+  std::vector<std::uint32_t> cellSlot_;  ///< cell number -> index into cells_ (0: untouched)
+  std::vector<Cell> cells_;              ///< cells_[0] is unused
   std::vector<VectorClock> clocks_;
   std::vector<VectorClock> semaphoreClocks_;
   std::vector<History> history_;  ///< per agent
