@@ -50,6 +50,43 @@ std::uint32_t unseen(const VectorClock& epochs, const VectorClock& now) {
 
 }  // namespace
 
+bool HazardDetector::Frontier::seenBy(const VectorClock& now) const {
+  if (size == kUnknown) {
+    return false;
+  }
+  for (std::uint8_t i = 0; i < size; ++i) {
+    if (epochs[i] > now[agents[i]]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void HazardDetector::Frontier::add(int agent, std::uint32_t epoch, const VectorClock& now,
+                                   bool seenAll) {
+  std::uint8_t kept = 0;
+  if (!seenAll) {
+    if (size == kUnknown) {
+      return;
+    }
+    // Keep the accesses `now` has not seen; the others happen before the new one.
+    for (std::uint8_t i = 0; i < size; ++i) {
+      if (epochs[i] > now[agents[i]]) {
+        epochs[kept] = epochs[i];
+        agents[kept] = agents[i];
+        ++kept;
+      }
+    }
+    if (kept == kSize) {
+      size = kUnknown;
+      return;
+    }
+  }
+  epochs[kept] = epoch;
+  agents[kept] = static_cast<std::uint8_t>(agent);
+  size = static_cast<std::uint8_t>(kept + 1);
+}
+
 HazardDetector::HazardDetector(const isa::CoreLimits& limits,
                                std::span<const isa::TensorDecl> tensors,
                                std::function<std::string(AccessOwner)> describe,
@@ -167,11 +204,19 @@ std::uint32_t HazardDetector::filterAndRecord(const Footprint& f, int agent, std
       }
       Cell& cell = cells_[slot];
       // A write conflicts with every access, a read only with writes.
-      suspects |= unseen(f.write ? cell.accessed : cell.written, now);
-      cell.accessed[self] = epoch;
       if (f.write) {
+        const bool seenAccesses = cell.accesses.seenBy(now);
+        const std::uint32_t unseenAccesses = seenAccesses ? 0 : unseen(cell.accessed, now);
+        suspects |= unseenAccesses;
+        const bool seenAll = unseenAccesses == 0;
+        cell.writes.add(agent, epoch, now, seenAll || cell.writes.seenBy(now));
+        cell.accesses.add(agent, epoch, now, seenAll);
         cell.written[self] = epoch;
+      } else {
+        suspects |= cell.writes.seenBy(now) ? 0 : unseen(cell.written, now);
+        cell.accesses.add(agent, epoch, now, cell.accesses.seenBy(now));
       }
+      cell.accessed[self] = epoch;
     }
   }
   return suspects;

@@ -117,9 +117,27 @@ class HazardDetector {
     std::int32_t granules = 1;
     std::uint32_t firstCell = 0;
   };
+  /// Some accesses of one kind (writes, or all accesses) to a cell such that every other one
+  /// happens before one of them, while there are at most kSize; else unknown. When a new access
+  /// has seen all of them it has seen every access of the kind, which is checked in a few steps.
+  struct Frontier {
+    static constexpr std::uint8_t kSize = 4;
+    static constexpr std::uint8_t kUnknown = 0xff;
+    std::array<std::uint32_t, kSize> epochs{};
+    std::array<std::uint8_t, kSize> agents{};
+    std::uint8_t size = 0;
+
+    /// Whether `now` has seen every access the frontier covers.
+    [[nodiscard]] bool seenBy(const VectorClock& now) const;
+    /// Adds the access of `agent` at `epoch` whose clock is `now`; `seenAll`: it has seen every
+    /// access of the kind.
+    void add(int agent, std::uint32_t epoch, const VectorClock& now, bool seenAll);
+  };
   /// Per agent, the epoch of its last write and of its last access (read or write) in one cell
-  /// (0: none).
+  /// (0: none), and the frontiers that usually answer the check without them.
   struct Cell {
+    Frontier writes;
+    Frontier accesses;
     VectorClock written{};
     VectorClock accessed{};
   };
