@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <variant>
 
 #include "trn/base/check.h"
+#include "trn/isa/field.h"
 
 namespace trn::core {
 
@@ -16,9 +18,9 @@ using isa::firstOverlap;
 namespace {
 
 constexpr std::uint64_t kPruneInterval = 256;
-/// Cell geometry: bands of 32 partitions (or HBM rows, more for tall tensors: at most 16 bands),
+/// Cell geometry: bands of 64 partitions, or of at least 32 HBM rows (at most 16 bands per tensor);
 /// column granules of at least 512 bytes (at most 512 per partition, 64 per HBM row).
-constexpr int kPartitionBandShift = 7;
+constexpr int kPartitionBandShift = 6;
 constexpr int kMinHbmBandShift = 5;
 constexpr std::int64_t kMaxHbmBands = 16;
 constexpr int kMinGranuleShift = 9;
@@ -140,19 +142,34 @@ void HazardDetector::addGrid(std::int64_t rows, std::int64_t rowBytes, int bandS
   grids_.push_back(grid);
 }
 
-HazardDetector::CellRange HazardDetector::cellsOf(const Footprint& f) const {
+void collectOperands(const isa::InstructionBody& body, std::vector<Operand>& out) {
+  out.clear();
+  std::visit(
+      [&](const auto& instr) {
+        isa::forEachAccessPattern(
+            instr, [&](std::string_view, isa::FieldRole role, const isa::AccessPattern& ap) {
+              out.push_back(Operand{&ap, role == isa::FieldRole::kOutput});
+            });
+      },
+      body);
+}
+
+HazardDetector::CellRange HazardDetector::cellsOf(const Operand& operand) const {
+  const isa::AccessPattern& ap = *operand.pattern;
   const Grid* grid = nullptr;
   std::int64_t rowLow = 0;
   std::int64_t rowHigh = 0;
   std::int64_t columnLow = 0;
   std::int64_t columnHigh = 0;  // inclusive
-  if (f.memory != isa::Memory::kHbm) {
-    grid = &grids_[f.memory == isa::Memory::kSbuf ? 0 : 1];
-    rowLow = f.firstPartition;
-    rowHigh = f.endPartition - 1;
-    columnLow = f.bytes.begin;
-    columnHigh = f.bytes.end - 1;
+  if (ap.memory != isa::Memory::kHbm) {
+    grid = &grids_[ap.memory == isa::Memory::kSbuf ? 0 : 1];
+    const isa::AccessPattern::ByteRange bytes = ap.byteRange();
+    rowLow = ap.partitionStart;
+    rowHigh = ap.partitionStart + ap.partitionCount - 1;
+    columnLow = bytes.begin;
+    columnHigh = bytes.end - 1;
   } else {
+    const Footprint f = Footprint::of(ap, operand.write);
     const bool declared = f.tensor >= 0 && static_cast<std::size_t>(f.tensor) + 3 < grids_.size();
     grid = &grids_[declared ? static_cast<std::size_t>(f.tensor) + 2 : grids_.size() - 1];
     const std::int64_t rowBytes = grid->rowBytes;
@@ -187,9 +204,9 @@ HazardDetector::CellRange HazardDetector::cellsOf(const Footprint& f) const {
   return range;
 }
 
-std::uint32_t HazardDetector::filterAndRecord(const Footprint& f, int agent, std::uint32_t epoch,
-                                              const VectorClock& now) {
-  const CellRange range = cellsOf(f);
+std::uint32_t HazardDetector::filterAndRecord(const Operand& operand, int agent,
+                                              std::uint32_t epoch, const VectorClock& now) {
+  const CellRange range = cellsOf(operand);
   const auto self = static_cast<std::size_t>(agent);
   std::uint32_t suspects = 0;
   for (std::int32_t band = range.bandLow; band <= range.bandHigh; ++band) {
@@ -204,7 +221,7 @@ std::uint32_t HazardDetector::filterAndRecord(const Footprint& f, int agent, std
       }
       Cell& cell = cells_[slot];
       // A write conflicts with every access, a read only with writes.
-      if (f.write) {
+      if (operand.write) {
         const bool seenAccesses = cell.accesses.seenBy(now);
         const std::uint32_t unseenAccesses = seenAccesses ? 0 : unseen(cell.accessed, now);
         suspects |= unseenAccesses;
@@ -235,20 +252,26 @@ void HazardDetector::release(int semaphore, const VectorClock& updater) {
   joinInto(semaphoreClocks_[static_cast<std::size_t>(semaphore)], updater);
 }
 
-Status HazardDetector::access(int agent, AccessOwner owner, std::span<const Footprint> footprints) {
+Status HazardDetector::access(int agent, AccessOwner owner, std::span<const Operand> operands) {
   const VectorClock& now = clocks_[static_cast<std::size_t>(agent)];
   const std::uint32_t epoch = now[static_cast<std::size_t>(agent)];
   std::uint32_t suspects = 0;
-  for (const Footprint& f : footprints) {
-    suspects |= filterAndRecord(f, agent, epoch, now);
+  for (const Operand& operand : operands) {
+    suspects |= filterAndRecord(operand, agent, epoch, now);
   }
   suspects &= ~(std::uint32_t{1} << agent);
-  for (; suspects != 0; suspects &= suspects - 1) {
-    TRN_RETURN_IF_ERROR(scan(std::countr_zero(suspects), now, owner, footprints));
+  if (suspects != 0) {
+    footprints_.clear();
+    for (const Operand& operand : operands) {
+      footprints_.push_back(Footprint::of(*operand.pattern, operand.write));
+    }
+    for (; suspects != 0; suspects &= suspects - 1) {
+      TRN_RETURN_IF_ERROR(scan(std::countr_zero(suspects), now, owner, footprints_));
+    }
   }
   History& mine = history_[static_cast<std::size_t>(agent)];
-  for (const Footprint& f : footprints) {
-    mine.push(Entry{epoch, owner, f});
+  for (const Operand& operand : operands) {
+    mine.push(Entry{epoch, owner, operand});
   }
   if (++sincePrune_ >= kPruneInterval) {
     prune();
@@ -262,7 +285,7 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
   const std::uint32_t seen = now[static_cast<std::size_t>(other)];
   for (std::uint64_t i = h.end(); i-- > h.start() && h.at(i).epoch > seen;) {
     const Entry& earlier = h.at(i);
-    const Footprint& e = earlier.footprint;
+    const Footprint e = Footprint::of(*earlier.operand.pattern, earlier.operand.write);
     for (const Footprint& f : footprints) {
       if (!f.write && !e.write) {
         continue;

@@ -30,13 +30,9 @@
 #include "trn/core/hazard_detector.h"
 #include "trn/core/instruction_cost.h"
 #include "trn/core/neuron_core.h"
-#include "trn/isa/footprint.h"
 #include "trn/isa/program_text.h"
 
 namespace trn::core {
-
-using isa::Footprint;
-using isa::operandFootprints;
 
 using isa::Engine;
 
@@ -136,8 +132,8 @@ struct Planned {
   std::array<isa::SemaphoreWait, kInlineWaits> waits{};
   std::uint8_t waitCount = 0;
   bool waitsInline = false;
-  std::uint32_t firstFootprint = 0;  ///< into PlanWindow::footprints
-  std::uint32_t footprintCount = 0;
+  std::uint32_t firstOperand = 0;  ///< into PlanWindow::operands
+  std::uint32_t operandCount = 0;
   TransferShape shape;  ///< for a DMA
 };
 
@@ -148,8 +144,8 @@ struct Planned {
 struct PlanWindow {
   static constexpr std::size_t kSize = 256;
   std::vector<Planned> plans;
-  std::vector<Footprint> footprints;  ///< operands of the plans, when races are checked
-  std::size_t first = 0;              ///< stream index of plans[0]
+  std::vector<Operand> operands;  ///< operands of the plans, when races are checked
+  std::size_t first = 0;          ///< stream index of plans[0]
 };
 
 struct CoreRun {
@@ -228,7 +224,7 @@ class Simulation {
   std::vector<std::uint32_t> freeCompletions_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t sequence_ = 0;
-  std::vector<Footprint> footprints_;
+  std::vector<Operand> operands_;
   std::vector<std::uint32_t> finished_;
 };
 
@@ -286,7 +282,7 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
   const std::int64_t maxBuffer = chip_->core.dma.descriptors.maxBufferBytes.count();
   window.first = pc;
   window.plans.resize(std::min(PlanWindow::kSize, stream.size() - pc));
-  window.footprints.clear();
+  window.operands.clear();
   for (std::size_t i = 0; i < window.plans.size(); ++i) {
     const isa::Instruction& instr = stream[pc + i];
     Planned& p = window.plans[i];
@@ -313,10 +309,10 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
       p.shape = transferShape(instr.body, maxBuffer, chip_->core.dma);
     }
     if (cr.hazards) {
-      operandFootprints(instr.body, footprints_);
-      p.firstFootprint = static_cast<std::uint32_t>(window.footprints.size());
-      p.footprintCount = static_cast<std::uint32_t>(footprints_.size());
-      window.footprints.insert(window.footprints.end(), footprints_.begin(), footprints_.end());
+      collectOperands(instr.body, operands_);
+      p.firstOperand = static_cast<std::uint32_t>(window.operands.size());
+      p.operandCount = static_cast<std::uint32_t>(operands_.size());
+      window.operands.insert(window.operands.end(), operands_.begin(), operands_.end());
     }
   }
   return &window.plans.front();
@@ -430,13 +426,12 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     for (const isa::SemaphoreWait& w : waits) {
       hazards.acquire(agent, w.semaphore);
     }
-    std::span<const Footprint> operands;
+    std::span<const Operand> operands;
     if (plan != nullptr) {
-      operands =
-          std::span(cr.windows[e].footprints).subspan(plan->firstFootprint, plan->footprintCount);
+      operands = std::span(cr.windows[e].operands).subspan(plan->firstOperand, plan->operandCount);
     } else {
-      operandFootprints(instr.body, footprints_);
-      operands = footprints_;
+      collectOperands(instr.body, operands_);
+      operands = operands_;
     }
     const int accessor = dma ? HazardDetector::queueAgent(kind.queue) : agent;
     if (dma) {

@@ -5,7 +5,7 @@
 // to overlapping bytes from different agents, at least one a write, neither happening before the
 // other, are a race (architecture.md "Execution semantics").
 //
-// A filter over coarse memory cells (SBUF/PSUM: 32 partitions x a column granule; HBM: a band of
+// A filter over coarse memory cells (SBUF/PSUM: 64 partitions x a column granule; HBM: a band of
 // rows x a column granule of one tensor) keeps, per cell and agent, the epoch of the agent's last
 // write and last access there. An agent's recorded accesses can conflict with a new access only
 // if one of the cells the new access covers holds an epoch of that agent the new access has not
@@ -40,6 +40,17 @@ using isa::Footprint;
 inline constexpr int kMaxAgents = 24;
 using VectorClock = std::array<std::uint32_t, kMaxAgents>;
 
+/// An operand of an instruction: its access pattern (inside the program, which outlives the run)
+/// and whether the instruction writes it. Its footprint is computed only when a check needs it.
+struct Operand {
+  const isa::AccessPattern* pattern = nullptr;
+  bool write = false;
+};
+
+/// Replaces `out` with the data operands `body` reads and writes, in the order of
+/// isa::operandFootprints.
+void collectOperands(const isa::InstructionBody& body, std::vector<Operand>& out);
+
 /// Identifies the instruction behind an access, for messages.
 struct AccessOwner {
   isa::Engine engine = isa::Engine::kPe;
@@ -71,7 +82,7 @@ class HazardDetector {
 
   /// Checks the accesses of `agent`'s current instruction against every concurrent access and
   /// records them. Returns the first race found.
-  Status access(int agent, AccessOwner owner, std::span<const Footprint> footprints);
+  Status access(int agent, AccessOwner owner, std::span<const Operand> operands);
 
   /// Ends `agent`'s current instruction (program order: the next one happens after it).
   void tick(int agent) { ++clocks_[agent][static_cast<std::size_t>(agent)]; }
@@ -84,7 +95,7 @@ class HazardDetector {
   struct Entry {
     std::uint32_t epoch;
     AccessOwner owner;
-    Footprint footprint;
+    Operand operand;
   };
   /// An agent's recorded operands in epoch order: a ring buffer that grows when full, so that
   /// a long run reuses the same memory. Positions count every entry ever recorded.
@@ -152,10 +163,10 @@ class HazardDetector {
   };
 
   void addGrid(std::int64_t rows, std::int64_t rowBytes, int bandShift, int maxGranules);
-  [[nodiscard]] CellRange cellsOf(const Footprint& f) const;
-  /// The agents with an access in the cells of `f` that `now` has not seen and that may conflict
-  /// with `f`; records `f` as `agent`'s access at `epoch` in those cells.
-  std::uint32_t filterAndRecord(const Footprint& f, int agent, std::uint32_t epoch,
+  [[nodiscard]] CellRange cellsOf(const Operand& operand) const;
+  /// The agents with an access in the cells of `operand` that `now` has not seen and that may
+  /// conflict with it; records it as `agent`'s access at `epoch` in those cells.
+  std::uint32_t filterAndRecord(const Operand& operand, int agent, std::uint32_t epoch,
                                 const VectorClock& now);
   /// The race between one of `footprints` and the newest access in `other`'s history that `now`
   /// has not seen and conflicts with it; OK when there is none.
@@ -167,6 +178,7 @@ class HazardDetector {
   std::vector<Grid> grids_;  ///< SBUF, PSUM, each HBM tensor, then one cell for unknown tensors
   std::vector<std::uint32_t> cellSlot_;  ///< cell number -> index into cells_ (0: untouched)
   std::vector<Cell> cells_;              ///< cells_[0] is unused
+  std::vector<Footprint> footprints_;    ///< of the access being checked, when a scan needs them
   std::vector<VectorClock> clocks_;
   std::vector<VectorClock> semaphoreClocks_;
   std::vector<History> history_;  ///< per agent
