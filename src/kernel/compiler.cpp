@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <fstream>
 #include <ostream>
 #include <set>
 
@@ -16,6 +17,7 @@
 #include "passes/ir_verifier.h"
 #include "passes/lowering.h"
 #include "passes/synchronisation.h"
+#include "trn/isa/program_binary.h"
 #include "trn/isa/program_text.h"
 
 namespace trn::kernel {
@@ -138,6 +140,17 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
                                allocation.psumPeakBytes,
                                allocation.bufs};
   return out;
+}
+
+Status saveProgram(const CompiledKernel& compiled, const std::string& path) {
+  const std::vector<std::byte> bytes = isa::encodeProgram(compiled.program);
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out.good()) {
+    return Status(ErrorCode::kIoError, fmt::format("cannot write kernel '{}' to {}",
+                                                   compiled.name, path));
+  }
+  return {};
 }
 
 Result<std::shared_ptr<const CompiledKernel>> KernelCache::get(const KernelDef& kernel,

@@ -212,11 +212,15 @@ void Kernel::markOutput(const Tensor& t, Loc loc) {
   }
   const Buffer& b = ir_.buffers[static_cast<std::size_t>(t.buffer())];
   if (b.memory != isa::Memory::kHbm || b.hbmKind != isa::TensorKind::kOutput) {
-    fail(ErrorCode::kInvalidArgument,
-         fmt::format(
-             "a kernel returns HBM outputs (Kernel::output); '{}' is {}", b.name,
-             b.memory == isa::Memory::kHbm ? "an HBM input or scratch tensor" : "an on-chip tile"),
-         loc);
+    // Reported at the line that declared the returned tensor: the return statement itself has
+    // no location the library can see.
+    throw TraceError{Status(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: kernel '{}' returns '{}', declared here, which is {}; a kernel returns "
+                    "HBM outputs (Kernel::output)",
+                    formatLocation(b.site), ir_.name, b.name,
+                    b.memory == isa::Memory::kHbm ? "an HBM input or scratch tensor"
+                                                  : "an on-chip tile"))};
   }
   ir_.outputs.push_back(t.buffer());
 }

@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "trn/isa/program_text.h"
 #include "trn/kernel/compiler.h"
 #include "trn/kernel/nisa.h"
 #include "trn/runtime/kernel_runner.h"
@@ -210,6 +211,19 @@ TEST(KernelCompile, CacheReturnsTheSameProgramForTheSameShapes) {
   EXPECT_NE(first->get(), other->get());
   EXPECT_EQ(cache.size(), 2u);
   EXPECT_EQ(cache.hits(), 1);
+}
+
+TEST(KernelCompile, SavedProgramLoadsBackIdentical) {
+  const std::vector<TensorSpec> specs = {{"a", {200, 96}, DType::kFp32},
+                                         {"b", {200, 96}, DType::kFp32}};
+  auto compiled = compile(makeKernel("add", addKernel), specs, limits());
+  ASSERT_TRUE(compiled.ok());
+  const std::string path = ::testing::TempDir() + "/add_kernel.trnb";
+  ASSERT_TRUE(saveProgram(*compiled, path).ok());
+  auto loaded = runtime::loadProgram(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().toString();
+  EXPECT_EQ(isa::formatProgramText(*loaded), isa::formatProgramText(compiled->program));
+  EXPECT_FALSE(saveProgram(*compiled, "/nonexistent-dir/x.trnb").ok());
 }
 
 /// x <- x * 0.5 + 1 repeated `trips` times in a hardware loop on the vector engine.

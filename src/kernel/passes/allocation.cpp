@@ -225,9 +225,10 @@ class Placer {
     std::int64_t total = 0;
     for (const Claim& b : busy) {
       const Buffer& other = ir_.buffers[static_cast<std::size_t>(b.buffer)];
-      live.push_back(fmt::format("'{}' [{}] {} at bytes {}..{} ({})", other.name,
-                                 fmt::join(other.shape, ", "), dtypeName(other.dtype), b.lo, b.hi,
-                                 formatLocation(other.site)));
+      live.push_back(fmt::format("'{}' [{}] {}{} at bytes {}..{} ({})", other.name,
+                                 fmt::join(other.shape, ", "), dtypeName(other.dtype),
+                                 b.slots > 1 ? fmt::format(" x{} buffers", b.slots) : "", b.lo,
+                                 b.hi, formatLocation(other.site)));
       total += b.hi - b.lo;
     }
     const std::string ring =

@@ -21,10 +21,14 @@ struct Access {
   std::uint32_t stamp = 0;  ///< last lookup that visited it (visits each entry once per lookup)
 };
 
-/// The accesses of one memory (or one HBM tensor), bucketed by byte range.
+/// The accesses of one memory (or one HBM tensor), reads and writes apart, bucketed by byte
+/// range: on chip by the bytes within a partition; in HBM by the bytes within a row of the tensor
+/// (most accesses are blocks of rows), with accesses that do not fit that shape in every bucket.
 struct Region {
   std::int64_t granule = 1;
-  std::vector<std::vector<std::int32_t>> buckets;
+  std::int64_t rowBytes = 0;  ///< HBM: bytes of one row of the tensor; 0 on chip
+  std::vector<std::vector<std::int32_t>> reads;
+  std::vector<std::vector<std::int32_t>> writes;
 };
 
 bool denseBox(const isa::Footprint& f) {
@@ -57,8 +61,8 @@ class Analysis {
       const auto self = static_cast<std::int32_t>(i);
       for (const isa::Footprint& f : footprints) {
         ++stamp_;
-        visit(f, [&](Access& a) {
-          if ((f.write || a.footprint.write) && a.op != self && isa::firstOverlap(a.footprint, f)) {
+        visit(f, f.write, [&](Access& a) {
+          if (a.op != self && isa::firstOverlap(a.footprint, f)) {
             deps_[i].push_back(a.op);
           }
         });
@@ -66,7 +70,7 @@ class Analysis {
       const bool viaDma = isa::info(op.instr.body).viaDma;
       for (const isa::Footprint& f : footprints) {
         ++stamp_;
-        visit(f, [&](Access& a) {
+        visit(f, true, [&](Access& a) {
           const bool sameEngine = !viaDma && !a.viaDma && a.engine == op.instr.engine;
           if (covers(f, a.footprint) && (f.write || (!a.footprint.write && sameEngine))) {
             a.alive = false;
@@ -105,32 +109,60 @@ class Analysis {
         break;
       }
     }
-    r.buckets.resize(static_cast<std::size_t>((bytes + r.granule - 1) / r.granule + 1));
+    if (f.memory == isa::Memory::kHbm) {
+      const Buffer& b = ir_.buffers[static_cast<std::size_t>(f.tensor)];
+      r.rowBytes = b.partitionBytes();
+      r.granule = std::max<std::int64_t>(64, (r.rowBytes + 255) / 256);
+      bytes = r.rowBytes;
+    }
+    const auto count = static_cast<std::size_t>((bytes + r.granule - 1) / r.granule + 1);
+    r.reads.resize(count);
+    r.writes.resize(count);
     return regions_.emplace(key, std::move(r)).first->second;
   }
 
   std::pair<std::size_t, std::size_t> bucketRange(const Region& r, const isa::Footprint& f) const {
-    const auto last = static_cast<std::int64_t>(r.buckets.size()) - 1;
-    const std::int64_t lo = std::clamp<std::int64_t>(f.bytes.begin / r.granule, 0, last);
-    const std::int64_t hi = std::clamp<std::int64_t>((f.bytes.end - 1) / r.granule, 0, last);
+    const auto last = static_cast<std::int64_t>(r.reads.size()) - 1;
+    std::int64_t begin = f.bytes.begin;
+    std::int64_t end = f.bytes.end;
+    if (r.rowBytes > 0) {
+      // Rows of whole-row stride: bucket by the columns; anything else touches every bucket.
+      const bool rowBlock = f.rows.rows > 0 && (f.rows.rows == 1 || f.rows.stride == r.rowBytes);
+      begin = rowBlock ? f.rows.first % r.rowBytes : 0;
+      end = rowBlock ? begin + f.rows.length : r.rowBytes;
+      if (end > r.rowBytes) {
+        begin = 0;
+        end = r.rowBytes;
+      }
+    }
+    const std::int64_t lo = std::clamp<std::int64_t>(begin / r.granule, 0, last);
+    const std::int64_t hi = std::clamp<std::int64_t>((end - 1) / r.granule, 0, last);
     return {static_cast<std::size_t>(lo), static_cast<std::size_t>(hi)};
   }
 
+  /// Calls fn once for every live write (and read, with `reads`) whose box meets f's.
   template <typename Fn>
-  void visit(const isa::Footprint& f, Fn&& fn) {
+  void visit(const isa::Footprint& f, bool reads, Fn&& fn) {
     Region& r = regionOf(f);
     const auto [lo, hi] = bucketRange(r, f);
-    for (std::size_t b = lo; b <= hi; ++b) {
-      std::vector<std::int32_t>& bucket = r.buckets[b];
-      std::erase_if(
-          bucket, [&](std::int32_t id) { return !accesses_[static_cast<std::size_t>(id)].alive; });
-      for (const std::int32_t id : bucket) {
-        Access& a = accesses_[static_cast<std::size_t>(id)];
-        if (a.stamp != stamp_ && a.alive && isa::boxesOverlap(a.footprint, f)) {
-          a.stamp = stamp_;
-          fn(a);
+    auto scan = [&](std::vector<std::vector<std::int32_t>>& buckets) {
+      for (std::size_t b = lo; b <= hi; ++b) {
+        std::vector<std::int32_t>& bucket = buckets[b];
+        std::erase_if(bucket, [&](std::int32_t id) {
+          return !accesses_[static_cast<std::size_t>(id)].alive;
+        });
+        for (const std::int32_t id : bucket) {
+          Access& a = accesses_[static_cast<std::size_t>(id)];
+          if (a.stamp != stamp_ && isa::boxesOverlap(a.footprint, f)) {
+            a.stamp = stamp_;
+            fn(a);
+          }
         }
       }
+    };
+    scan(r.writes);
+    if (reads) {
+      scan(r.reads);
     }
   }
 
@@ -139,8 +171,9 @@ class Analysis {
     const auto [lo, hi] = bucketRange(r, access.footprint);
     const auto id = static_cast<std::int32_t>(accesses_.size());
     accesses_.push_back(std::move(access));
+    auto& buckets = accesses_.back().footprint.write ? r.writes : r.reads;
     for (std::size_t b = lo; b <= hi; ++b) {
-      r.buckets[b].push_back(id);
+      buckets[b].push_back(id);
     }
   }
 
