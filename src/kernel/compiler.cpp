@@ -55,19 +55,50 @@ Status checkInputs(const KernelDef& kernel, std::span<const TensorSpec> inputs) 
   return {};
 }
 
+/// Advances a row-major grid index; false after the last one.
+bool nextIndex(std::vector<std::int64_t>& index, const std::vector<std::int64_t>& shape) {
+  for (std::size_t d = index.size(); d-- > 0;) {
+    if (++index[d] < shape[d]) {
+      return true;
+    }
+    index[d] = 0;
+  }
+  return false;
+}
+
+Status checkGrid(const KernelDef& kernel, const Grid& grid) {
+  std::int64_t programs = 1;
+  for (const std::int64_t d : grid.shape) {
+    if (d < 1 || d > 65536 || (programs *= d) > 65536) {
+      return Status(ErrorCode::kInvalidArgument,
+                    fmt::format("kernel '{}': launch grid [{}] needs 1 to 65536 programs with "
+                                "positive dimensions",
+                                kernel.name, fmt::join(grid.shape, ", ")));
+    }
+  }
+  return grid.shape.empty() ? Status(ErrorCode::kInvalidArgument, "a launch grid needs a dimension")
+                            : Status{};
+}
+
 Result<KernelIR> trace(const KernelDef& kernel, std::span<const TensorSpec> inputs,
                        const isa::CoreLimits& limits, const Grid& grid,
                        std::vector<TensorSpec>& outputs) {
   TRN_RETURN_IF_ERROR(checkInputs(kernel, inputs));
+  TRN_RETURN_IF_ERROR(checkGrid(kernel, grid));
   Kernel k(kernel.name, limits, grid);
   try {
     std::vector<Tensor> args;
     for (const TensorSpec& spec : inputs) {
       args.push_back(k.input(spec.name, spec.shape, spec.dtype));
     }
-    for (const Tensor& t : kernel.body(k, args)) {
-      k.markOutput(t);
-    }
+    // Every program instance of the grid, row-major.
+    std::vector<std::int64_t> index(grid.shape.size(), 0);
+    do {
+      k.beginProgram(index);
+      for (const Tensor& t : kernel.body(k, args)) {
+        k.markOutput(t);
+      }
+    } while (nextIndex(index, grid.shape));
   } catch (const TraceError& error) {
     return error.status;
   }
@@ -145,10 +176,11 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
 Status saveProgram(const CompiledKernel& compiled, const std::string& path) {
   const std::vector<std::byte> bytes = isa::encodeProgram(compiled.program);
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out.good()) {
-    return Status(ErrorCode::kIoError, fmt::format("cannot write kernel '{}' to {}",
-                                                   compiled.name, path));
+    return Status(ErrorCode::kIoError,
+                  fmt::format("cannot write kernel '{}' to {}", compiled.name, path));
   }
   return {};
 }
@@ -158,7 +190,7 @@ Result<std::shared_ptr<const CompiledKernel>> KernelCache::get(const KernelDef& 
                                                                const isa::CoreLimits& limits,
                                                                const CompileOptions& options,
                                                                const Grid& grid) {
-  Key key{kernel.name,  {inputs.begin(), inputs.end()}, grid.shape, grid.index,
+  Key key{kernel.name,  {inputs.begin(), inputs.end()}, grid.shape,
           options.bufs, options.verifyEachPass,         limits};
   {
     const std::lock_guard lock(mutex_);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <numeric>
@@ -50,10 +51,14 @@ isa::SourceLocation toLocation(const std::source_location& loc) {
 }
 
 Kernel::Kernel(std::string name, isa::CoreLimits limits, Grid grid)
-    : limits_(limits), grid_(std::move(grid)) {
+    : limits_(limits), grid_(std::move(grid)), programIndex_(grid_.shape.size(), 0) {
   ir_.name = std::move(name);
-  TRN_CHECK(!grid_.shape.empty() && grid_.shape.size() == grid_.index.size())
-      << "a launch grid needs one index per dimension";
+}
+
+void Kernel::beginProgram(std::vector<std::int64_t> index) {
+  TRN_CHECK(index.size() == grid_.shape.size()) << "a program index needs one entry per axis";
+  laterInstance_ = index != std::vector<std::int64_t>(grid_.shape.size(), 0);
+  programIndex_ = std::move(index);
 }
 
 void Kernel::fail(ErrorCode code, const std::string& message, Loc loc) const {
@@ -67,7 +72,7 @@ std::int64_t Kernel::programId(int axis, Loc loc) const {
                      programNdim()),
          loc);
   }
-  return grid_.index[static_cast<std::size_t>(axis)];
+  return programIndex_[static_cast<std::size_t>(axis)];
 }
 
 std::int64_t Kernel::numPrograms(int axis, Loc loc) const {
@@ -181,6 +186,23 @@ Tensor Kernel::input(std::string name, std::vector<std::int64_t> shape, DType dt
 }
 
 Tensor Kernel::output(std::string name, std::vector<std::int64_t> shape, DType dtype, Loc loc) {
+  if (laterInstance_) {
+    for (std::size_t b = 0; b < ir_.buffers.size(); ++b) {
+      const Buffer& other = ir_.buffers[b];
+      if (other.memory == isa::Memory::kHbm && other.hbmKind == isa::TensorKind::kOutput &&
+          other.name == name) {
+        if (other.shape != shape || other.dtype != dtype) {
+          fail(ErrorCode::kInvalidArgument,
+               fmt::format("SPMD program instances must declare output '{}' alike: [{}] {} here, "
+                           "[{}] {} in the first instance",
+                           name, fmt::join(shape, ", "), dtypeName(dtype),
+                           fmt::join(other.shape, ", "), dtypeName(other.dtype)),
+               loc);
+        }
+        return wholeView(static_cast<std::int32_t>(b));
+      }
+    }
+  }
   return declare(makeBuffer(std::move(name), isa::Memory::kHbm, dtype, std::move(shape),
                             isa::TensorKind::kOutput),
                  loc);
@@ -211,16 +233,20 @@ void Kernel::markOutput(const Tensor& t, Loc loc) {
     fail(ErrorCode::kInvalidArgument, "a kernel returned a tensor it does not own", loc);
   }
   const Buffer& b = ir_.buffers[static_cast<std::size_t>(t.buffer())];
+  if (laterInstance_ && b.memory == isa::Memory::kHbm &&
+      std::find(ir_.outputs.begin(), ir_.outputs.end(), t.buffer()) != ir_.outputs.end()) {
+    return;  // the same shared output, returned by another program instance
+  }
   if (b.memory != isa::Memory::kHbm || b.hbmKind != isa::TensorKind::kOutput) {
     // Reported at the line that declared the returned tensor: the return statement itself has
     // no location the library can see.
     throw TraceError{Status(
         ErrorCode::kInvalidArgument,
-        fmt::format("{}: kernel '{}' returns '{}', declared here, which is {}; a kernel returns "
-                    "HBM outputs (Kernel::output)",
-                    formatLocation(b.site), ir_.name, b.name,
-                    b.memory == isa::Memory::kHbm ? "an HBM input or scratch tensor"
-                                                  : "an on-chip tile"))};
+        fmt::format(
+            "{}: kernel '{}' returns '{}', declared here, which is {}; a kernel returns "
+            "HBM outputs (Kernel::output)",
+            formatLocation(b.site), ir_.name, b.name,
+            b.memory == isa::Memory::kHbm ? "an HBM input or scratch tensor" : "an on-chip tile"))};
   }
   ir_.outputs.push_back(t.buffer());
 }

@@ -226,6 +226,37 @@ TEST(KernelCompile, SavedProgramLoadsBackIdentical) {
   EXPECT_FALSE(saveProgram(*compiled, "/nonexistent-dir/x.trnb").ok());
 }
 
+TEST(KernelCompile, SpmdGridRunsEveryProgramOnItsSlice) {
+  // Program (i, j) of a 2 x 3 grid adds 10 * i + j to its 64 x 32 block of the input.
+  auto kernel = makeKernel("blocks", [](Kernel& k, Tensor a) {
+    const std::int64_t i = k.programId(0);
+    const std::int64_t j = k.programId(1);
+    EXPECT_EQ(k.numPrograms(0), 2);
+    EXPECT_EQ(k.numPrograms(1), 3);
+    Tensor out = k.output("out", a.shape(), DType::kFp32);
+    Tensor x = k.sbuf({64, 32}, DType::kFp32, "x");
+    nisa::dmaCopy(x, a(ds(i * 64, 64), ds(j * 32, 32)));
+    nisa::tensorScalar(x, x, AluOp::kAdd, static_cast<float>(10 * i + j));
+    nisa::dmaCopy(out(ds(i * 64, 64), ds(j * 32, 32)), x);
+    return out;
+  });
+  const std::vector<TensorSpec> specs = {{"a", {128, 96}, DType::kFp32}};
+  auto compiled = compile(kernel, specs, limits(), {}, Grid{{2, 3}});
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  EXPECT_EQ(compiled->program.tensors.size(), 2u);
+  const auto input = randomValues(128 * 96, 4);
+  const auto run = runOrFail(*compiled, {runtime::floatArray({128, 96}, input)});
+  const std::vector<float> out = runtime::floatValues(run.outputs[0]);
+  for (std::int64_t r = 0; r < 128; ++r) {
+    for (std::int64_t c = 0; c < 96; ++c) {
+      const auto at = static_cast<std::size_t>(r * 96 + c);
+      const double add = 10.0 * static_cast<double>(r / 64) + static_cast<double>(c / 32);
+      ASSERT_EQ(out[at], static_cast<float>(input[at] + add)) << r << "," << c;
+    }
+  }
+  EXPECT_FALSE(compile(kernel, specs, limits(), {}, Grid{{0}}).ok());
+}
+
 /// x <- x * 0.5 + 1 repeated `trips` times in a hardware loop on the vector engine.
 Tensor halvingLoop(Kernel& k, Tensor a, std::int64_t trips) {
   Tensor x = k.sbuf({a.shape(0), a.shape(1)}, DType::kFp32, "x");

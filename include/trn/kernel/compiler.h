@@ -128,7 +128,6 @@ class KernelCache {
     std::string name;
     std::vector<TensorSpec> inputs;
     std::vector<std::int64_t> gridShape;
-    std::vector<std::int64_t> gridIndex;
     int bufs;
     bool verify;
     isa::CoreLimits limits;

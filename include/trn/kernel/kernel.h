@@ -20,10 +20,13 @@
 
 namespace trn::kernel {
 
-/// The SPMD launch grid (NKI `kernel[g0, g1](...)`): this trace is program `index` of `shape`.
+/// The SPMD launch grid (NKI `kernel[g0, g1](...)`): the kernel body runs once per program
+/// index, row-major, and the instances run one after another on the core (as NKI runs them on
+/// one NeuronCore). They share the kernel's inputs and its HBM outputs: an instance that
+/// declares an output with the name, shape and dtype of an earlier instance's gets that tensor.
 struct Grid {
   std::vector<std::int64_t> shape{1};
-  std::vector<std::int64_t> index{0};
+  friend auto operator<=>(const Grid&, const Grid&) = default;
 };
 
 /// Thrown by Kernel::fail and caught by the compiler (compiler.h), which returns it as a Status;
@@ -83,6 +86,9 @@ class Kernel {
     fail(ErrorCode::kFailedPrecondition, message, loc);
   }
 
+  /// Starts tracing the program instance at `index` of the grid (the compiler calls this).
+  void beginProgram(std::vector<std::int64_t> index);
+
   /// Marks `t` as a result of the kernel (the compiler does this for returned tensors).
   void markOutput(const Tensor& t, Loc loc = Loc::current());
 
@@ -99,6 +105,8 @@ class Kernel {
 
   isa::CoreLimits limits_;
   Grid grid_;
+  std::vector<std::int64_t> programIndex_;
+  bool laterInstance_ = false;
   KernelIR ir_;
   /// The buffers as program tensors, so HBM operands can be verified while tracing.
   isa::Program probe_;
