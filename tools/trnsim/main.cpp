@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "demo_command.h"
+#include "kernel_commands.h"
 #include "program_commands.h"
 #include "spec_command.h"
 
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   trn::tools::registerSpecCommands(app, exitCode);
   trn::tools::registerDemoCommand(app, exitCode);
   trn::tools::registerProgramCommands(app, exitCode);
+  trn::tools::registerKernelCommands(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

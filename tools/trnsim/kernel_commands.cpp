@@ -1,0 +1,100 @@
+#include "kernel_commands.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "spec_command.h"
+#include "trn/kernels/registry.h"
+#include "trn/runtime/runner.h"
+#include "trn/spec/loader.h"
+
+namespace trn::tools {
+namespace {
+
+constexpr int kUserError = 1;
+
+struct CompileArgs {
+  std::string name;
+  std::string chip = "trn2";
+  std::string dumpAfter;
+  std::string output;
+  int bufs = 2;
+};
+
+int list() {
+  for (const kernels::KernelEntry& k : kernels::referenceKernels()) {
+    std::vector<std::string> inputs;
+    for (const kernel::TensorSpec& t : k.defaultInputs) {
+      inputs.push_back(
+          fmt::format("{}[{}] {}", t.name, fmt::join(t.shape, "x"), dtypeName(t.dtype)));
+    }
+    fmt::print("{:<16} {}  ({})\n", k.name, k.summary, fmt::join(inputs, ", "));
+  }
+  return 0;
+}
+
+int compileKernel(const CompileArgs& args) {
+  const kernels::KernelEntry* entry = kernels::findKernel(args.name);
+  if (entry == nullptr) {
+    printError(fmt::format("no kernel '{}'; 'trnsim kernels list' shows them", args.name));
+    return kUserError;
+  }
+  Result<spec::ChipSpec> chip = spec::loadChip(args.chip);
+  if (!chip.ok()) {
+    printError(chip.status().message());
+    return kUserError;
+  }
+  kernel::CompileOptions options;
+  options.bufs = args.bufs;
+  if (!args.dumpAfter.empty()) {
+    options.dumpAfter = args.dumpAfter;
+    options.dumpStream = &std::cout;
+  }
+  Result<kernel::CompiledKernel> compiled =
+      kernel::compile(entry->def, entry->defaultInputs, runtime::coreLimits(*chip), options);
+  if (!compiled.ok()) {
+    printError(compiled.status().message());
+    return kUserError;
+  }
+  const kernel::CompileSummary& s = compiled->summary;
+  fmt::print(
+      "compiled {} for {}: {} instructions, {} semaphore waits for {} cross-engine "
+      "dependencies, SBUF {} B and PSUM {} B per partition at most, {}-deep buffering\n",
+      entry->name, chip->name, s.instructions, s.semaphoreWaits, s.crossEngineDependencies,
+      s.sbufPeakBytes, s.psumPeakBytes, s.bufs);
+  if (!args.output.empty()) {
+    const Status saved = kernel::saveProgram(*compiled, args.output);
+    if (!saved.ok()) {
+      printError(saved.message());
+      return kUserError;
+    }
+    fmt::print("program: {} (run it with 'trnsim run')\n", args.output);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void registerKernelCommands(CLI::App& app, int& exitCode) {
+  CLI::App* group = app.add_subcommand("kernels", "The reference tile-kernel library");
+  group->require_subcommand(1);
+  group->add_subcommand("list", "List the reference kernels")->callback([&exitCode] {
+    exitCode = list();
+  });
+  auto args = std::make_shared<CompileArgs>();
+  CLI::App* compile = group->add_subcommand("compile", "Compile a kernel at its default shapes");
+  compile->add_option("name", args->name, "kernel name")->required();
+  compile->add_option("--chip", args->chip, "chip name or YAML path")->capture_default_str();
+  compile->add_option("--dump-after", args->dumpAfter,
+                      "print the kernel IR after this pass (trace, allocate, place-dma, "
+                      "synchronise, lower)");
+  compile->add_option("--bufs", args->bufs, "multi-buffering depth")->check(CLI::Range(1, 8));
+  compile->add_option("-o,--output", args->output, "save the Program (binary format)");
+  compile->callback([args, &exitCode] { exitCode = compileKernel(*args); });
+}
+
+}  // namespace trn::tools

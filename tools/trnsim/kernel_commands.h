@@ -1,0 +1,13 @@
+// `trnsim kernels list|compile`: the reference kernel library from the command line. `compile`
+// traces a kernel at its default shapes through the backend passes, prints what the backend did,
+// optionally prints the kernel IR after one pass (--dump-after) and saves the Program.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace trn::tools {
+
+/// Adds the `kernels` subcommand group; the chosen action stores its exit code in `exitCode`.
+void registerKernelCommands(CLI::App& app, int& exitCode);
+
+}  // namespace trn::tools
