@@ -51,6 +51,24 @@ Result<KernelRun> runKernel(const kernel::CompiledKernel& compiled,
   return run;
 }
 
+Result<KernelRun> runKernel(const kernel::KernelDef& kernel,
+                            std::span<const kernel::TensorSpec> specs,
+                            std::span<const NpyArray> inputs, const KernelRunOptions& options,
+                            kernel::KernelCache* cache,
+                            const kernel::CompileOptions& compileOptions) {
+  if (!options.chip) {
+    return Status(ErrorCode::kInvalidArgument, "running a kernel needs a chip description");
+  }
+  const isa::CoreLimits limits = coreLimits(*options.chip);
+  if (cache != nullptr) {
+    TRN_ASSIGN_OR_RETURN(const auto compiled, cache->get(kernel, specs, limits, compileOptions));
+    return runKernel(*compiled, inputs, options);
+  }
+  TRN_ASSIGN_OR_RETURN(const kernel::CompiledKernel compiled,
+                       kernel::compile(kernel, specs, limits, compileOptions));
+  return runKernel(compiled, inputs, options);
+}
+
 NpyArray floatArray(std::vector<std::int64_t> shape, std::span<const float> values) {
   NpyArray a;
   a.type = NpyType::kFloat32;

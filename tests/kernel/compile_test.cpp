@@ -213,6 +213,31 @@ TEST(KernelCompile, CacheReturnsTheSameProgramForTheSameShapes) {
   EXPECT_EQ(cache.hits(), 1);
 }
 
+TEST(KernelCompile, OneCallCompilesThroughTheCacheAndRuns) {
+  KernelCache cache;
+  const KernelDef add = makeKernel("add", addKernel);
+  const std::vector<TensorSpec> specs = {{"a", {130, 20}, DType::kFp32},
+                                         {"b", {130, 20}, DType::kFp32}};
+  const auto a = randomValues(130 * 20, 5);
+  const auto b = randomValues(130 * 20, 6);
+  const std::vector<runtime::NpyArray> inputs = {runtime::floatArray({130, 20}, a),
+                                                 runtime::floatArray({130, 20}, b)};
+  runtime::KernelRunOptions options;
+  options.chip = trn2();
+  for (int call = 0; call < 2; ++call) {
+    auto run = runtime::runKernel(add, specs, inputs, options, &cache);
+    ASSERT_TRUE(run.ok()) << run.status().toString();
+    EXPECT_EQ(runtime::floatValues(run->outputs[0])[7], a[7] + b[7]);
+  }
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.hits(), 1);
+  options.mode = core::RunMode::kTimingOnly;
+  auto timed = runtime::runKernel(add, specs, {}, options, &cache);
+  ASSERT_TRUE(timed.ok()) << timed.status().toString();
+  EXPECT_TRUE(timed->outputs.empty());
+  EXPECT_GT(timed->stats.total.count(), 0);
+}
+
 TEST(KernelCompile, SavedProgramLoadsBackIdentical) {
   const std::vector<TensorSpec> specs = {{"a", {200, 96}, DType::kFp32},
                                          {"b", {200, 96}, DType::kFp32}};

@@ -34,6 +34,16 @@ struct KernelRun {
 Result<KernelRun> runKernel(const kernel::CompiledKernel& compiled,
                             std::span<const NpyArray> inputs, const KernelRunOptions& options);
 
+/// Compiles `kernel` for the inputs' shapes and dtypes (through `cache` when given, so repeated
+/// calls at the same shapes compile once) and runs it: the one call a kernel author needs.
+/// `specs` name the inputs and give their dtypes; `inputs` hold their values (ignored in
+/// timing-only mode, where they may be empty).
+Result<KernelRun> runKernel(const kernel::KernelDef& kernel,
+                            std::span<const kernel::TensorSpec> specs,
+                            std::span<const NpyArray> inputs, const KernelRunOptions& options,
+                            kernel::KernelCache* cache = nullptr,
+                            const kernel::CompileOptions& compileOptions = {});
+
 /// A float32 array of `shape` holding `values` (for tests and tools).
 NpyArray floatArray(std::vector<std::int64_t> shape, std::span<const float> values);
 
