@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_test_util.h"
 #include "trn/isa/program_text.h"
 #include "trn/kernel/compiler.h"
 #include "trn/kernel/nisa.h"
@@ -33,18 +34,11 @@
 namespace trn::kernel {
 namespace {
 
+using testutil::trn2;
+
 using isa::ActivationFunction;
 using isa::AluOp;
 using isa::Memory;
-
-std::shared_ptr<const spec::ChipSpec> trn2() {
-  static const auto chip = [] {
-    auto loaded = spec::loadChip("trn2");
-    EXPECT_TRUE(loaded.ok()) << loaded.status().toString();
-    return std::make_shared<const spec::ChipSpec>(std::move(loaded).value());
-  }();
-  return chip;
-}
 
 constexpr std::int64_t kHbmRows = 128;
 constexpr std::int64_t kHbmCols = 1024;

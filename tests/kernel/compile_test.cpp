@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "kernel_test_util.h"
 #include "trn/isa/program_text.h"
 #include "trn/kernel/compiler.h"
 #include "trn/kernel/nisa.h"
@@ -18,29 +19,12 @@
 namespace trn::kernel {
 namespace {
 
+using testutil::limits;
+using testutil::randomValues;
+using testutil::trn2;
+
 using isa::AluOp;
 using isa::Engine;
-
-std::shared_ptr<const spec::ChipSpec> trn2() {
-  static const auto chip = [] {
-    auto loaded = spec::loadChip("trn2");
-    EXPECT_TRUE(loaded.ok()) << loaded.status().toString();
-    return std::make_shared<const spec::ChipSpec>(std::move(loaded).value());
-  }();
-  return chip;
-}
-
-isa::CoreLimits limits() { return runtime::coreLimits(*trn2()); }
-
-std::vector<float> randomValues(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  std::vector<float> v(n);
-  for (float& x : v) {
-    x = dist(rng);
-  }
-  return v;
-}
 
 /// out = a + b for [rows, cols] fp32, in 128-row tiles (the last one ragged).
 Tensor addKernel(Kernel& k, Tensor a, Tensor b) {

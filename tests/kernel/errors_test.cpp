@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_test_util.h"
 #include "trn/kernel/compiler.h"
 #include "trn/kernel/nisa.h"
 #include "trn/profile/trace.h"
@@ -20,19 +21,11 @@
 namespace trn::kernel {
 namespace {
 
+using testutil::limits;
+using testutil::trn2;
+
 using isa::AluOp;
 using isa::Engine;
-
-std::shared_ptr<const spec::ChipSpec> trn2() {
-  static const auto chip = [] {
-    auto loaded = spec::loadChip("trn2");
-    EXPECT_TRUE(loaded.ok()) << loaded.status().toString();
-    return std::make_shared<const spec::ChipSpec>(std::move(loaded).value());
-  }();
-  return chip;
-}
-
-isa::CoreLimits limits() { return runtime::coreLimits(*trn2()); }
 
 const std::vector<TensorSpec> kOneInput = {{"a", {128, 64}, DType::kFp32}};
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_test_util.h"
 #include "trn/kernel/compiler.h"
 #include "trn/kernel/nl.h"
 #include "trn/runtime/kernel_runner.h"
@@ -21,29 +22,11 @@
 
 namespace trn::kernel::nltest {
 
+using testutil::limits;
+using testutil::randomValues;
+using testutil::trn2;
+
 inline constexpr double kFp32Eps = 1.0 / (1 << 24);  // unit roundoff of fp32 (half an ulp at 1)
-
-inline std::shared_ptr<const spec::ChipSpec> trn2() {
-  static const auto chip = [] {
-    auto loaded = spec::loadChip("trn2");
-    EXPECT_TRUE(loaded.ok()) << loaded.status().toString();
-    return std::make_shared<const spec::ChipSpec>(std::move(loaded).value());
-  }();
-  return chip;
-}
-
-inline isa::CoreLimits limits() { return runtime::coreLimits(*trn2()); }
-
-inline std::vector<float> randomValues(std::size_t n, std::uint32_t seed, float lo = -2.0f,
-                                       float hi = 2.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) {
-    x = dist(rng);
-  }
-  return v;
-}
 
 /// x rounded to bfloat16 (nearest even), as the runner stores a float input of a bf16 tensor.
 inline float bf16(float x) {

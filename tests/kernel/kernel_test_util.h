@@ -1,0 +1,41 @@
+// Helpers every kernel test shares: the trn2 chip and its core limits, and seeded random inputs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "trn/runtime/runner.h"
+#include "trn/spec/loader.h"
+
+namespace trn::kernel::testutil {
+
+/// The trn2 description, loaded once.
+inline std::shared_ptr<const spec::ChipSpec> trn2() {
+  static const auto chip = [] {
+    auto loaded = spec::loadChip("trn2");
+    EXPECT_TRUE(loaded.ok()) << loaded.status().toString();
+    return std::make_shared<const spec::ChipSpec>(std::move(loaded).value());
+  }();
+  return chip;
+}
+
+/// The verification limits of one trn2 core.
+inline isa::CoreLimits limits() { return runtime::coreLimits(*trn2()); }
+
+/// `n` uniform values in [lo, hi) from a fixed seed.
+inline std::vector<float> randomValues(std::size_t n, std::uint32_t seed, float lo = -2.0f,
+                                       float hi = 2.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) {
+    x = dist(rng);
+  }
+  return v;
+}
+
+}  // namespace trn::kernel::testutil
