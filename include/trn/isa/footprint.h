@@ -2,8 +2,9 @@
 // (kernel backend). A footprint is a bounding box (a partition range times a byte range within
 // each partition, or a byte range of one HBM tensor) that rejects most pairs cheaply, plus the
 // access pattern itself for an exact element-level overlap test when the boxes meet (interleaved
-// strided accesses of two engines do not race). Most patterns are "rows": R runs of L contiguous bytes, S bytes apart;
-// two such footprints are compared arithmetically, others by their merged byte runs.
+// strided accesses of two engines do not race). Most patterns are "rows": R runs of L contiguous
+// bytes, S bytes apart; two such footprints are compared arithmetically, others by their merged
+// byte runs.
 #pragma once
 
 #include <cstdint>
