@@ -1,0 +1,234 @@
+// The NKI matmul tutorial ladder in the tile language (see matmul.h). Each kernel follows the
+// tutorial's loop structure; min()-clipped tiles and blocks replace its divisibility asserts.
+#include "trn/kernels/matmul.h"
+
+#include <algorithm>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "trn/kernel/nisa.h"
+
+namespace trn::kernels {
+
+using kernel::ds;
+using kernel::Kernel;
+using kernel::Tensor;
+namespace nisa = kernel::nisa;
+
+namespace {
+
+using Loc = std::source_location;
+
+struct MatmulShape {
+  std::int64_t k = 0;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+};
+
+/// Checks lhsT [K, M] and rhs [K, N] (2-D, one contraction size, one dtype) and declares the
+/// fp32 result [M, N].
+MatmulShape checkOperands(Kernel& k, const Tensor& lhsT, const Tensor& rhs, const char* kernelName,
+                          Loc loc = Loc::current()) {
+  if (lhsT.rank() != 2 || rhs.rank() != 2) {
+    k.fail(std::string(kernelName) + " takes 2-D lhsT [K, M] and rhs [K, N]", loc);
+  }
+  if (lhsT.shape(0) != rhs.shape(0)) {
+    k.fail(std::string(kernelName) + ": lhsT has K = " + std::to_string(lhsT.shape(0)) +
+               " rows but rhs has " + std::to_string(rhs.shape(0)),
+           loc);
+  }
+  if (lhsT.dtype() != rhs.dtype()) {
+    k.fail(std::string(kernelName) + ": lhsT and rhs must have one dtype", loc);
+  }
+  return {lhsT.shape(0), lhsT.shape(1), rhs.shape(1)};
+}
+
+std::int64_t clip(std::int64_t tile, std::int64_t start, std::int64_t size) {
+  return std::min(tile, size - start);
+}
+
+/// A new SBUF tile holding the HBM view `src`, declared and loaded at the caller's line (so each
+/// call site gets its own buffer ring).
+Tensor loadTile(Kernel& k, const Tensor& src, const char* name, Loc loc = Loc::current()) {
+  Tensor tile = k.sbuf(src.shape(), src.dtype(), name, std::nullopt, loc);
+  nisa::dmaCopy(tile, src, std::nullopt, std::nullopt, isa::DmaOobMode::kError, std::nullopt, loc);
+  return tile;
+}
+
+/// Copies the PSUM tile to a new fp32 SBUF tile at the caller's line and stores it to `dst`.
+void storePsum(Kernel& k, const Tensor& dst, const Tensor& psum, Loc loc = Loc::current()) {
+  Tensor sb = k.sbuf(psum.shape(), DType::kFp32, "res_sb", std::nullopt, loc);
+  nisa::tensorCopy(sb, psum, std::nullopt, loc);
+  nisa::dmaCopy(dst, sb, std::nullopt, std::nullopt, isa::DmaOobMode::kError, std::nullopt, loc);
+}
+
+}  // namespace
+
+Tensor matmulBasic(Kernel& k, Tensor lhsT, Tensor rhs) {
+  const MatmulShape s = checkOperands(k, lhsT, rhs, "matmul_basic");
+  if (s.k > kMatmulTileK || s.m > kMatmulTileM || s.n > kMatmulTileN) {
+    k.fail("matmul_basic takes one tile: K <= 128, M <= 128, N <= 512", Loc::current());
+  }
+  Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
+  Tensor lhsTile = loadTile(k, lhsT, "lhsT_tile");
+  Tensor rhsTile = loadTile(k, rhs, "rhs_tile");
+  Tensor psum = k.psum({s.m, s.n}, DType::kFp32, "res_psum");
+  nisa::ncMatmul(psum, lhsTile, rhsTile);
+  storePsum(k, result, psum);
+  return result;
+}
+
+Tensor matmulTiled(Kernel& k, Tensor lhsT, Tensor rhs) {
+  const MatmulShape s = checkOperands(k, lhsT, rhs, "matmul_tiled");
+  Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
+  for (std::int64_t m0 = 0; m0 < s.m; m0 += kMatmulTileM) {
+    const std::int64_t mm = clip(kMatmulTileM, m0, s.m);
+    for (std::int64_t n0 = 0; n0 < s.n; n0 += kMatmulTileN) {
+      const std::int64_t nn = clip(kMatmulTileN, n0, s.n);
+      Tensor psum = k.psum({mm, nn}, DType::kFp32, "res_psum");
+      for (std::int64_t k0 = 0; k0 < s.k; k0 += kMatmulTileK) {
+        const std::int64_t kk = clip(kMatmulTileK, k0, s.k);
+        Tensor lhsTile = loadTile(k, lhsT(ds(k0, kk), ds(m0, mm)), "lhsT_tile");
+        Tensor rhsTile = loadTile(k, rhs(ds(k0, kk), ds(n0, nn)), "rhs_tile");
+        nisa::ncMatmul(psum, lhsTile, rhsTile, /*accumulate=*/k0 > 0);
+      }
+      storePsum(k, result(ds(m0, mm), ds(n0, nn)), psum);
+    }
+  }
+  return result;
+}
+
+Tensor matmulHoisted(Kernel& k, Tensor lhsT, Tensor rhs) {
+  const MatmulShape s = checkOperands(k, lhsT, rhs, "matmul_hoisted");
+  Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
+  for (std::int64_t m0 = 0; m0 < s.m; m0 += kMatmulTileM) {
+    const std::int64_t mm = clip(kMatmulTileM, m0, s.m);
+    std::vector<Tensor> lhsTiles;
+    for (std::int64_t k0 = 0; k0 < s.k; k0 += kMatmulTileK) {
+      const std::int64_t kk = clip(kMatmulTileK, k0, s.k);
+      lhsTiles.push_back(loadTile(k, lhsT(ds(k0, kk), ds(m0, mm)), "lhsT_tiles"));
+    }
+    for (std::int64_t n0 = 0; n0 < s.n; n0 += kMatmulTileN) {
+      const std::int64_t nn = clip(kMatmulTileN, n0, s.n);
+      std::vector<Tensor> rhsTiles;
+      for (std::int64_t k0 = 0; k0 < s.k; k0 += kMatmulTileK) {
+        const std::int64_t kk = clip(kMatmulTileK, k0, s.k);
+        rhsTiles.push_back(loadTile(k, rhs(ds(k0, kk), ds(n0, nn)), "rhs_tiles"));
+      }
+      Tensor psum = k.psum({mm, nn}, DType::kFp32, "res_psum");
+      for (std::size_t t = 0; t < lhsTiles.size(); ++t) {
+        nisa::ncMatmul(psum, lhsTiles[t], rhsTiles[t], /*accumulate=*/t > 0);
+      }
+      storePsum(k, result(ds(m0, mm), ds(n0, nn)), psum);
+    }
+  }
+  return result;
+}
+
+Tensor matmulBlocked(Kernel& k, Tensor lhsT, Tensor rhs) {
+  const MatmulShape s = checkOperands(k, lhsT, rhs, "matmul_blocked");
+  constexpr std::int64_t kTilesInBlockM = 2;
+  constexpr std::int64_t kTilesInBlockN = 2;
+  constexpr std::int64_t kBlockM = kMatmulTileM * kTilesInBlockM;
+  constexpr std::int64_t kBlockN = kMatmulTileN * kTilesInBlockN;
+  Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
+  for (std::int64_t mb = 0; mb < s.m; mb += kBlockM) {
+    // lhsTiles[bm][k]: the K column of tiles of each M tile of the block.
+    std::vector<std::vector<Tensor>> lhsTiles;
+    for (std::int64_t m0 = mb; m0 < std::min(mb + kBlockM, s.m); m0 += kMatmulTileM) {
+      const std::int64_t mm = clip(kMatmulTileM, m0, s.m);
+      lhsTiles.emplace_back();
+      for (std::int64_t k0 = 0; k0 < s.k; k0 += kMatmulTileK) {
+        const std::int64_t kk = clip(kMatmulTileK, k0, s.k);
+        lhsTiles.back().push_back(loadTile(k, lhsT(ds(k0, kk), ds(m0, mm)), "lhsT_tiles"));
+      }
+    }
+    for (std::int64_t nb = 0; nb < s.n; nb += kBlockN) {
+      // rhsTiles[bn][k]: the K column of tiles of each N tile of the block.
+      std::vector<std::vector<Tensor>> rhsTiles;
+      for (std::int64_t n0 = nb; n0 < std::min(nb + kBlockN, s.n); n0 += kMatmulTileN) {
+        const std::int64_t nn = clip(kMatmulTileN, n0, s.n);
+        rhsTiles.emplace_back();
+        for (std::int64_t k0 = 0; k0 < s.k; k0 += kMatmulTileK) {
+          const std::int64_t kk = clip(kMatmulTileK, k0, s.k);
+          rhsTiles.back().push_back(loadTile(k, rhs(ds(k0, kk), ds(n0, nn)), "rhs_tiles"));
+        }
+      }
+      for (std::size_t bm = 0; bm < lhsTiles.size(); ++bm) {
+        const std::int64_t m0 = mb + static_cast<std::int64_t>(bm) * kMatmulTileM;
+        const std::int64_t mm = clip(kMatmulTileM, m0, s.m);
+        for (std::size_t bn = 0; bn < rhsTiles.size(); ++bn) {
+          const std::int64_t n0 = nb + static_cast<std::int64_t>(bn) * kMatmulTileN;
+          const std::int64_t nn = clip(kMatmulTileN, n0, s.n);
+          Tensor psum = k.psum({mm, nn}, DType::kFp32, "res_psum");
+          for (std::size_t t = 0; t < lhsTiles[bm].size(); ++t) {
+            nisa::ncMatmul(psum, lhsTiles[bm][t], rhsTiles[bn][t], /*accumulate=*/t > 0);
+          }
+          storePsum(k, result(ds(m0, mm), ds(n0, nn)), psum);
+        }
+      }
+    }
+  }
+  return result;
+}
+
+Tensor matmulOptimised(Kernel& k, Tensor lhsT, Tensor rhs, MatmulBlocking blocking) {
+  const MatmulShape s = checkOperands(k, lhsT, rhs, "matmul_optimised");
+  if (blocking.tilesInBlockM < 1 || blocking.tilesInBlockN < 1 || blocking.tilesInBlockK < 1) {
+    k.fail("matmul_optimised: tiles per block must be positive", Loc::current());
+  }
+  const std::int64_t blockM = kMatmulTileM * blocking.tilesInBlockM;
+  const std::int64_t blockN = kMatmulTileN * blocking.tilesInBlockN;
+  const std::int64_t blockK = kMatmulTileK * blocking.tilesInBlockK;
+  Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
+  for (std::int64_t nb = 0; nb < s.n; nb += blockN) {
+    const std::int64_t nw = clip(blockN, nb, s.n);
+    // resultRows[t]: the fp32 partial sums of M tile t across the N block (the tutorial's
+    // result_tiles, kept in the packed [TILE_M, BLOCK_N] layout it stores from).
+    std::vector<Tensor> resultRows;
+    for (std::int64_t m0 = 0; m0 < s.m; m0 += kMatmulTileM) {
+      resultRows.push_back(k.sbuf({clip(kMatmulTileM, m0, s.m), nw}, DType::kFp32, "result_rows"));
+    }
+    for (std::int64_t kb = 0; kb < s.k; kb += blockK) {
+      std::vector<Tensor> rhsTiles;
+      for (std::int64_t k0 = kb; k0 < std::min(kb + blockK, s.k); k0 += kMatmulTileK) {
+        const std::int64_t kk = clip(kMatmulTileK, k0, s.k);
+        rhsTiles.push_back(loadTile(k, rhs(ds(k0, kk), ds(nb, nw)), "rhs_tiles"));
+      }
+      for (std::int64_t mb = 0; mb < s.m; mb += blockM) {
+        const std::int64_t mw = clip(blockM, mb, s.m);
+        std::vector<Tensor> lhsTiles;
+        for (std::int64_t k0 = kb; k0 < std::min(kb + blockK, s.k); k0 += kMatmulTileK) {
+          const std::int64_t kk = clip(kMatmulTileK, k0, s.k);
+          lhsTiles.push_back(loadTile(k, lhsT(ds(k0, kk), ds(mb, mw)), "lhsT_tiles"));
+        }
+        for (std::int64_t bn = 0; bn < nw; bn += kMatmulTileN) {
+          const std::int64_t nn = clip(kMatmulTileN, bn, nw);
+          for (std::int64_t bm = 0; bm < mw; bm += kMatmulTileM) {
+            const std::int64_t mm = clip(kMatmulTileM, bm, mw);
+            Tensor psum = k.psum({mm, nn}, DType::kFp32, "res_psum");
+            for (std::size_t t = 0; t < lhsTiles.size(); ++t) {
+              nisa::ncMatmul(psum, lhsTiles[t](kernel::all, ds(bm, mm)),
+                             rhsTiles[t](kernel::all, ds(bn, nn)), /*accumulate=*/t > 0);
+            }
+            Tensor rows = resultRows[static_cast<std::size_t>((mb + bm) / kMatmulTileM)];
+            Tensor partial = rows(kernel::all, ds(bn, nn));
+            if (kb == 0) {
+              nisa::tensorCopy(partial, psum);
+            } else {
+              nisa::tensorTensor(partial, partial, psum, isa::AluOp::kAdd);
+            }
+          }
+        }
+      }
+    }
+    for (std::size_t t = 0; t < resultRows.size(); ++t) {
+      const std::int64_t m0 = static_cast<std::int64_t>(t) * kMatmulTileM;
+      nisa::dmaCopy(result(ds(m0, resultRows[t].partitions()), ds(nb, nw)), resultRows[t]);
+    }
+  }
+  return result;
+}
+
+}  // namespace trn::kernels
