@@ -138,6 +138,13 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
                   fmt::format("no pass '{}' to dump after; the passes are {}", *options.dumpAfter,
                               fmt::join(kPassNames, ", ")));
   }
+  if (limits.dmaQueues < 8) {
+    return Status(
+        ErrorCode::kUnsupported,
+        fmt::format("the kernel backend gives every issuing engine its own DMA queues and "
+                    "needs at least 8; this core has {}",
+                    limits.dmaQueues));
+  }
   CompiledKernel out;
   out.name = kernel.name;
   out.inputs.assign(inputs.begin(), inputs.end());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -105,6 +106,25 @@ TEST(KernelCompile, SynchronisationIsMinimalAndRaceFree) {
   // Timing-only run: the detector would report a race as an error.
   const auto run = runOrFail(*compiled, {}, core::RunMode::kTimingOnly);
   EXPECT_GT(run.stats.total.count(), 0);
+}
+
+TEST(KernelCompile, EveryDmaQueueHasOneIssuer) {
+  // A queue runs transfers in the order they are triggered; with one issuer that is trace
+  // order, which the semaphore counts of the synchronisation pass rely on.
+  const std::vector<TensorSpec> specs = {{"a", {1000, 64}, DType::kFp32},
+                                         {"b", {1000, 64}, DType::kFp32}};
+  auto compiled = compile(makeKernel("add", addKernel), specs, limits());
+  ASSERT_TRUE(compiled.ok());
+  std::map<std::int64_t, Engine> issuer;
+  for (const Engine e : isa::kAllEngines) {
+    for (const isa::Instruction& instr : compiled->program.stream(e)) {
+      if (const auto* dma = std::get_if<isa::DmaCopy>(&instr.body)) {
+        const auto [it, inserted] = issuer.emplace(dma->queue, e);
+        EXPECT_EQ(it->second, e) << "queue " << dma->queue << " has two issuers";
+      }
+    }
+  }
+  EXPECT_GE(issuer.size(), 8u);  // loads spread over the sync engine's queues, stores over DVE's
 }
 
 TEST(KernelCompile, DoubleBufferingLetsLoadsOverlapCompute) {

@@ -179,15 +179,14 @@ TEST(MatmulKernels, RegisteredDefaultsRunRaceFree) {
 }
 
 TEST(MatmulKernels, LadderGetsFasterInSimulatedTime) {
-  // K = 384: at K = 512 matmul_blocked trips the backend race below.
-  const std::int64_t k = 384;
+  const std::int64_t k = 512;
   const std::int64_t m = 512;
   const std::int64_t n = 2048;
   const std::int64_t tiled = simulatedPicoseconds("matmul_tiled", k, m, n);
   const std::int64_t hoisted = simulatedPicoseconds("matmul_hoisted", k, m, n);
   const std::int64_t blocked = simulatedPicoseconds("matmul_blocked", k, m, n);
   const std::int64_t optimised = simulatedPicoseconds("matmul_optimised", k, m, n);
-  std::cout << "[384, 512] x [384, 2048] bf16, simulated ns: tiled " << tiled / 1000 << ", hoisted "
+  std::cout << "[512, 512] x [512, 2048] bf16, simulated ns: tiled " << tiled / 1000 << ", hoisted "
             << hoisted / 1000 << ", blocked " << blocked / 1000 << ", optimised "
             << optimised / 1000 << "\n";
   EXPECT_GT(tiled, hoisted);
@@ -195,14 +194,15 @@ TEST(MatmulKernels, LadderGetsFasterInSimulatedTime) {
   EXPECT_GE(blocked, optimised);
 }
 
-// Known backend bug, kept as a reproducer: with many tiles in flight per iteration the
-// synchronisation pass leaves a read of an SBUF/PSUM slot and the next write of that slot
-// unordered, and the race detector rejects the run (e.g. matmul_hoisted at K = 1024: the
-// PSUM->SBUF copy of one iteration and the first matmul into the same PSUM slot two iterations
-// later; matmul_blocked at K = 512, M = 512: a store's SBUF read and the next copy into the slot).
-TEST(MatmulKernels, DISABLED_RaceFreeWithManyTilesInFlight) {
+// Regression: when loads (triggered by the sync engine) and stores (triggered by compute
+// engines) shared a DMA queue, the queue ran them in the order they were triggered, not in trace
+// order, so a queue's semaphore count could be reached before the awaited store finished and the
+// race detector rejected these runs. Every queue now has one issuer (dma_placement.h).
+TEST(MatmulKernels, RaceFreeWithManyTilesInFlight) {
   EXPECT_GT(simulatedPicoseconds("matmul_hoisted", 1024, 256, 2048), 0);
   EXPECT_GT(simulatedPicoseconds("matmul_blocked", 512, 512, 2048), 0);
+  EXPECT_GT(simulatedPicoseconds("matmul_blocked", 1024, 1024, 2048), 0);
+  EXPECT_GT(simulatedPicoseconds("matmul_optimised", 640, 1024, 2048), 0);
   EXPECT_GT(simulatedPicoseconds("matmul_optimised", 1024, 256, 2048), 0);
 }
 

@@ -1,6 +1,8 @@
 // DMA placement: issuer by the rule in dma_placement.h, queues round-robin.
 #include "passes/dma_placement.h"
 
+#include <algorithm>
+#include <array>
 #include <variant>
 
 namespace trn::kernel {
@@ -45,30 +47,50 @@ int dmaQueue(const isa::InstructionBody& body) {
   return queue;
 }
 
+QueueRange issuerQueues(isa::Engine issuer, int queues) {
+  // Half the queues for the loads of the sync engine; the rest shared out among the others.
+  const int loads = std::max(1, queues / 2);
+  const int rest = queues - loads;
+  switch (issuer) {
+    case isa::Engine::kSp:
+      return {0, loads};
+    case isa::Engine::kAct:
+      return {loads, std::max(1, rest * 3 / 8)};
+    case isa::Engine::kDve: {
+      const int first = loads + std::max(1, rest * 3 / 8);
+      return {first, std::max(1, rest * 3 / 8)};
+    }
+    case isa::Engine::kPool:
+      return {queues - 2, 1};
+    case isa::Engine::kPe:
+      return {queues - 1, 1};
+  }
+  return {0, 1};
+}
+
 void placeDmas(KernelIR& ir, const Dependencies& deps, int queues) {
-  int next = 0;
+  std::array<int, isa::kNumEngines> next{};
   for (std::size_t i = 0; i < ir.ops.size(); ++i) {
     Op& op = ir.ops[i];
     if (!isa::info(op.instr.body).viaDma) {
       continue;
     }
-    withQueue(op.instr.body, [&](std::int64_t& queue) {
-      queue = next;
-      next = (next + 1) % queues;
-    });
-    if (op.origin == EngineOrigin::kPinned) {
-      continue;
-    }
-    op.instr.engine = isa::Engine::kSp;
-    if (readsOnChip(op.instr.body)) {
-      for (auto it = deps[i].rbegin(); it != deps[i].rend(); ++it) {
-        const Op& producer = ir.ops[static_cast<std::size_t>(*it)];
-        if (!isa::info(producer.instr.body).viaDma) {
-          op.instr.engine = producer.instr.engine;
-          break;
+    if (op.origin != EngineOrigin::kPinned) {
+      op.instr.engine = isa::Engine::kSp;
+      if (readsOnChip(op.instr.body)) {
+        for (auto it = deps[i].rbegin(); it != deps[i].rend(); ++it) {
+          const Op& producer = ir.ops[static_cast<std::size_t>(*it)];
+          if (!isa::info(producer.instr.body).viaDma) {
+            op.instr.engine = producer.instr.engine;
+            break;
+          }
         }
       }
     }
+    const QueueRange range = issuerQueues(op.instr.engine, queues);
+    int& turn = next[static_cast<std::size_t>(op.instr.engine)];
+    withQueue(op.instr.body, [&](std::int64_t& queue) { queue = range.first + turn; });
+    turn = (turn + 1) % range.count;
   }
 }
 

@@ -7,8 +7,11 @@
 //   for that write and never holds back the loads behind it.
 // - Every other transfer (loads from HBM) is triggered by the sync engine, whose stream does
 //   nothing else, so prefetches wait only for the space they fill.
-// - Queues are dealt round-robin in trace order, so independent transfers run in parallel on
-//   the DMA engines; transfers on one queue stay in trace order (FIFO).
+// - Every queue is fed by one issuing engine only (the sync engine gets half of the queues, the
+//   compute engines share the rest), dealt round-robin, so independent transfers run in parallel
+//   on the DMA engines. A queue is FIFO in the order its transfers are triggered; with one issuer
+//   that is trace order, which the synchronisation pass relies on (two issuers could trigger in
+//   either order at run time, and a queue's semaphore count would no longer name a transfer).
 #pragma once
 
 #include "passes/dependencies.h"
@@ -17,6 +20,13 @@
 namespace trn::kernel {
 
 void placeDmas(KernelIR& ir, const Dependencies& deps, int queues);
+
+/// The queues [first, first + count) that transfers triggered by `issuer` use.
+struct QueueRange {
+  int first = 0;
+  int count = 1;
+};
+QueueRange issuerQueues(isa::Engine issuer, int queues);
 
 /// The queue of a DMA instruction, or -1 for other instructions.
 int dmaQueue(const isa::InstructionBody& body);
