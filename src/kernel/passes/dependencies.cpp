@@ -102,18 +102,11 @@ class Analysis {
         r.granule = 2048;
         bytes = 16 * 1024;
         break;
-      case isa::Memory::kHbm: {
-        const Buffer& b = ir_.buffers[static_cast<std::size_t>(f.tensor)];
-        bytes = b.elementCount() * byteSize(b.dtype);
-        r.granule = std::max<std::int64_t>(4096, (bytes + 511) / 512);
+      case isa::Memory::kHbm:
+        r.rowBytes = ir_.buffers[static_cast<std::size_t>(f.tensor)].partitionBytes();
+        r.granule = std::max<std::int64_t>(64, (r.rowBytes + 255) / 256);
+        bytes = r.rowBytes;
         break;
-      }
-    }
-    if (f.memory == isa::Memory::kHbm) {
-      const Buffer& b = ir_.buffers[static_cast<std::size_t>(f.tensor)];
-      r.rowBytes = b.partitionBytes();
-      r.granule = std::max<std::int64_t>(64, (r.rowBytes + 255) / 256);
-      bytes = r.rowBytes;
     }
     const auto count = static_cast<std::size_t>((bytes + r.granule - 1) / r.granule + 1);
     r.reads.resize(count);

@@ -92,11 +92,10 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
   }
   const std::vector<std::int32_t> rankOf = ranks(ir, agentOf, agents, std::vector<char>(n, 1));
   for (std::size_t i = 0; i < n; ++i) {
-    const isa::Instruction& instr = ir.ops[i].instr;
-    const auto engine = static_cast<std::size_t>(instr.engine);
-    const int queue = dmaQueue(instr.body);
-    const bool viaDma = isa::info(instr.body).viaDma;
+    const auto engine = static_cast<std::size_t>(ir.ops[i].instr.engine);
     const int agent = agentOf[i];
+    const bool viaDma = agent >= isa::kNumEngines;
+    const int queue = agent - isa::kNumEngines;
 
     auto issuer = std::span(engineKnows).subspan(engine * width, width);
     std::copy(issuer.begin(), issuer.end(), know.begin());
