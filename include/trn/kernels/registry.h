@@ -1,20 +1,42 @@
 // The reference kernel library: every kernel written in the tile language that trnsim ships,
-// by name, with a one-line summary and default inputs, for `trnsim kernels` and the benchmarks.
+// by name, with a one-line summary, default inputs, its float64 CPU reference and tolerance, and
+// its useful FLOP count, for `trnsim kernels`, the tests and the benchmarks.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "trn/kernel/compiler.h"
+#include "trn/kernels/reference.h"
 
 namespace trn::kernels {
+
+/// The kernel's outputs computed in float64 from its (dtype-rounded) inputs, in return order.
+using ReferenceFn = std::function<std::vector<HostTensor>(std::span<const HostTensor> inputs)>;
+
+/// Useful floating-point operations of one run at these input shapes: 2 per multiply-accumulate
+/// of every matrix product the kernel computes (what MFU counts), 0 for kernels without one.
+using FlopsFn = std::function<double(std::span<const kernel::TensorSpec> inputs)>;
+
+/// Inputs for a check or benchmark run, rounded to the specs' dtypes.
+using InputsFn = std::function<std::vector<HostTensor>(std::span<const kernel::TensorSpec> specs,
+                                                       std::uint64_t seed)>;
 
 struct KernelEntry {
   std::string name;
   std::string summary;
   std::vector<kernel::TensorSpec> defaultInputs;
   kernel::KernelDef def;
+  ReferenceFn reference;
+  Tolerance tolerance;
+  FlopsFn flops;
+  /// Empty: randomInputs (uniform [-1, 1)). Kernels with constraints on their inputs (positive
+  /// variances, probabilities, scales) provide their own.
+  InputsFn inputs;
 };
 
 /// Every reference kernel, in name order.

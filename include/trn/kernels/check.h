@@ -1,0 +1,53 @@
+// Running a reference kernel against its CPU reference: compile (through a cache), generate
+// seeded inputs, run on one simulated core in any mode, compare every output with the float64
+// reference, and derive the figures `trnsim kernels bench` and the demo print (simulated time,
+// per-engine utilisation, TFLOP/s, MFU, HBM bandwidth, the bounding engine).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "trn/base/status.h"
+#include "trn/kernel/compiler.h"
+#include "trn/kernels/registry.h"
+#include "trn/profile/report.h"
+#include "trn/runtime/kernel_runner.h"
+
+namespace trn::kernels {
+
+struct CheckOptions {
+  std::shared_ptr<const spec::ChipSpec> chip;  ///< required
+  core::RunMode mode = core::RunMode::kFunctionalTiming;
+  std::uint64_t seed = 1;
+  bool detectRaces = true;
+  bool record = false;                 ///< keep per-instruction records (for a trace)
+  std::optional<Tolerance> tolerance;  ///< overrides the entry's
+  kernel::CompileOptions compile;
+};
+
+struct CheckResult {
+  std::shared_ptr<const kernel::CompiledKernel> compiled;
+  std::vector<HostTensor> inputs;       ///< what the kernel was given (empty in timing-only mode)
+  std::vector<HostTensor> outputs;      ///< what it returned (empty in timing-only mode)
+  std::vector<Comparison> comparisons;  ///< one per output; empty in timing-only mode
+  bool pass = true;                     ///< every comparison passed
+  core::RunStats stats;
+  profile::Report report;
+  double usefulFlops = 0;  ///< KernelEntry::flops
+  double mfu = 0;          ///< usefulFlops / (simulated time x dense BF16 PE peak); 0 untimed
+};
+
+/// Runs `entry` at `specs` on random inputs (or `inputs` when given: one per spec, already
+/// rounded to its dtype) and checks it.
+Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel::TensorSpec> specs,
+                                const CheckOptions& options, kernel::KernelCache* cache = nullptr,
+                                std::span<const HostTensor> inputs = {});
+
+/// A host tensor as the float32 array the runner takes, and back.
+runtime::NpyArray toNpy(const HostTensor& tensor);
+HostTensor fromNpy(const runtime::NpyArray& array);
+
+}  // namespace trn::kernels
