@@ -58,6 +58,29 @@ HostTensor fromNpy(const runtime::NpyArray& array) {
   return t;
 }
 
+std::string_view boundBy(const profile::Report& report) {
+  const std::string& unit = report.criticalEngine;
+  if (unit == "pe") {
+    return "compute (PE)";
+  }
+  if (unit == "dma") {
+    return "memory (DMA)";
+  }
+  if (unit == "act") {
+    return "Scalar engine";
+  }
+  if (unit == "dve") {
+    return "Vector engine";
+  }
+  if (unit == "pool") {
+    return "GpSimd engine";
+  }
+  if (unit == "sp") {
+    return "sync engine";
+  }
+  return "";
+}
+
 Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel::TensorSpec> specs,
                                 const CheckOptions& options, kernel::KernelCache* cache,
                                 std::span<const HostTensor> inputs) {
@@ -117,7 +140,8 @@ Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel
                     entry.name + ": the reference returned " + std::to_string(expected.size()) +
                         " outputs, the kernel " + std::to_string(result.outputs.size()));
     }
-    const Tolerance tolerance = options.tolerance.value_or(entry.tolerance);
+    const Tolerance tolerance = options.tolerance.value_or(entry.toleranceAt(specs));
+    result.tolerance = tolerance;
     for (std::size_t i = 0; i < expected.size(); ++i) {
       result.comparisons.push_back(compare(result.outputs[i], expected[i], tolerance));
       result.pass = result.pass && result.comparisons.back().pass;

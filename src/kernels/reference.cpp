@@ -49,6 +49,8 @@ Comparison compare(const HostTensor& out, const HostTensor& ref, Tolerance toler
   return c;
 }
 
+double unitRoundoff(DType dtype) { return std::ldexp(1.0, -(dtypeTraits(dtype).mantissaBits + 1)); }
+
 double roundTo(double value, DType dtype) { return quantize(static_cast<float>(value), dtype); }
 
 HostTensor randomInput(const kernel::TensorSpec& spec, std::uint64_t seed, double lo, double hi) {

@@ -26,6 +26,11 @@ double matmulFlops(std::span<const kernel::TensorSpec> in) {
          static_cast<double>(in[1].shape.at(1));
 }
 
+/// One correct rounding into the output dtype (that of the first input): rtol = unit roundoff.
+Tolerance outputRounding(std::span<const kernel::TensorSpec> in) {
+  return {0.0, unitRoundoff(in[0].dtype)};
+}
+
 double noFlops(std::span<const kernel::TensorSpec> /*inputs*/) { return 0.0; }
 
 /// fp32 sums of bf16 products: the tutorial's np.allclose(atol=1e-4, rtol=1e-2).
@@ -39,6 +44,7 @@ KernelEntry matmulEntry(std::string name, std::string summary, kernel::KernelDef
           matmulReference,
           kMatmulTolerance,
           matmulFlops,
+          {},
           {}};
 }
 
@@ -52,9 +58,10 @@ const std::vector<KernelEntry>& referenceKernels() {
          {{"a", {1024, 2048}, DType::kFp32}, {"b", {1024, 2048}, DType::kFp32}},
          kernel::makeKernel("tensor_add", tensorAdd),
          addReference,
-         {0.0, 0x1p-24},  // one correctly rounded fp32 addition
+         {0.0, 0x1p-24},
          noFlops,
-         {}},
+         {},
+         outputRounding},
         {"matmul_basic",
          "result = lhsT^T @ rhs, one 128x128x512 tile (NKI matmul tutorial)",
          {{"lhsT", {128, 128}, DType::kBf16}, {"rhs", {128, 512}, DType::kBf16}},
@@ -62,6 +69,7 @@ const std::vector<KernelEntry>& referenceKernels() {
          matmulReference,
          kMatmulTolerance,
          matmulFlops,
+         {},
          {}},
         matmulEntry("matmul_tiled",
                     "result = lhsT^T @ rhs, M/N/K tile loops, loads in the K loop (NKI tutorial)",

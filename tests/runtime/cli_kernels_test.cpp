@@ -1,5 +1,6 @@
-// `trnsim kernels list|compile` end to end: the library is listed, a kernel compiles with an IR
-// dump after a chosen pass, the saved Program runs under `trnsim run`, and bad requests exit 1.
+// `trnsim kernels list|compile|bench` end to end: the library is listed, a kernel compiles with an
+// IR dump after a chosen pass, the saved Program runs under `trnsim run`, bench checks numerics
+// and reports speed at default and given shapes and dtypes, and bad requests exit 1.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -42,6 +43,52 @@ TEST(CliKernels, BadRequestsExitWithAnError) {
   run = trnsim("kernels compile tensor_add --dump-after no_such_pass");
   EXPECT_EQ(run.exitCode, 1);
   EXPECT_NE(run.output.find("no pass 'no_such_pass'"), std::string::npos) << run.output;
+}
+
+TEST(CliKernels, BenchChecksNumericsAndReportsSpeed) {
+  const std::string trace =
+      (std::filesystem::temp_directory_path() / "trnsim_cli_kernels_bench.json").string();
+  const auto run = trnsim("kernels bench matmul_basic --trace " + trace);
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  for (const char* expected :
+       {"matmul_basic on trn2 (functional+timing): lhsT[128x128] bf16, rhs[128x512] bf16",
+        "result[128x512]: max abs error", "0 of 65536 outside: PASS", "simulated time",
+        "0.01678 GFLOP", "MFU", "bound by", "critical", "trace: "}) {
+    EXPECT_NE(run.output.find(expected), std::string::npos) << expected << "\n" << run.output;
+  }
+  ASSERT_TRUE(std::filesystem::exists(trace));
+  EXPECT_GT(std::filesystem::file_size(trace), 1000u);
+  std::filesystem::remove(trace);
+}
+
+TEST(CliKernels, BenchTakesShapesAndDtypesByPositionOrName) {
+  auto run = trnsim("kernels bench tensor_add --shape 130x70 --shape b=130x70 --dtype bf16");
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("a[130x70] bf16, b[130x70] bf16"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("0 of 9100 outside: PASS"), std::string::npos) << run.output;
+  run = trnsim(
+      "kernels bench matmul_tiled --shape lhsT=512x256 --shape rhs=512x1024 --mode "
+      "timing-only");
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("not checked: timing-only"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("0.2684 GFLOP"), std::string::npos) << run.output;
+}
+
+TEST(CliKernels, BenchRejectsBadShapesDtypesAndNames) {
+  auto run = trnsim("kernels bench tensor_add --shape a=10x0");
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_NE(run.output.find("--shape '10x0': expected positive extents"), std::string::npos)
+      << run.output;
+  run = trnsim("kernels bench tensor_add --dtype c=bf16");
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_NE(run.output.find("no input 'c' (inputs: a, b)"), std::string::npos) << run.output;
+  run = trnsim("kernels bench tensor_add --shape a=128x64");
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_NE(run.output.find("tensor_add takes two 2-D tensors of one shape"), std::string::npos)
+      << run.output;
+  run = trnsim("kernels bench tensor_add --dtype fp99");
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_NE(run.output.find("fp99"), std::string::npos) << run.output;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "kernel_bench_command.h"
 #include "spec_command.h"
 #include "trn/kernels/registry.h"
 #include "trn/runtime/runner.h"
@@ -95,6 +96,7 @@ void registerKernelCommands(CLI::App& app, int& exitCode) {
   compile->add_option("--bufs", args->bufs, "multi-buffering depth")->check(CLI::Range(1, 8));
   compile->add_option("-o,--output", args->output, "save the Program (binary format)");
   compile->callback([args, &exitCode] { exitCode = compileKernel(*args); });
+  registerKernelBenchCommand(*group, exitCode);
 }
 
 }  // namespace trn::tools

@@ -1,6 +1,7 @@
-// `trnsim kernels list|compile`: the reference kernel library from the command line. `compile`
-// traces a kernel at its default shapes through the backend passes, prints what the backend did,
-// optionally prints the kernel IR after one pass (--dump-after) and saves the Program.
+// `trnsim kernels list|compile|bench`: the reference kernel library from the command line.
+// `compile` traces a kernel at its default shapes through the backend passes, prints what the
+// backend did, optionally prints the kernel IR after one pass (--dump-after) and saves the Program;
+// `bench` is in kernel_bench_command.h.
 #pragma once
 
 #include <CLI/CLI.hpp>

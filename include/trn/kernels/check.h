@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "trn/base/status.h"
@@ -32,6 +33,7 @@ struct CheckResult {
   std::shared_ptr<const kernel::CompiledKernel> compiled;
   std::vector<HostTensor> inputs;       ///< what the kernel was given (empty in timing-only mode)
   std::vector<HostTensor> outputs;      ///< what it returned (empty in timing-only mode)
+  Tolerance tolerance;                  ///< what the comparisons used
   std::vector<Comparison> comparisons;  ///< one per output; empty in timing-only mode
   bool pass = true;                     ///< every comparison passed
   core::RunStats stats;
@@ -45,6 +47,10 @@ struct CheckResult {
 Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel::TensorSpec> specs,
                                 const CheckOptions& options, kernel::KernelCache* cache = nullptr,
                                 std::span<const HostTensor> inputs = {});
+
+/// What bounds a run, from its busiest unit: "compute (PE)", "memory (DMA)", "Scalar engine",
+/// "Vector engine", "GpSimd engine", "sync engine", or "" for an untimed run.
+std::string_view boundBy(const profile::Report& report);
 
 /// A host tensor as the float32 array the runner takes, and back.
 runtime::NpyArray toNpy(const HostTensor& tensor);

@@ -35,6 +35,10 @@ struct Tolerance {
   double rtol = 1e-5;
 };
 
+/// The unit roundoff of round-to-nearest into `dtype`: 2^-p for p significand bits (fp32 2^-24,
+/// bf16 2^-8, fp16 2^-11, fp8 e4m3 2^-4); the relative error bound of one rounding.
+double unitRoundoff(DType dtype);
+
 /// How a kernel output compares with its reference.
 struct Comparison {
   double maxAbsError = 0;          ///< max |out - ref|

@@ -26,6 +26,9 @@ using FlopsFn = std::function<double(std::span<const kernel::TensorSpec> inputs)
 using InputsFn = std::function<std::vector<HostTensor>(std::span<const kernel::TensorSpec> specs,
                                                        std::uint64_t seed)>;
 
+/// The tolerance at these inputs, for kernels whose accuracy depends on the dtypes.
+using ToleranceFn = std::function<Tolerance(std::span<const kernel::TensorSpec> inputs)>;
+
 struct KernelEntry {
   std::string name;
   std::string summary;
@@ -37,6 +40,13 @@ struct KernelEntry {
   /// Empty: randomInputs (uniform [-1, 1)). Kernels with constraints on their inputs (positive
   /// variances, probabilities, scales) provide their own.
   InputsFn inputs;
+  /// Empty: `tolerance` at every dtype.
+  ToleranceFn toleranceFor;
+
+  /// toleranceFor(inputs) when set, else tolerance.
+  [[nodiscard]] Tolerance toleranceAt(std::span<const kernel::TensorSpec> specs) const {
+    return toleranceFor ? toleranceFor(specs) : tolerance;
+  }
 };
 
 /// Every reference kernel, in name order.

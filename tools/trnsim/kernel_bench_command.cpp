@@ -1,0 +1,218 @@
+#include "kernel_bench_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <charconv>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spec_command.h"
+#include "trn/kernels/check.h"
+#include "trn/profile/trace.h"
+#include "trn/spec/loader.h"
+
+namespace trn::tools {
+namespace {
+
+struct BenchArgs {
+  std::string name;
+  std::vector<std::string> shapes;
+  std::vector<std::string> dtypes;
+  std::string chip = "trn2";
+  std::string mode = "functional+timing";
+  std::string trace;
+  std::uint64_t seed = 1;
+  bool allowRaces = false;
+};
+
+/// Splits "name=value" into (name, value); plain "value" gives an empty name.
+std::pair<std::string, std::string> splitAssignment(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos) {
+    return {"", text};
+  }
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+/// "512x2048" (or "512,2048") as a shape; every extent a positive integer.
+Result<std::vector<std::int64_t>> parseShape(const std::string& text) {
+  std::vector<std::int64_t> shape;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = text.find_first_of("x,", begin);
+    const std::string_view part = std::string_view(text).substr(
+        begin, end == std::string::npos ? std::string::npos : end - begin);
+    std::int64_t extent = 0;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), extent);
+    if (ec != std::errc() || ptr != part.data() + part.size() || extent <= 0) {
+      return invalidArgument(fmt::format(
+          "--shape '{}': expected positive extents separated by 'x', e.g. 512x2048", text));
+    }
+    shape.push_back(extent);
+    if (end == std::string::npos) {
+      break;
+    }
+    begin = end + 1;
+  }
+  return shape;
+}
+
+/// The input that `name` names, or the `position`-th when `name` is empty.
+Result<kernel::TensorSpec*> selectInput(std::vector<kernel::TensorSpec>& specs,
+                                        const std::string& name, std::size_t position,
+                                        std::string_view option) {
+  if (name.empty()) {
+    if (position >= specs.size()) {
+      return invalidArgument(
+          fmt::format("more {} values than the kernel's {} inputs", option, specs.size()));
+    }
+    return &specs[position];
+  }
+  for (kernel::TensorSpec& spec : specs) {
+    if (spec.name == name) {
+      return &spec;
+    }
+  }
+  std::vector<std::string> names;
+  for (const kernel::TensorSpec& spec : specs) {
+    names.push_back(spec.name);
+  }
+  return invalidArgument(fmt::format("{} {}=...: the kernel has no input '{}' (inputs: {})", option,
+                                     name, name, fmt::join(names, ", ")));
+}
+
+/// The default inputs with --shape and --dtype applied. A plain --dtype applies to every
+/// floating-point input; named ones to that input.
+Result<std::vector<kernel::TensorSpec>> benchInputs(const kernels::KernelEntry& entry,
+                                                    const BenchArgs& args) {
+  std::vector<kernel::TensorSpec> specs = entry.defaultInputs;
+  for (std::size_t i = 0; i < args.shapes.size(); ++i) {
+    const auto [name, value] = splitAssignment(args.shapes[i]);
+    TRN_ASSIGN_OR_RETURN(kernel::TensorSpec * spec, selectInput(specs, name, i, "--shape"));
+    TRN_ASSIGN_OR_RETURN(spec->shape, parseShape(value));
+  }
+  for (const std::string& text : args.dtypes) {
+    const auto [name, value] = splitAssignment(text);
+    TRN_ASSIGN_OR_RETURN(const DType dtype, parseDType(value));
+    if (name.empty()) {
+      for (kernel::TensorSpec& spec : specs) {
+        if (isFloat(spec.dtype)) {
+          spec.dtype = dtype;
+        }
+      }
+      continue;
+    }
+    TRN_ASSIGN_OR_RETURN(kernel::TensorSpec * spec, selectInput(specs, name, 0, "--dtype"));
+    spec->dtype = dtype;
+  }
+  return specs;
+}
+
+std::string describeInputs(std::span<const kernel::TensorSpec> specs) {
+  std::vector<std::string> parts;
+  for (const kernel::TensorSpec& t : specs) {
+    parts.push_back(fmt::format("{}[{}] {}", t.name, fmt::join(t.shape, "x"), dtypeName(t.dtype)));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+void printNumerics(const kernels::CheckResult& result) {
+  const kernels::Tolerance& tolerance = result.tolerance;
+  fmt::print("numerics vs the float64 reference (pass: |out - ref| <= {:g} + {:g} |ref|):\n",
+             tolerance.atol, tolerance.rtol);
+  for (std::size_t i = 0; i < result.comparisons.size(); ++i) {
+    const kernels::Comparison& c = result.comparisons[i];
+    const kernel::TensorSpec& out = result.compiled->outputs[i];
+    fmt::print("  {}[{}]: max abs error {:.3g}, max rel error {:.3g}, {} of {} outside: {}\n",
+               out.name, fmt::join(out.shape, "x"), c.maxAbsError, c.maxRelError, c.failures,
+               result.outputs[i].size(), c.pass ? "PASS" : "FAIL");
+  }
+}
+
+void printPerformance(const kernels::CheckResult& result) {
+  const profile::Report& r = result.report;
+  fmt::print("simulated time {}\n", toString(r.total));
+  fmt::print(
+      "useful work    {:.4g} GFLOP, {:.3f} TFLOP/s, MFU {:.1f} % of the dense BF16 peak "
+      "({:.1f} TFLOP/s)\n",
+      result.usefulFlops * 1e-9,
+      r.total.count() > 0 ? result.usefulFlops / static_cast<double>(r.total.count()) : 0.0,
+      100.0 * result.mfu, r.peBf16PeakTflops);
+  fmt::print("bound by       {}\n\n", kernels::boundBy(r));
+  std::fputs(profile::formatReport(r).c_str(), stdout);
+}
+
+int bench(const BenchArgs& args) {
+  const kernels::KernelEntry* entry = kernels::findKernel(args.name);
+  if (entry == nullptr) {
+    printError(fmt::format("no kernel '{}'; 'trnsim kernels list' shows them", args.name));
+    return 1;
+  }
+  Result<std::vector<kernel::TensorSpec>> specs = benchInputs(*entry, args);
+  Result<spec::ChipSpec> chip = specs.ok() ? spec::loadChip(args.chip) : specs.status();
+  Result<core::RunMode> mode = chip.ok() ? core::parseRunMode(args.mode) : chip.status();
+  if (!mode.ok()) {
+    printError(mode.status().message());
+    return 1;
+  }
+  kernels::CheckOptions options;
+  options.chip = std::make_shared<const spec::ChipSpec>(std::move(chip).value());
+  options.mode = *mode;
+  options.seed = args.seed;
+  options.detectRaces = !args.allowRaces;
+  options.record = !args.trace.empty();
+  fmt::print("{} on {} ({}): {}\n", entry->name, options.chip->name, core::runModeName(*mode),
+             describeInputs(*specs));
+  Result<kernels::CheckResult> result = kernels::checkKernel(*entry, *specs, options);
+  if (!result.ok()) {
+    printError(result.status().message());
+    return 1;
+  }
+  const kernel::CompileSummary& s = result->compiled->summary;
+  fmt::print(
+      "compiled       {} instructions, {} semaphore waits, SBUF {} B and PSUM {} B per "
+      "partition at most\n",
+      s.instructions, s.semaphoreWaits, s.sbufPeakBytes, s.psumPeakBytes);
+  if (core::hasData(*mode)) {
+    printNumerics(*result);
+  } else {
+    fmt::print("numerics       not checked: timing-only computes no values\n");
+  }
+  if (core::hasTiming(*mode)) {
+    printPerformance(*result);
+  }
+  if (!args.trace.empty()) {
+    const Status written =
+        profile::writeTraceFile(args.trace, result->compiled->program, result->stats);
+    if (!written.ok()) {
+      printError(written.message());
+      return 1;
+    }
+    fmt::print("\ntrace: {} (open in ui.perfetto.dev)\n", args.trace);
+  }
+  return result->pass ? 0 : 1;
+}
+
+}  // namespace
+
+void registerKernelBenchCommand(CLI::App& kernelsGroup, int& exitCode) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = kernelsGroup.add_subcommand(
+      "bench", "Run a kernel, check it against its float64 reference and report its speed");
+  cmd->add_option("name", args->name, "kernel name ('trnsim kernels list')")->required();
+  cmd->add_option("--shape", args->shapes,
+                  "input shape, in input order or as NAME=SHAPE, e.g. --shape x=512x2048");
+  cmd->add_option("--dtype", args->dtypes,
+                  "dtype of every floating-point input (e.g. bf16), or NAME=DTYPE for one");
+  cmd->add_option("--chip", args->chip, "chip name or YAML path")->capture_default_str();
+  cmd->add_option("--mode", args->mode, "functional+timing, timing-only or functional-only")
+      ->capture_default_str();
+  cmd->add_option("--trace", args->trace, "write a Perfetto trace of the run");
+  cmd->add_option("--seed", args->seed, "seed of the random inputs")->capture_default_str();
+  cmd->add_flag("--allow-races", args->allowRaces, "do not check for races");
+  cmd->callback([args, &exitCode] { exitCode = bench(*args); });
+}
+
+}  // namespace trn::tools
