@@ -1,0 +1,78 @@
+// Host time to simulate the reference kernels at the NKI matmul tutorial's size: the ladder
+// (tiled, hoisted, blocked, fully optimised) for lhsT [8192, 4096] and rhs [8192, 8192] bf16, on
+// the trn1 and trn2 descriptions, timing-only. Each benchmark compiles once (its host time is the
+// "compile_s" counter) and times the simulation; the counters also give the simulated time and
+// the PE utilisation (docs/fidelity.md compares them with the tutorial's Trn1 measurements).
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "trn/kernels/check.h"
+#include "trn/runtime/runner.h"
+#include "trn/spec/loader.h"
+
+namespace {
+
+using trn::kernel::TensorSpec;
+
+void BM_MatmulLadderTimingOnly(benchmark::State& state, const std::string& name,
+                               const std::string& chipName) {
+  auto loaded = trn::spec::loadChip(chipName);
+  if (!loaded.ok()) {
+    state.SkipWithError(loaded.status().message().c_str());
+    return;
+  }
+  const auto chip = std::make_shared<const trn::spec::ChipSpec>(std::move(loaded).value());
+  const trn::kernels::KernelEntry* entry = trn::kernels::findKernel(name);
+  const std::vector<TensorSpec> specs = {{"lhsT", {8192, 4096}, trn::DType::kBf16},
+                                         {"rhs", {8192, 8192}, trn::DType::kBf16}};
+  const auto compileStart = std::chrono::steady_clock::now();
+  auto compiled = trn::kernel::compile(entry->def, specs, trn::runtime::coreLimits(*chip));
+  const std::chrono::duration<double> compileTime = std::chrono::steady_clock::now() - compileStart;
+  if (!compiled.ok()) {
+    state.SkipWithError(compiled.status().message().c_str());
+    return;
+  }
+  trn::runtime::KernelRunOptions options;
+  options.chip = chip;
+  options.mode = trn::core::RunMode::kTimingOnly;
+  trn::core::RunStats stats;
+  for (auto _ : state) {
+    auto run = trn::runtime::runKernel(*compiled, {}, options);
+    if (!run.ok()) {
+      state.SkipWithError(run.status().message().c_str());
+      return;
+    }
+    stats = std::move(run->stats);
+  }
+  const double seconds = static_cast<double>(stats.total.count()) * 1e-12;
+  const double peak = static_cast<double>(chip->core.pe.rows * chip->core.pe.columns) * 2.0 *
+                      static_cast<double>(chip->core.pe.clock.count());
+  state.counters["compile_s"] = compileTime.count();
+  state.counters["simulated_ms"] = seconds * 1e3;
+  state.counters["pe_utilisation_pct"] =
+      100.0 * static_cast<double>(stats.flops) / (seconds * peak);
+  state.counters["instructions"] = static_cast<double>(stats.instructions);
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(stats.instructions));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const char* chip : {"trn1", "trn2"}) {
+    for (const char* kernel :
+         {"matmul_tiled", "matmul_hoisted", "matmul_blocked", "matmul_optimised"}) {
+      benchmark::RegisterBenchmark(
+          (std::string("BM_MatmulLadderTimingOnly/") + kernel + "/" + chip).c_str(),
+          BM_MatmulLadderTimingOnly, std::string(kernel), std::string(chip))
+          ->Unit(benchmark::kSecond)
+          ->Iterations(1);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
