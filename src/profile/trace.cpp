@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -24,7 +25,12 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr int kProcessId = 0;
+/// Where one run goes in the trace: its process id, its name, and the time it starts at.
+struct Placement {
+  int pid = 0;
+  std::string name = "NeuronCore";
+  Picoseconds offset;
+};
 
 /// The Neuron profiler's name of each engine, shown next to the short name on its track.
 std::string_view engineTitle(isa::Engine engine) {
@@ -193,12 +199,11 @@ class VariantJsonCache {
   std::map<std::string, std::string, std::less<>> entries_;
 };
 
-Json metadataEvent(std::string_view name, std::int64_t track, Json args) {
-  return Json{
-      {"name", name}, {"ph", "M"}, {"pid", kProcessId}, {"tid", track}, {"args", std::move(args)}};
+Json metadataEvent(std::string_view name, int pid, std::int64_t track, Json args) {
+  return Json{{"name", name}, {"ph", "M"}, {"pid", pid}, {"tid", track}, {"args", std::move(args)}};
 }
 
-void writeTrackNames(EventWriter& writer, const core::RunStats& stats) {
+void writeTrackNames(EventWriter& writer, const core::RunStats& stats, const Placement& place) {
   std::array<bool, isa::kNumEngines> engineActive{};
   for (const core::InstructionRecord& record : stats.records) {
     engineActive[static_cast<std::size_t>(record.engine)] = true;
@@ -208,35 +213,36 @@ void writeTrackNames(EventWriter& writer, const core::RunStats& stats) {
     queues.insert(transfer.queue);
   }
 
-  writer.write(metadataEvent("process_name", 0, Json{{"name", "NeuronCore"}}));
+  writer.write(metadataEvent("process_name", place.pid, 0, Json{{"name", place.name}}));
   for (const isa::Engine engine : isa::kAllEngines) {
     if (!engineActive[static_cast<std::size_t>(engine)]) {
       continue;
     }
     const int track = engineTrack(engine);
     writer.write(metadataEvent(
-        "thread_name", track,
+        "thread_name", place.pid, track,
         Json{{"name", fmt::format("{} ({})", isa::engineName(engine), engineTitle(engine))}}));
-    writer.write(metadataEvent("thread_sort_index", track, Json{{"sort_index", track}}));
+    writer.write(metadataEvent("thread_sort_index", place.pid, track, Json{{"sort_index", track}}));
   }
   for (const std::int32_t queue : queues) {
     const std::int64_t track = queueTrack(queue);
-    writer.write(
-        metadataEvent("thread_name", track, Json{{"name", fmt::format("dma queue {}", queue)}}));
-    writer.write(metadataEvent("thread_sort_index", track, Json{{"sort_index", track}}));
+    writer.write(metadataEvent("thread_name", place.pid, track,
+                               Json{{"name", fmt::format("dma queue {}", queue)}}));
+    writer.write(metadataEvent("thread_sort_index", place.pid, track, Json{{"sort_index", track}}));
   }
 }
 
 /// The complete ("X") event of one execution of an instruction.
 void formatInstructionEvent(fmt::memory_buffer& out, const core::InstructionRecord& record,
-                            const InstructionJson& instr, const std::string& variant) {
+                            const InstructionJson& instr, const std::string& variant,
+                            const Placement& place) {
   out.clear();
   fmt::format_to(std::back_inserter(out),
                  R"({{"name":{},"cat":"instruction","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)"
                  R"("args":{{{},"index":{},"cycles":{},"variant":{},"waited_ns":{},"throttle":{},)"
                  R"("flops":{}}}}})",
-                 instr.name, kProcessId, engineTrack(record.engine),
-                 jsonNumber(microseconds(record.start)),
+                 instr.name, place.pid, engineTrack(record.engine),
+                 jsonNumber(microseconds(place.offset + record.start)),
                  jsonNumber(microseconds(record.end - record.start)), instr.fixedArgs, record.index,
                  record.cycles, variant, jsonNumber(nanoseconds(record.start - record.ready)),
                  jsonNumber(record.throttle), record.flops);
@@ -244,43 +250,89 @@ void formatInstructionEvent(fmt::memory_buffer& out, const core::InstructionReco
 
 /// The complete ("X") event of one DMA transfer, on its queue's track.
 void formatTransferEvent(fmt::memory_buffer& out, const core::TransferRecord& transfer,
-                         const InstructionJson& issuer) {
+                         const InstructionJson& issuer, const Placement& place) {
   out.clear();
-  fmt::format_to(
-      std::back_inserter(out),
-      R"({{"name":{},"cat":"dma","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)"
-      R"("args":{{"bytes":{},"hbm_bytes":{},"descriptors":{},"engines":{},)"
-      R"("efficiency":{},"issued_ns":{},"text":{}}}}})",
-      issuer.name, kProcessId, queueTrack(transfer.queue), jsonNumber(microseconds(transfer.start)),
-      jsonNumber(microseconds(transfer.end - transfer.start)), transfer.bytes, transfer.hbmBytes,
-      transfer.descriptors, transfer.engines, jsonNumber(transfer.efficiency),
-      jsonNumber(nanoseconds(transfer.issued)), issuer.text);
+  fmt::format_to(std::back_inserter(out),
+                 R"({{"name":{},"cat":"dma","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)"
+                 R"("args":{{"bytes":{},"hbm_bytes":{},"descriptors":{},"engines":{},)"
+                 R"("efficiency":{},"issued_ns":{},"text":{}}}}})",
+                 issuer.name, place.pid, queueTrack(transfer.queue),
+                 jsonNumber(microseconds(place.offset + transfer.start)),
+                 jsonNumber(microseconds(transfer.end - transfer.start)), transfer.bytes,
+                 transfer.hbmBytes, transfer.descriptors, transfer.engines,
+                 jsonNumber(transfer.efficiency), jsonNumber(nanoseconds(transfer.issued)),
+                 issuer.text);
 }
 
-/// Writes the whole document; `stats` has been validated against `program`.
-Status writeValidated(std::ostream& out, const isa::Program& program, const core::RunStats& stats) {
-  out << "{\"traceEvents\":[";
-  EventWriter writer(out);
-  writeTrackNames(writer, stats);
+/// Writes the events of one run at `place`; the run has been validated.
+void writeRun(EventWriter& writer, const isa::Program& program, const core::RunStats& stats,
+              const Placement& place) {
+  writeTrackNames(writer, stats, place);
   InstructionJsonCache instructions(program);
   VariantJsonCache variants;
   fmt::memory_buffer event;
   for (const core::InstructionRecord& record : stats.records) {
     formatInstructionEvent(event, record, instructions.get(record.engine, record.index),
-                           variants.get(record.variant));
+                           variants.get(record.variant), place);
     writer.write(event);
   }
   for (const core::TransferRecord& transfer : stats.transfers) {
     const core::InstructionRecord& issuer = stats.records[transfer.instruction];
-    formatTransferEvent(event, transfer, instructions.get(issuer.engine, issuer.index));
+    formatTransferEvent(event, transfer, instructions.get(issuer.engine, issuer.index), place);
     writer.write(event);
   }
-  const Json otherData{{"mode", core::runModeName(stats.mode)},
-                       {"total_ps", stats.total.count()},
-                       {"instructions", stats.instructions}};
+}
+
+/// Writes the whole document: the validated runs one after another, then `otherData`.
+Status writeDocument(std::ostream& out, std::span<const TraceSegment> segments,
+                     std::span<const Placement> placements, const Json& otherData) {
+  out << "{\"traceEvents\":[";
+  EventWriter writer(out);
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    writeRun(writer, *segments[i].program, *segments[i].stats, placements[i]);
+  }
   out << "\n],\"displayTimeUnit\":\"ns\",\"otherData\":" << toJson(otherData) << "}\n";
   if (!out) {
     return ioError("writing the trace failed");
+  }
+  return {};
+}
+
+Json runData(const core::RunStats& stats) {
+  return Json{{"mode", core::runModeName(stats.mode)},
+              {"total_ps", stats.total.count()},
+              {"instructions", stats.instructions}};
+}
+
+/// Validates the segments and lays them end to end; names each error's segment.
+Result<std::vector<Placement>> placeSegments(std::span<const TraceSegment> segments) {
+  std::vector<Placement> placements;
+  Picoseconds offset;
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const TraceSegment& segment = segments[i];
+    if (const Status status = validate(*segment.program, *segment.stats); !status.ok()) {
+      return Status(status.code(),
+                    fmt::format("trace segment {} ('{}'): {}", i, segment.name, status.message()));
+    }
+    placements.push_back(Placement{static_cast<int>(i), segment.name, offset});
+    offset += segment.stats->total;
+  }
+  return placements;
+}
+
+/// Opens `path`, runs `write` on it and reports errors with the path.
+Status writeFile(const std::string& path, const std::function<Status(std::ostream&)>& write) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file.is_open()) {
+    return ioError(
+        fmt::format("cannot open trace file '{}' for writing: {}", path, std::strerror(errno)));
+  }
+  if (const Status status = write(file); !status.ok()) {
+    return ioError(fmt::format("cannot write trace file '{}': {}", path, status.message()));
+  }
+  file.close();
+  if (!file) {
+    return ioError(fmt::format("cannot write trace file '{}': closing it failed", path));
   }
   return {};
 }
@@ -289,25 +341,44 @@ Status writeValidated(std::ostream& out, const isa::Program& program, const core
 
 Status writeTrace(std::ostream& out, const isa::Program& program, const core::RunStats& stats) {
   TRN_RETURN_IF_ERROR(validate(program, stats));
-  return writeValidated(out, program, stats);
+  const TraceSegment segment{"NeuronCore", &program, &stats};
+  const Placement place;
+  return writeDocument(out, {&segment, 1}, {&place, 1}, runData(stats));
 }
 
 Status writeTraceFile(const std::string& path, const isa::Program& program,
                       const core::RunStats& stats) {
   TRN_RETURN_IF_ERROR(validate(program, stats));
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file.is_open()) {
-    return ioError(
-        fmt::format("cannot open trace file '{}' for writing: {}", path, std::strerror(errno)));
+  const TraceSegment segment{"NeuronCore", &program, &stats};
+  const Placement place;
+  return writeFile(path, [&](std::ostream& out) {
+    return writeDocument(out, {&segment, 1}, {&place, 1}, runData(stats));
+  });
+}
+
+/// otherData of a sequence: the total and each run's figures.
+Json sequenceData(std::span<const TraceSegment> segments) {
+  Json runs = Json::array();
+  std::int64_t total = 0;
+  for (const TraceSegment& segment : segments) {
+    Json run = runData(*segment.stats);
+    run["name"] = segment.name;
+    runs.push_back(std::move(run));
+    total += segment.stats->total.count();
   }
-  if (const Status status = writeValidated(file, program, stats); !status.ok()) {
-    return ioError(fmt::format("cannot write trace file '{}': {}", path, status.message()));
-  }
-  file.close();
-  if (!file) {
-    return ioError(fmt::format("cannot write trace file '{}': closing it failed", path));
-  }
-  return {};
+  return Json{{"total_ps", total}, {"runs", runs}};
+}
+
+Status writeSequenceTrace(std::ostream& out, std::span<const TraceSegment> segments) {
+  TRN_ASSIGN_OR_RETURN(const std::vector<Placement> placements, placeSegments(segments));
+  return writeDocument(out, segments, placements, sequenceData(segments));
+}
+
+Status writeSequenceTraceFile(const std::string& path, std::span<const TraceSegment> segments) {
+  TRN_ASSIGN_OR_RETURN(const std::vector<Placement> placements, placeSegments(segments));
+  return writeFile(path, [&](std::ostream& out) {
+    return writeDocument(out, segments, placements, sequenceData(segments));
+  });
 }
 
 }  // namespace trn::profile

@@ -314,5 +314,57 @@ TEST(ProfileTrace, UnwritablePathIsAnErrorNamingIt) {
   EXPECT_NE(status.message().find(path), std::string::npos) << status.toString();
 }
 
+TEST(ProfileTrace, SequenceLaysRunsEndToEndAsProcesses) {
+  const isa::Program program = parseProgram();
+  const core::RunStats first = runStats();
+  core::RunStats second = runStats();
+  second.total = ns(7000);
+  const std::vector<TraceSegment> segments = {{"rmsnorm", &program, &first},
+                                              {"attention", &program, &second}};
+  std::ostringstream out;
+  const Status status = writeSequenceTrace(out, segments);
+  ASSERT_TRUE(status.ok()) << status.toString();
+  const json trace = json::parse(out.str());
+  std::map<int, std::string> processes;
+  for (const json& event : trace["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "process_name") {
+      processes[event["pid"].get<int>()] = event["args"]["name"].get<std::string>();
+    }
+  }
+  EXPECT_EQ(processes, (std::map<int, std::string>{{0, "rmsnorm"}, {1, "attention"}}));
+  // The matmul started at 2.5 us in both runs; the second run starts when the first ended (5.5).
+  int matmuls = 0;
+  for (const json& event : completeEvents(trace)) {
+    if (event["name"] == "nc_matmul") {
+      ++matmuls;
+      EXPECT_EQ(event["ts"].get<double>(), event["pid"] == 0 ? 2.5 : 8.0);
+    }
+    if (event["pid"] == 1 && event["cat"] == "dma" && event["tid"] == 103) {
+      EXPECT_EQ(event["ts"].get<double>(), 5.5 + 4.7);
+    }
+  }
+  EXPECT_EQ(matmuls, 2);
+  EXPECT_EQ(completeEvents(trace).size(), 16u);
+  EXPECT_EQ(trace["otherData"]["total_ps"], 12'500'000);
+  ASSERT_EQ(trace["otherData"]["runs"].size(), 2u);
+  EXPECT_EQ(trace["otherData"]["runs"][1]["name"], "attention");
+  EXPECT_EQ(trace["otherData"]["runs"][1]["total_ps"], 7'000'000);
+}
+
+TEST(ProfileTrace, SequenceErrorsNameTheSegment) {
+  const isa::Program program = parseProgram();
+  const core::RunStats good = runStats();
+  core::RunStats bad = runStats();
+  bad.records[3].index = 1;
+  const std::vector<TraceSegment> segments = {{"rmsnorm", &program, &good},
+                                              {"rope", &program, &bad}};
+  std::ostringstream out;
+  const Status status = writeSequenceTrace(out, segments);
+  EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("trace segment 1 ('rope')"), std::string::npos)
+      << status.toString();
+  EXPECT_TRUE(out.str().empty());
+}
+
 }  // namespace
 }  // namespace trn::profile

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <ostream>
+#include <span>
 #include <string>
 
 #include "trn/base/status.h"
@@ -34,5 +35,20 @@ Status writeTrace(std::ostream& out, const isa::Program& program, const core::Ru
 /// ioError naming `path` when the file cannot be opened or written.
 Status writeTraceFile(const std::string& path, const isa::Program& program,
                       const core::RunStats& stats);
+
+/// One run of a sequence (e.g. one kernel of a model layer) for writeSequenceTrace.
+struct TraceSegment {
+  std::string name;
+  const isa::Program* program = nullptr;
+  const core::RunStats* stats = nullptr;
+};
+
+/// Writes several runs as one trace, laid end to end: run i is process i, named by its segment,
+/// and starts when run i - 1 ended (each run's total). "otherData" holds the total and each
+/// run's mode, total and instruction count. The same errors as writeTrace, naming the segment.
+Status writeSequenceTrace(std::ostream& out, std::span<const TraceSegment> segments);
+
+/// writeSequenceTrace to the file `path`, with writeTraceFile's file errors.
+Status writeSequenceTraceFile(const std::string& path, std::span<const TraceSegment> segments);
 
 }  // namespace trn::profile
