@@ -4,6 +4,11 @@
 
 #include "trn/kernels/elementwise.h"
 #include "trn/kernels/matmul.h"
+#include "trn/kernels/normalization.h"
+#include "trn/kernels/pooling.h"
+#include "trn/kernels/rope.h"
+#include "trn/kernels/softmax.h"
+#include "trn/kernels/transpose.h"
 
 namespace trn::kernels {
 namespace {
@@ -48,6 +53,28 @@ KernelEntry matmulEntry(std::string name, std::string summary, kernel::KernelDef
           {}};
 }
 
+/// Tolerances of the row-wise kernels (normalization.h, softmax.h, rope.h, pooling.h): the bf16
+/// bounds, used at every dtype; the tests check fp32 runs against tighter ones.
+///
+/// softmax: one bf16 rounding of the output (2^-8) on top of fp32 errors that are relative
+/// (positive terms only): exp, reciprocal and scale rounded once each, the row sum at most
+/// (D - 1) 2^-24 <= 2^-12 for D <= 4096.
+constexpr Tolerance kSoftmaxTolerance{1e-7, 0x1p-8 + 0x1p-12};
+/// layer norm: one bf16 rounding (2^-8); mean and variance are fp32 sums over D, whose error
+/// (at most D 2^-24 relative, 2^-12 for D <= 4096) scales the normalised value (|.| <= 2 for
+/// the uniform test inputs), hence the absolute term.
+constexpr Tolerance kLayerNormTolerance{2 * 0x1p-12, 0x1p-8};
+/// RMS norm: two bf16 roundings (x * rstd, then * w, as Llama's RMSNorm rounds) give 2^-7, and
+/// the fp32 sum of squares adds at most 2^-12 relative to rstd.
+constexpr Tolerance kRmsNormTolerance{0.0, 0x1p-7 + 0x1p-12};
+/// RoPE: fp32 products and sum (errors <= 3 2^-24 (|x1 c| + |x2 s|) <= 2^-22 for |x| <= 1),
+/// then one bf16 rounding of the output.
+constexpr Tolerance kRopeTolerance{0x1p-22, 0x1p-8};
+/// average pool: a fp32 window sum and one division, then one bf16 rounding.
+constexpr Tolerance kPoolTolerance{1e-6, 0x1p-8};
+
+constexpr std::int64_t kAvgPoolSize = 2;
+
 }  // namespace
 
 const std::vector<KernelEntry>& referenceKernels() {
@@ -87,6 +114,78 @@ const std::vector<KernelEntry>& referenceKernels() {
                                [](kernel::Kernel& k, kernel::Tensor lhsT, kernel::Tensor rhs) {
                                  return matmulOptimised(k, lhsT, rhs);
                                })),
+        {"transpose2d",
+         "out[p] = x[p]^T: an F1 x F2 transpose within each partition by access pattern (NKI "
+         "tutorial)",
+         {{"x", {1024, 32, 64}, DType::kFp32}},
+         kernel::makeKernel("transpose2d", transpose2d),
+         transpose2dReference,
+         {0.0, 0.0},  // a copy: bit-exact
+         noFlops,
+         {},
+         {}},
+        {"avgpool2d",
+         "out = 2x2 average pool of x [C, H, W], channels on partitions (NKI tutorial)",
+         {{"x", {256, 56, 56}, DType::kFp32}},
+         kernel::makeKernel(
+             "avgpool2d",
+             [](kernel::Kernel& k, kernel::Tensor x) { return avgPool2d(k, x, kAvgPoolSize); }),
+         [](std::span<const HostTensor> in) { return avgPool2dReference(in, kAvgPoolSize); },
+         kPoolTolerance,
+         noFlops,
+         {},
+         {}},
+        {"softmax",
+         "out = softmax(x) along rows, x [N, D] (NKI tutorial)",
+         {{"x", {1024, 2048}, DType::kBf16}},
+         kernel::makeKernel("softmax", softmax),
+         softmaxReference,
+         kSoftmaxTolerance,
+         noFlops,
+         {},
+         {}},
+        {"layernorm",
+         "out = layer_norm(x) * gamma + beta along rows, nl-level ops (NKI tutorial v1)",
+         {{"x", {1024, 2048}, DType::kFp32},
+          {"gamma", {2048}, DType::kFp32},
+          {"beta", {2048}, DType::kFp32}},
+         kernel::makeKernel("layernorm", layerNorm),
+         layerNormReference,
+         kLayerNormTolerance,
+         noFlops,
+         {},
+         {}},
+        {"layernorm_bn",
+         "out = layer_norm(x) * gamma + beta along rows, bn_stats/bn_aggr (NKI tutorial v2)",
+         {{"x", {1024, 2048}, DType::kFp32},
+          {"gamma", {2048}, DType::kFp32},
+          {"beta", {2048}, DType::kFp32}},
+         kernel::makeKernel("layernorm_bn", layerNormBn),
+         layerNormReference,
+         kLayerNormTolerance,
+         noFlops,
+         {},
+         {}},
+        {"rmsnorm",
+         "out = x / sqrt(mean(x^2) + 1e-6) * w along rows (Llama RMSNorm)",
+         {{"x", {512, 2048}, DType::kBf16}, {"w", {2048}, DType::kBf16}},
+         kernel::makeKernel("rmsnorm", rmsNorm),
+         rmsNormReference,
+         kRmsNormTolerance,
+         noFlops,
+         {},
+         {}},
+        {"rope",
+         "out = x * cos + rotate_half(x) * sin, x [H, S, D] (Llama rotary embedding)",
+         {{"x", {32, 512, 64}, DType::kBf16},
+          {"cos", {512, 32}, DType::kFp32},
+          {"sin", {512, 32}, DType::kFp32}},
+         kernel::makeKernel("rope", rope),
+         ropeReference,
+         kRopeTolerance,
+         noFlops,
+         ropeInputs,
+         {}},
     };
     std::sort(all.begin(), all.end(),
               [](const KernelEntry& x, const KernelEntry& y) { return x.name < y.name; });

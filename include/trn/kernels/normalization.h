@@ -1,0 +1,44 @@
+// Row normalisation reference kernels: layer norm (the NKI layernorm tutorial's two versions) and
+// RMS norm (Llama). Rows (tokens) lie on the partitions in tiles of up to 128 rows, the last one
+// ragged; the normalised dimension D is the free dimension of each tile. The 1-D parameters are
+// loaded once onto every partition with a stride-0 HBM row broadcast. Statistics are kept in fp32
+// whatever the input dtype; the output has the input's dtype.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "trn/kernel/kernel.h"
+#include "trn/kernels/reference.h"
+
+namespace trn::kernels {
+
+/// eps of the layer norms (PyTorch's default) and of the RMS norm (Llama's).
+inline constexpr float kLayerNormEps = 1e-5f;
+inline constexpr float kRmsNormEps = 1e-6f;
+
+/// out = (x - mean) / sqrt(var + eps) * gamma + beta along D for x [N, D], gamma [D], beta [D],
+/// written with nl-level functions (the tutorial's v1): nl.mean, nl.var (two-pass), nl.rsqrt and
+/// element-wise nl arithmetic; gamma and beta are broadcast to the partitions with nl's
+/// ones-vector matmul.
+kernel::Tensor layerNorm(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gamma,
+                         kernel::Tensor beta);
+
+/// The same layer norm in the tutorial's v2 style: bn_stats over chunks of at most 512 columns
+/// and bn_aggr give mean and variance, rsqrt on the scalar engine, one tensor_scalar
+/// (x - mean) * rstd, then gamma (GpSimd) and beta (vector engine).
+kernel::Tensor layerNormBn(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gamma,
+                           kernel::Tensor beta);
+
+/// out = x / sqrt(mean(x^2) + 1e-6) * w along D for x [N, D] and w [D], in x's dtype. The scalar
+/// engine squares and sums each row in fp32 and takes rsqrt; the vector engine scales by it and
+/// rounds to x's dtype (as Hugging Face's Llama RMSNorm does before the weight), and GpSimd
+/// multiplies by w, so the three engines share the work of each tile and the kernel is bound by
+/// its DMA traffic.
+kernel::Tensor rmsNorm(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor w);
+
+/// float64 references: layer norm of (x, gamma, beta) and RMS norm of (x, w).
+std::vector<HostTensor> layerNormReference(std::span<const HostTensor> inputs);
+std::vector<HostTensor> rmsNormReference(std::span<const HostTensor> inputs);
+
+}  // namespace trn::kernels

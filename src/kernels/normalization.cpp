@@ -1,0 +1,209 @@
+// Layer norm (nl style and bn_stats style) and RMS norm (see normalization.h).
+#include "trn/kernels/normalization.h"
+
+#include <cmath>
+#include <deque>
+#include <source_location>
+#include <string>
+#include <tuple>
+
+#include "tile_util.h"
+#include "trn/kernel/nisa.h"
+#include "trn/kernel/nl.h"
+
+namespace trn::kernels {
+
+using detail::clip;
+using detail::kPartitions;
+using isa::ActivationFunction;
+using isa::AluOp;
+using kernel::all;
+using kernel::ds;
+using kernel::Kernel;
+using kernel::Tensor;
+namespace nisa = kernel::nisa;
+namespace nl = kernel::nl;
+
+namespace {
+
+using Loc = std::source_location;
+
+/// Checks x [N, D] and the 1-D parameters [D] of a normalisation kernel.
+void checkRowsAndParams(Kernel& k, const Tensor& x, std::initializer_list<const Tensor*> params,
+                        const std::string& name, Loc loc = Loc::current()) {
+  detail::requireRank(k, x, 2, name, "x", loc);
+  detail::requireFloat(k, x, name, "x", loc);
+  for (const Tensor* p : params) {
+    detail::requireRank(k, *p, 1, name, "each parameter vector", loc);
+    detail::requireFloat(k, *p, name, "each parameter vector", loc);
+    if (p->shape(0) != x.shape(1)) {
+      k.fail(name + ": a parameter vector has " + std::to_string(p->shape(0)) +
+                 " elements but x has D = " + std::to_string(x.shape(1)) + " columns",
+             loc);
+    }
+  }
+}
+
+/// Row tiles the RMS norm loads ahead of the one it computes.
+constexpr std::int64_t kPrefetch = 2;
+
+/// bn_stats takes at most this many elements per partition (NKI nl.tile_size.bn_stats_fmax).
+constexpr std::int64_t kBnStatsFmax = 512;
+
+}  // namespace
+
+Tensor layerNorm(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
+  checkRowsAndParams(k, x, {&gamma, &beta}, "layernorm");
+  const std::int64_t n = x.shape(0);
+  const std::int64_t d = x.shape(1);
+  Tensor out = k.output("out", {n, d}, x.dtype());
+  const std::int64_t p = std::min(kPartitions, n);
+  const Tensor gammaRow = nl::load(gamma.reshape({1, d}));
+  const Tensor betaRow = nl::load(beta.reshape({1, d}));
+  const Tensor gammaB = nl::broadcastPartitions(gammaRow, p);
+  const Tensor betaB = nl::broadcastPartitions(betaRow, p);
+  for (std::int64_t r = 0; r < n; r += kPartitions) {
+    const std::int64_t rows = clip(kPartitions, r, n);
+    const Tensor xt = nl::load(x(ds(r, rows)));
+    const Tensor mean = nl::mean(xt, 1, true, DType::kFp32);
+    const Tensor var = nl::var(xt, DType::kFp32);
+    const Tensor rstd = nl::rsqrt(nl::add(var, kLayerNormEps));
+    const Tensor normed = nl::multiply(nl::subtract(xt, mean, DType::kFp32), rstd);
+    const Tensor scaled = nl::multiply(normed, gammaB(ds(0, rows)), DType::kFp32);
+    nl::store(out(ds(r, rows)), nl::add(scaled, betaB(ds(0, rows)), x.dtype()));
+  }
+  return out;
+}
+
+Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
+  checkRowsAndParams(k, x, {&gamma, &beta}, "layernorm_bn");
+  const std::int64_t n = x.shape(0);
+  const std::int64_t d = x.shape(1);
+  Tensor out = k.output("out", {n, d}, x.dtype());
+  const std::int64_t p = std::min(kPartitions, n);
+  const Tensor gammaB = detail::loadBroadcast(k, gamma, p, "gamma_bcast");
+  const Tensor betaB = detail::loadBroadcast(k, beta, p, "beta_bcast");
+  const std::int64_t chunks = (d + kBnStatsFmax - 1) / kBnStatsFmax;
+  for (std::int64_t r = 0; r < n; r += kPartitions) {
+    const std::int64_t rows = clip(kPartitions, r, n);
+    Tensor xt = k.sbuf({rows, d}, x.dtype(), "x_tile");
+    nisa::dmaCopy(xt, x(ds(r, rows)));
+    // One bn_stats record per chunk of columns (the last chunk may be shorter: each record
+    // carries its own count), combined by bn_aggr into mean and variance.
+    Tensor stats = k.sbuf({rows, 6 * chunks}, DType::kFp32, "bn_stats");
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::int64_t c0 = c * kBnStatsFmax;
+      nisa::bnStats(stats(all, ds(6 * c, 6)), xt(all, ds(c0, clip(kBnStatsFmax, c0, d))));
+    }
+    Tensor meanVar = k.sbuf({rows, 2}, DType::kFp32, "mean_var");
+    nisa::bnAggr(meanVar, stats);
+    Tensor rstd = k.sbuf({rows, 1}, DType::kFp32, "rstd");
+    nisa::activation(rstd, meanVar(all, ds(1, 1)), ActivationFunction::kRsqrt, kLayerNormEps);
+    Tensor normed = k.sbuf({rows, d}, DType::kFp32, "normed");
+    nisa::tensorScalar(normed, xt, AluOp::kSubtract, meanVar(all, ds(0, 1)), false,
+                       AluOp::kMultiply, rstd);
+    nisa::tensorTensor(normed, normed, gammaB(ds(0, rows)), AluOp::kMultiply, isa::Engine::kPool);
+    Tensor ot = k.sbuf({rows, d}, x.dtype(), "out_tile");
+    nisa::tensorTensor(ot, normed, betaB(ds(0, rows)), AluOp::kAdd, isa::Engine::kDve);
+    nisa::dmaCopy(out(ds(r, rows)), ot);
+  }
+  return out;
+}
+
+Tensor rmsNorm(Kernel& k, Tensor x, Tensor w) {
+  checkRowsAndParams(k, x, {&w}, "rmsnorm");
+  const std::int64_t n = x.shape(0);
+  const std::int64_t d = x.shape(1);
+  Tensor out = k.output("out", {n, d}, x.dtype());
+  const Tensor wb = detail::broadcastOnChip(k, w, std::min(kPartitions, n), "w_bcast");
+  const std::int64_t dveCols = d * 4 / 9;
+  // Loads run kPrefetch tiles ahead of the compute (one ring of kPrefetch + 1 buffers, all
+  // declared at xSite), so the DMA queues always hold the next tiles' loads.
+  const Loc xSite = Loc::current();
+  const auto load = [&](std::int64_t r) {
+    Tensor xt = k.sbuf({clip(kPartitions, r, n), d}, x.dtype(), "x_tile", std::nullopt, xSite);
+    nisa::dmaCopy(xt, x(ds(r, xt.partitions())), std::nullopt, std::nullopt,
+                  isa::DmaOobMode::kError, std::nullopt, xSite);
+    return xt;
+  };
+  std::deque<Tensor> loaded;
+  for (std::int64_t r = 0; r < std::min(n, kPrefetch * kPartitions); r += kPartitions) {
+    loaded.push_back(load(r));
+  }
+  for (std::int64_t r = 0; r < n; r += kPartitions) {
+    const std::int64_t rows = clip(kPartitions, r, n);
+    const Tensor xt = loaded.front();
+    loaded.pop_front();
+    if (r + kPrefetch * kPartitions < n) {
+      loaded.push_back(load(r + kPrefetch * kPartitions));
+    }
+    // The squares are not needed, only their fp32 sum: they go to the tile the scaled rows
+    // overwrite next.
+    Tensor scaled = k.sbuf({rows, d}, x.dtype(), "scaled");
+    Tensor sumSq = k.sbuf({rows, 1}, DType::kFp32, "sum_sq");
+    nisa::activationReduce(scaled, sumSq, xt, ActivationFunction::kSquare);
+    Tensor rstd = k.sbuf({rows, 1}, DType::kFp32, "rstd");
+    nisa::activation(rstd, sumSq, ActivationFunction::kRsqrt, kRmsNormEps,
+                     1.0f / static_cast<float>(d));
+    // The vector engine and GpSimd take the columns in proportion to their clocks (0.96 and
+    // 1.2 GHz, the same cycles per element), so both finish the tile at the same time.
+    Tensor ot = k.sbuf({rows, d}, x.dtype(), "out_tile");
+    for (const auto& [engine, c0, cols] : {std::tuple{isa::Engine::kDve, std::int64_t{0}, dveCols},
+                                           std::tuple{isa::Engine::kPool, dveCols, d - dveCols}}) {
+      if (cols == 0) {
+        continue;
+      }
+      const auto part = [&](const Tensor& t) { return t(all, ds(c0, cols)); };
+      nisa::tensorScalar(part(scaled), part(xt), AluOp::kMultiply, rstd, false, AluOp::kBypass,
+                         0.0f, false, engine);
+      nisa::tensorTensor(part(ot), part(scaled), part(wb(ds(0, rows))), AluOp::kMultiply, engine);
+    }
+    nisa::dmaCopy(out(ds(r, rows)), ot);
+  }
+  return out;
+}
+
+std::vector<HostTensor> layerNormReference(std::span<const HostTensor> in) {
+  const HostTensor& x = in[0];
+  const std::int64_t n = x.dim(0);
+  const std::int64_t d = x.dim(1);
+  HostTensor out = HostTensor::zeros(x.shape);
+  for (std::int64_t i = 0; i < n; ++i) {
+    double mean = 0;
+    for (std::int64_t j = 0; j < d; ++j) {
+      mean += x[i * d + j];
+    }
+    mean /= static_cast<double>(d);
+    double var = 0;
+    for (std::int64_t j = 0; j < d; ++j) {
+      var += (x[i * d + j] - mean) * (x[i * d + j] - mean);
+    }
+    var /= static_cast<double>(d);
+    const double inv = 1.0 / std::sqrt(var + static_cast<double>(kLayerNormEps));
+    for (std::int64_t j = 0; j < d; ++j) {
+      out[i * d + j] = (x[i * d + j] - mean) * inv * in[1][j] + in[2][j];
+    }
+  }
+  return {out};
+}
+
+std::vector<HostTensor> rmsNormReference(std::span<const HostTensor> in) {
+  const HostTensor& x = in[0];
+  const std::int64_t n = x.dim(0);
+  const std::int64_t d = x.dim(1);
+  HostTensor out = HostTensor::zeros(x.shape);
+  for (std::int64_t i = 0; i < n; ++i) {
+    double sumSq = 0;
+    for (std::int64_t j = 0; j < d; ++j) {
+      sumSq += x[i * d + j] * x[i * d + j];
+    }
+    const double inv =
+        1.0 / std::sqrt(sumSq / static_cast<double>(d) + static_cast<double>(kRmsNormEps));
+    for (std::int64_t j = 0; j < d; ++j) {
+      out[i * d + j] = x[i * d + j] * inv * in[1][j];
+    }
+  }
+  return {out};
+}
+
+}  // namespace trn::kernels

@@ -1,0 +1,182 @@
+// Rotary position embedding (see rope.h).
+#include "trn/kernels/rope.h"
+
+#include <cmath>
+#include <string>
+
+#include "tile_util.h"
+#include "trn/kernel/nisa.h"
+
+namespace trn::kernels {
+
+using detail::clip;
+using detail::kPartitions;
+using isa::AluOp;
+using isa::Engine;
+using kernel::all;
+using kernel::ds;
+using kernel::Kernel;
+using kernel::Tensor;
+namespace nisa = kernel::nisa;
+
+namespace {
+
+using Loc = std::source_location;
+
+/// fp32 elements of one PSUM bank per partition: the longest row a table or product tile has.
+constexpr std::int64_t kBankFloats = 512;
+
+/// Tiles out of every kGpSimdPeriod that GpSimd computes: the vector engine does a tile in
+/// 3 n cycles at 0.96 GHz (PSUM operands), GpSimd in 6 n at 1.2 GHz, so a 5:3 split evens them.
+constexpr std::int64_t kGpSimdPeriod = 8;
+constexpr std::int64_t kGpSimdTiles = 3;
+
+void checkInputs(Kernel& k, const Tensor& x, const Tensor& cos, const Tensor& sin,
+                 Loc loc = Loc::current()) {
+  detail::requireRank(k, x, 3, "rope", "x [H, S, D]", loc);
+  detail::requireRank(k, cos, 2, "rope", "cos [S, D/2]", loc);
+  detail::requireRank(k, sin, 2, "rope", "sin [S, D/2]", loc);
+  detail::requireFloat(k, x, "rope", "x", loc);
+  detail::requireFloat(k, cos, "rope", "cos", loc);
+  detail::requireFloat(k, sin, "rope", "sin", loc);
+  const std::int64_t s = x.shape(1);
+  const std::int64_t d = x.shape(2);
+  if (d % 2 != 0 || d > kBankFloats) {
+    k.fail("rope: the head dimension D = " + std::to_string(d) + " must be even and at most " +
+               std::to_string(kBankFloats),
+           loc);
+  }
+  if (cos.shape() != sin.shape() || cos.shape(0) != s || cos.shape(1) != d / 2) {
+    k.fail("rope: cos " + formatShape(cos.shape()) + " and sin " + formatShape(sin.shape()) +
+               " must both be [S, D/2] = [" + std::to_string(s) + ", " + std::to_string(d / 2) +
+               "] for x " + formatShape(x.shape()),
+           loc);
+  }
+}
+
+/// The largest divisor of s that is at most limit.
+std::int64_t largestDivisor(std::int64_t s, std::int64_t limit) {
+  for (std::int64_t t = std::min(s, limit); t > 1; --t) {
+    if (s % t == 0) {
+      return t;
+    }
+  }
+  return 1;
+}
+
+}  // namespace
+
+Tensor rope(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
+  checkInputs(k, x, cos, sin);
+  const std::int64_t heads = x.shape(0);
+  const std::int64_t seq = x.shape(1);
+  const std::int64_t d = x.shape(2);
+  const std::int64_t half = d / 2;
+  Tensor out = k.output("out", x.shape(), x.dtype());
+
+  // Rows of T tokens of one head; a head has `blocks` of them.
+  const std::int64_t t = largestDivisor(seq, kBankFloats / d);
+  const std::int64_t blocks = seq / t;
+  const Tensor xRows = x.reshape({heads * blocks, t * d});
+  const Tensor outRows = out.reshape({heads * blocks, t * d});
+  const Tensor cosRows = cos.reshape({blocks, t * half});
+  const Tensor sinRows = sin.reshape({blocks, t * half});
+  // A tile holds `group` heads' rows when a head's rows fit the partitions, else a chunk of up
+  // to 128 rows of one head.
+  const std::int64_t chunk = std::min(blocks, kPartitions);
+  const std::int64_t group = blocks <= kPartitions ? kPartitions / blocks : 1;
+
+  std::int64_t tileIndex = 0;
+  for (std::int64_t c0 = 0; c0 < blocks; c0 += chunk) {
+    const std::int64_t bc = clip(chunk, c0, blocks);
+    const std::int64_t p = group * bc;
+    // The tables for these rows, repeated for each head of a tile.
+    Tensor cosSb = k.sbuf({p, t, half}, cos.dtype(), "cos_rows");
+    Tensor sinSb = k.sbuf({p, t, half}, sin.dtype(), "sin_rows");
+    for (std::int64_t g = 0; g < group; ++g) {
+      nisa::dmaCopy(cosSb(ds(g * bc, bc)).reshape({bc, t * half}), cosRows(ds(c0, bc)));
+      nisa::dmaCopy(sinSb(ds(g * bc, bc)).reshape({bc, t * half}), sinRows(ds(c0, bc)));
+    }
+    // cos2 = [c, c] and sin2 = [-s, s] per token, in fp32: in PSUM for the vector engine, and
+    // sin2 also in SBUF for GpSimd (which reads cos2 as a broadcast view of cosSb).
+    const Tensor cosPair = cosSb.reshape({p, t, 1, half}).broadcast(2, 2);
+    Tensor cos2 = k.psum({p, t, 2, half}, DType::kFp32, "cos2_psum");
+    nisa::tensorCopy(cos2, cosPair, Engine::kAct);
+    Tensor sin2 = k.psum({p, t, 2, half}, DType::kFp32, "sin2_psum");
+    nisa::tensorScalar(sin2(all, all, 0), sinSb, AluOp::kMultiply, -1.0f, false, AluOp::kBypass,
+                       0.0f, false, Engine::kAct);
+    nisa::tensorCopy(sin2(all, all, 1), sinSb, Engine::kAct);
+    Tensor sin2Sb = k.sbuf({p, t, 2, half}, DType::kFp32, "sin2_sb");
+    nisa::tensorScalar(sin2Sb(all, all, 0), sinSb, AluOp::kMultiply, -1.0f, false, AluOp::kBypass,
+                       0.0f, false, Engine::kAct);
+    nisa::tensorCopy(sin2Sb(all, all, 1), sinSb, Engine::kAct);
+
+    for (std::int64_t h0 = 0; h0 < heads; h0 += group) {
+      const std::int64_t rows = clip(group, h0, heads) * bc;
+      const std::int64_t r0 = h0 * blocks + c0;
+      Tensor xt = k.sbuf({rows, t, 2, half}, x.dtype(), "x_tile");
+      nisa::dmaCopy(xt.reshape({rows, t * d}), xRows(ds(r0, rows)));
+      // rotate_half's operand order: [x2, x1] per token, read with a negative stride.
+      const Tensor xSwapped = xt.pattern(rows, {{d, t}, {-half, 2}, {1, half}}, half);
+      Tensor ot = k.sbuf({rows, t, 2, half}, x.dtype(), "out_tile");
+      if ((tileIndex * kGpSimdTiles) % kGpSimdPeriod < kGpSimdTiles) {
+        Tensor a = k.sbuf({rows, t, 2, half}, DType::kFp32, "xcos_sb");
+        nisa::tensorTensor(a, xt, cosPair(ds(0, rows)), AluOp::kMultiply, Engine::kPool);
+        Tensor b = k.sbuf({rows, t, 2, half}, DType::kFp32, "xsin_sb");
+        nisa::tensorTensor(b, xSwapped, sin2Sb(ds(0, rows)), AluOp::kMultiply, Engine::kPool);
+        nisa::tensorTensor(ot, a, b, AluOp::kAdd, Engine::kPool);
+      } else {
+        Tensor a = k.psum({rows, t, 2, half}, DType::kFp32, "xcos_psum");
+        nisa::tensorTensor(a, xt, cos2(ds(0, rows)), AluOp::kMultiply, Engine::kDve);
+        Tensor b = k.sbuf({rows, t, 2, half}, DType::kFp32, "xsin");
+        nisa::tensorTensor(b, xSwapped, sin2(ds(0, rows)), AluOp::kMultiply, Engine::kDve);
+        nisa::tensorTensor(ot, a, b, AluOp::kAdd, Engine::kDve);
+      }
+      nisa::dmaCopy(outRows(ds(r0, rows)), ot.reshape({rows, t * d}));
+      ++tileIndex;
+    }
+  }
+  return out;
+}
+
+std::vector<HostTensor> ropeReference(std::span<const HostTensor> in) {
+  const HostTensor& x = in[0];
+  const std::int64_t heads = x.dim(0);
+  const std::int64_t seq = x.dim(1);
+  const std::int64_t d = x.dim(2);
+  const std::int64_t half = d / 2;
+  HostTensor out = HostTensor::zeros(x.shape);
+  for (std::int64_t h = 0; h < heads; ++h) {
+    for (std::int64_t s = 0; s < seq; ++s) {
+      const std::int64_t row = (h * seq + s) * d;
+      for (std::int64_t i = 0; i < half; ++i) {
+        const double c = in[1][s * half + i];
+        const double sn = in[2][s * half + i];
+        const double x1 = x[row + i];
+        const double x2 = x[row + half + i];
+        out[row + i] = x1 * c - x2 * sn;
+        out[row + half + i] = x2 * c + x1 * sn;
+      }
+    }
+  }
+  return {out};
+}
+
+std::vector<HostTensor> ropeInputs(std::span<const kernel::TensorSpec> specs, std::uint64_t seed) {
+  std::vector<HostTensor> inputs = {randomInput(specs[0], seed), HostTensor::zeros(specs[1].shape),
+                                    HostTensor::zeros(specs[2].shape)};
+  const std::int64_t seq = specs[1].shape.at(0);
+  const std::int64_t half = specs[1].shape.at(1);
+  for (std::int64_t s = 0; s < seq; ++s) {
+    for (std::int64_t i = 0; i < half; ++i) {
+      const double theta =
+          std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(2 * half));
+      const double angle = static_cast<double>(s) * theta;
+      inputs[1][s * half + i] = roundTo(std::cos(angle), specs[1].dtype);
+      inputs[2][s * half + i] = roundTo(std::sin(angle), specs[2].dtype);
+    }
+  }
+  return inputs;
+}
+
+}  // namespace trn::kernels

@@ -1,0 +1,60 @@
+#include "tile_util.h"
+
+#include "trn/kernel/nisa.h"
+#include "trn/kernels/reference.h"
+
+namespace trn::kernels::detail {
+
+bool isFloat16Or32(DType dtype) {
+  return dtype == DType::kFp32 || dtype == DType::kBf16 || dtype == DType::kFp16;
+}
+
+void requireRank(kernel::Kernel& k, const kernel::Tensor& t, int rank,
+                 const std::string& kernelName, const std::string& what, std::source_location loc) {
+  if (t.rank() != rank) {
+    k.fail(kernelName + ": " + what + " must be " + std::to_string(rank) + "-D, not " +
+               formatShape(t.shape()),
+           loc);
+  }
+}
+
+void requireFloat(kernel::Kernel& k, const kernel::Tensor& t, const std::string& kernelName,
+                  const std::string& what, std::source_location loc) {
+  if (!isFloat16Or32(t.dtype())) {
+    k.fail(kernelName + ": " + what + " must be fp32, bf16 or fp16", loc);
+  }
+}
+
+kernel::Tensor loadBroadcast(kernel::Kernel& k, const kernel::Tensor& vec, std::int64_t partitions,
+                             const char* name, std::source_location loc) {
+  const std::int64_t d = vec.shape(0);
+  kernel::Tensor tile = k.sbuf({partitions, d}, vec.dtype(), name, std::nullopt, loc);
+  kernel::nisa::dmaCopy(tile, vec.reshape({1, d}, loc).broadcast(0, partitions, loc), std::nullopt,
+                        std::nullopt, isa::DmaOobMode::kError, std::nullopt, loc);
+  return tile;
+}
+
+kernel::Tensor broadcastOnChip(kernel::Kernel& k, const kernel::Tensor& vec,
+                               std::int64_t partitions, const char* name,
+                               std::source_location loc) {
+  const std::int64_t d = vec.shape(0);
+  kernel::Tensor row = k.sbuf({1, d}, vec.dtype(), "bcast_row", std::nullopt, loc);
+  kernel::nisa::dmaCopy(row, vec.reshape({1, d}, loc), std::nullopt, std::nullopt,
+                        isa::DmaOobMode::kError, std::nullopt, loc);
+  // A matmul operand of fp32 class needs an fp32 partner, so the ones take the vector's dtype.
+  kernel::Tensor ones = k.sbuf({1, partitions}, vec.dtype(), "bcast_ones", std::nullopt, loc);
+  kernel::nisa::memset(ones, 1.0f, std::nullopt, loc);
+  kernel::Tensor tile = k.sbuf({partitions, d}, vec.dtype(), name, std::nullopt, loc);
+  constexpr std::int64_t kChunk = 512;
+  for (std::int64_t c = 0; c < d; c += kChunk) {
+    const std::int64_t n = clip(kChunk, c, d);
+    kernel::Tensor ps = k.psum({partitions, n}, DType::kFp32, "bcast_psum", std::nullopt, loc);
+    kernel::nisa::ncMatmul(ps, ones, row(kernel::all, kernel::ds(c, n), loc), false, {0, 0},
+                           {isa::kPeArraySize, isa::kPeArraySize}, isa::MatmulPerfMode::kNone,
+                           false, loc);
+    kernel::nisa::tensorCopy(tile(kernel::all, kernel::ds(c, n), loc), ps, isa::Engine::kAct, loc);
+  }
+  return tile;
+}
+
+}  // namespace trn::kernels::detail

@@ -1,0 +1,51 @@
+// Helpers the reference kernels share (internal to the kernels module): row-tile arithmetic,
+// input checks that fail at the kernel's line, and loading a 1-D parameter vector onto every
+// partition.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <source_location>
+#include <string>
+
+#include "trn/kernel/kernel.h"
+
+namespace trn::kernels::detail {
+
+/// Partitions of one SBUF tile (NKI nl.tile_size.pmax).
+inline constexpr std::int64_t kPartitions = 128;
+
+/// Rows of the tile starting at `start` when `size` rows are cut into tiles of `tile`.
+inline std::int64_t clip(std::int64_t tile, std::int64_t start, std::int64_t size) {
+  return std::min(tile, size - start);
+}
+
+/// True for the dtypes the normalisation kernels take (fp32, bf16, fp16).
+bool isFloat16Or32(DType dtype);
+
+/// Fails at `loc` with "<kernel>: <what> must be <rank>-D, not <shape>" unless `t` has `rank`
+/// dimensions.
+void requireRank(kernel::Kernel& k, const kernel::Tensor& t, int rank,
+                 const std::string& kernelName, const std::string& what,
+                 std::source_location loc = std::source_location::current());
+
+/// Fails at `loc` unless `t` has a floating-point dtype of 2 or 4 bytes.
+void requireFloat(kernel::Kernel& k, const kernel::Tensor& t, const std::string& kernelName,
+                  const std::string& what,
+                  std::source_location loc = std::source_location::current());
+
+/// A new SBUF tile [partitions, D] holding the HBM vector `vec` [D] on every partition, in the
+/// vector's dtype: one DMA whose HBM rows all read the same bytes (a stride-0 row broadcast).
+kernel::Tensor loadBroadcast(kernel::Kernel& k, const kernel::Tensor& vec, std::int64_t partitions,
+                             const char* name,
+                             std::source_location loc = std::source_location::current());
+
+/// The same [partitions, D] tile built on chip: the vector is loaded as one [1, D] row (one
+/// small DMA) and repeated onto the partitions by K = 1 matmuls with a ones row into PSUM,
+/// 512 columns at a time (exact: every output is 1 x w), copied to SBUF by the scalar engine.
+/// For kernels bound by DMA, this avoids moving the vector 128 times.
+kernel::Tensor broadcastOnChip(kernel::Kernel& k, const kernel::Tensor& vec,
+                               std::int64_t partitions, const char* name,
+                               std::source_location loc = std::source_location::current());
+
+}  // namespace trn::kernels::detail
