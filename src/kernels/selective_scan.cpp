@@ -2,9 +2,9 @@
 // reference.
 //
 // Sequence tiles are outermost, so the partition-broadcast B and C of a tile are loaded once and
-// serve every channel tile. Per work item (sequence tile, channel tile) all N states are
-// processed by a handful of wide instructions over [channels, N, 1 + Ls] tiles whose column 0
-// carries the state in:
+// serve every channel tile (the next tile's are prefetched during the current one). Per work item
+// (sequence tile, channel tile) all N states are processed by a handful of wide instructions over
+// [channels, N, 1 + Ls] tiles whose column 0 carries the state in:
 //   dA[:, n, 1:]  = exp(delta * A[:, n])          scalar engine, one activation per state
 //   dA[:, n, 0]   = 0                             restarts the recurrence at each state row
 //   dBu[:, n, 1:] = B[n] * (delta * u)            GpSimd
@@ -125,23 +125,34 @@ Tensor selectiveScan(Kernel& k, Tensor delta, Tensor u, Tensor a, Tensor b, Tens
     hState.push_back(k.sbuf({cp, states}, DType::kFp32, "h_state"));
   }
 
-  std::optional<PendingItem> pending;
-  std::int64_t items = 0;
-  for (std::int64_t t0 = 0; t0 < length; t0 += seq) {
+  // B[n, t0:t0+ls] and C[n, t0:t0+ls] on every partition, as [128, N, ls], each declared at one
+  // site (one buffer ring) whether loaded up front or prefetched.
+  const Loc bSite = Loc::current();
+  const Loc cSite = Loc::current();
+  struct Rows {
+    Tensor b;
+    Tensor c;
+  };
+  auto loadRows = [&](std::int64_t t0, std::optional<Engine> engine) {
     const std::int64_t ls = std::min(seq, length - t0);
-    // B[n, t0:t0+ls] and C[n, t0:t0+ls] on every partition, as [128, N, ls].
-    auto broadcastRows = [&](const Tensor& src, const char* name, Loc loc = Loc::current()) {
-      Tensor tile = k.sbuf({kChannelTile, states, ls}, DType::kFp32, name, std::nullopt, loc);
-      Tensor view = src(ds(0, 1), ds(t0, ls), loc)
-                        .broadcast(0, kChannelTile, loc)
-                        .pattern(kChannelTile, {{length, states}, {1, ls}}, 0, loc);
-      nisa::dmaCopy(tile, view, std::nullopt, std::nullopt, isa::DmaOobMode::kError, std::nullopt,
-                    loc);
+    auto broadcast = [&](const Tensor& src, const char* name, const Loc& site) {
+      Tensor tile = k.sbuf({kChannelTile, states, ls}, DType::kFp32, name, std::nullopt, site);
+      Tensor view = src(ds(0, 1), ds(t0, ls), site)
+                        .broadcast(0, kChannelTile, site)
+                        .pattern(kChannelTile, {{length, states}, {1, ls}}, 0, site);
+      nisa::dmaCopy(tile, view, std::nullopt, std::nullopt, isa::DmaOobMode::kError, engine, site);
       return tile;
     };
-    Tensor bBcast = broadcastRows(b, "b_bcast");
-    Tensor cBcast = broadcastRows(c, "c_bcast");
+    return Rows{broadcast(b, "b_bcast", bSite), broadcast(c, "c_bcast", cSite)};
+  };
 
+  std::optional<PendingItem> pending;
+  std::int64_t items = 0;
+  Rows next = loadRows(0, std::nullopt);
+  for (std::int64_t t0 = 0; t0 < length; t0 += seq) {
+    const std::int64_t ls = std::min(seq, length - t0);
+    const Tensor bBcast = next.b;
+    const Tensor cBcast = next.c;
     for (std::int64_t ct = 0; ct < channelTiles; ++ct) {
       const std::int64_t c0 = ct * kChannelTile;
       const std::int64_t cp = std::min(kChannelTile, channels - c0);
@@ -158,9 +169,9 @@ Tensor selectiveScan(Kernel& k, Tensor delta, Tensor u, Tensor a, Tensor b, Tens
                          aTiles[static_cast<std::size_t>(ct)](all, ds(n, 1)));
       }
 
-      // dBu = B[n] * delta * u behind the state carried in.
-      // dBu lives until the item's output stage one item later; alternating two declaration
-      // sites (two rings of two) lets the next items' GpSimd work start before that.
+      // dBu = B[n] * delta * u behind the state carried in. dBu lives until the item's output
+      // stage one item later; alternating two declaration sites (two rings of two) lets the next
+      // items' GpSimd work start before that.
       Tensor dBu = items++ % 2 == 0 ? k.sbuf({cp, states, ls + 1}, DType::kFp32, "delta_bu_even")
                                     : k.sbuf({cp, states, ls + 1}, DType::kFp32, "delta_bu_odd");
       Tensor deltaU = k.sbuf({cp, ls}, DType::kFp32, "delta_u");
@@ -182,6 +193,13 @@ Tensor selectiveScan(Kernel& k, Tensor delta, Tensor u, Tensor a, Tensor b, Tens
 
       if (pending) {
         finishItem(k, y, *pending);
+      }
+      // The next sequence tile's B and C (4 N Ls bytes per partition each) are triggered by
+      // GpSimd here, once the previous tile's last output stage has released their buffers:
+      // issued up front with the first tile's they would share the DMA bandwidth with them and
+      // delay the start.
+      if (ct == 0 && t0 + seq < length) {
+        next = loadRows(t0 + seq, Engine::kPool);
       }
       pending = PendingItem{c0, cp, t0, ls, dBu, cBcast};
     }
