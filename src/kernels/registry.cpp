@@ -4,9 +4,11 @@
 
 #include "trn/kernels/elementwise.h"
 #include "trn/kernels/matmul.h"
+#include "trn/kernels/matmul_fp8.h"
 #include "trn/kernels/normalization.h"
 #include "trn/kernels/pooling.h"
 #include "trn/kernels/rope.h"
+#include "trn/kernels/selective_scan.h"
 #include "trn/kernels/softmax.h"
 #include "trn/kernels/transpose.h"
 
@@ -36,10 +38,43 @@ Tolerance outputRounding(std::span<const kernel::TensorSpec> in) {
   return {0.0, unitRoundoff(in[0].dtype)};
 }
 
+/// (lhsT^T @ rhs) * scale[None, :] for lhsT [K, M], rhs [K, N], scale [N].
+std::vector<HostTensor> matmulFp8Reference(std::span<const HostTensor> in) {
+  HostTensor out = matmulTransposedA(in[0], in[1]);
+  const std::int64_t n = in[1].dim(1);
+  for (std::int64_t i = 0; i < out.size(); ++i) {
+    out[i] *= in[2][i % n];
+  }
+  return {out};
+}
+
+/// fp8 operands uniform in [-1, 1) (randomInputs), scales uniform in [0.5, 2).
+std::vector<HostTensor> matmulFp8Inputs(std::span<const kernel::TensorSpec> specs,
+                                        std::uint64_t seed) {
+  std::vector<HostTensor> inputs = randomInputs(specs, seed);
+  inputs[2] = randomInput(specs[2], seed + 2, 0.5, 2.0);
+  return inputs;
+}
+
 double noFlops(std::span<const kernel::TensorSpec> /*inputs*/) { return 0.0; }
 
 /// fp32 sums of bf16 products: the tutorial's np.allclose(atol=1e-4, rtol=1e-2).
 constexpr Tolerance kMatmulTolerance{1e-4, 1e-2};
+
+/// fp8 x fp8 products are exact in fp32, so the error is the fp32 accumulation over K plus one
+/// rounding of the scale multiply (u = 2^-24): rtol 1e-5 (~170 u) bounds the relative part and
+/// atol 1e-4 the sums that cancel (measured max |err| 1.2e-5 at the default K = 2048, 2.5e-5 at
+/// K = 8192, with |a|, |b| <= 1 and scales < 2). 2000x tighter than the NKI test's rtol 2e-2,
+/// which also covers on-the-fly quantisation and a bf16 result. matmul_fp8_test checks every
+/// element against the rigorous bound (K - 1) u sum_k |a_k b_k| |s| + u |ref|.
+constexpr Tolerance kMatmulFp8Tolerance{1e-4, 1e-5};
+
+/// An fp32 recurrence whose rounding errors decay with the state (|exp(delta A)| < 1), so they do
+/// not grow with L: measured max |err| 1.2e-7 at the default shape (|y| <= 0.57, three seeds).
+/// atol 1e-6 and rtol 1e-5 leave a 10x margin and are 100x / 1000x tighter than the tutorial's
+/// allclose(atol=1e-4, rtol=1e-2); selective_scan_test checks every element against a rigorous
+/// rounding-error bound of the recurrence.
+constexpr Tolerance kSelectiveScanTolerance{1e-6, 1e-5};
 
 KernelEntry matmulEntry(std::string name, std::string summary, kernel::KernelDef def) {
   return {std::move(name),
@@ -185,6 +220,34 @@ const std::vector<KernelEntry>& referenceKernels() {
          kRopeTolerance,
          noFlops,
          ropeInputs,
+         {}},
+        {"matmul_fp8_scaled",
+         "out = (lhsT^T @ rhs) * scale[col], fp8 double-row matmul, fp32 out (NKI sample)",
+         {{"lhsT", {2048, 1024}, DType::kFp8E4m3},
+          {"rhs", {2048, 2048}, DType::kFp8E4m3},
+          {"scale", {2048}, DType::kFp32}},
+         kernel::makeKernel(
+             "matmul_fp8_scaled",
+             [](kernel::Kernel& k, kernel::Tensor lhsT, kernel::Tensor rhs, kernel::Tensor scale) {
+               return matmulFp8Scaled(k, lhsT, rhs, scale);
+             }),
+         matmulFp8Reference,
+         kMatmulFp8Tolerance,
+         matmulFlops,
+         matmulFp8Inputs,
+         {}},
+        {"selective_scan",
+         "Mamba v1 selective scan, tensor_tensor_scan over sequence tiles (NKI mamba tutorial)",
+         {{"delta", {256, 2048}, DType::kFp32},
+          {"u", {256, 2048}, DType::kFp32},
+          {"A", {256, 16}, DType::kFp32},
+          {"B", {16, 2048}, DType::kFp32},
+          {"C", {16, 2048}, DType::kFp32}},
+         kernel::makeKernel("selective_scan", selectiveScan),
+         selectiveScanReference,
+         kSelectiveScanTolerance,
+         noFlops,
+         selectiveScanInputs,
          {}},
     };
     std::sort(all.begin(), all.end(),
