@@ -56,6 +56,7 @@ struct ItemState {
   std::vector<Tensor> pT;       ///< transposed P per chunk, [128, subtiles * rows], input dtype
   Tensor negScaledMax;          ///< -scale * running max, [rows, 1] fp32
   std::optional<Tensor> alpha;  ///< exp(scale * (old max - new max)), absent for the first block
+  Tensor pv;                    ///< [o | l] of this block, PSUM fp32
 };
 
 struct Shapes {
@@ -153,9 +154,9 @@ class FlashAttention {
     // produces what the other engines need in this step: the tensor engine q k^T, transposes,
     // P @ v; the scalar engine the rescale, exp, copies; the vector engine the max, copies, add.
     auto inRange = [n](std::int64_t j) { return j >= 0 && j < n; };
-    for (std::int64_t i = 0; i < n + kValuesLag; ++i) {
-      if (inRange(i - kValuesLag)) {
-        stageRescale(i - kValuesLag);
+    for (std::int64_t i = 0; i < n + kAccumulateLag; ++i) {
+      if (inRange(i - kAccumulateLag)) {
+        stageRescale(i - kAccumulateLag);
       }
       if (inRange(i)) {
         stageScores(i);
@@ -168,6 +169,9 @@ class FlashAttention {
       }
       if (inRange(i - kValuesLag)) {
         stageValues(i - kValuesLag);
+      }
+      if (inRange(i - kAccumulateLag)) {
+        stageAccumulate(i - kAccumulateLag);
       }
     }
     return out_;
@@ -222,6 +226,30 @@ class FlashAttention {
     return qT_.at(it.head * s_.s + g0)(all, ds(it.q0 - g0, it.rows));
   }
 
+  /// Accounts for an instruction over n elements per partition on the scalar or vector engine
+  /// in the load estimates: max(64, n) cycles (nki-reference §6.1) at 1.2 GHz or 0.96 GHz.
+  void charge(Engine engine, std::int64_t n) {
+    const auto cycles = static_cast<double>(std::max<std::int64_t>(64, n));
+    (engine == Engine::kAct ? actLoad_ : dveLoad_) +=
+        cycles / (engine == Engine::kAct ? 1.2 : 0.96);
+  }
+
+  /// The engine for a PSUM-to-SBUF copy of n elements per partition of `dtype` (the input dtype
+  /// by default): the scalar or the vector engine (2x faster on 16-bit data), whichever would
+  /// finish it first given the work already issued to both. Charges the copy to it.
+  Engine pickCopyEngine(std::int64_t n, std::optional<DType> dtype = std::nullopt) {
+    const bool halfWidth = dtype.value_or(dt_) == DType::kBf16;
+    const double act = actLoad_ + static_cast<double>(std::max<std::int64_t>(64, n)) / 1.2;
+    const double dve =
+        dveLoad_ + static_cast<double>(std::max<std::int64_t>(64, halfWidth ? n / 2 : n)) / 0.96;
+    if (act <= dve) {
+      actLoad_ = act;
+      return Engine::kAct;
+    }
+    dveLoad_ = dve;
+    return Engine::kDve;
+  }
+
   /// Stage A: scores and the running max.
   void stageScores(std::int64_t i) {
     // Loads run ahead of the compute: this item's and the next ones' operands.
@@ -255,11 +283,13 @@ class FlashAttention {
         Tensor sMasked =
             k_.sbuf({kTile, kChunk}, DType::kFp32, "scores_masked")(ds(0, it.rows), ds(0, ck));
         const Tensor bound = rowIndex_(ds(0, it.rows));
+        charge(Engine::kDve, ck);
         nisa::rangeSelect(sMasked, sPsum, bound, bound, AluOp::kLessEqual, AluOp::kLessEqual,
                           isa::ReduceCmd::kResetReduce, chunkMax(all, ds(c, 1)), AluOp::kMax,
                           c0 - it.q0);
         scores.push_back(sMasked);
       } else {
+        charge(Engine::kDve, ck);
         nisa::tensorReduce(chunkMax(all, ds(c, 1)), sPsum, AluOp::kMax, 1);
         scores.push_back(sPsum);
       }
@@ -267,10 +297,12 @@ class FlashAttention {
     Tensor blockMax = chunkMax;
     if (chunks > 1) {
       blockMax = k_.sbuf({kTile, 1}, DType::kFp32, "block_max")(ds(0, it.rows));
+      charge(Engine::kDve, chunks);
       nisa::tensorReduce(blockMax, chunkMax, AluOp::kMax, 1);
     }
     // -scale * running max: min(-scale * block max, previous value).
     st.negScaledMax = k_.sbuf({kTile, 1}, DType::kFp32, "neg_scaled_max")(ds(0, it.rows));
+    charge(Engine::kDve, 1);
     if (it.first) {
       nisa::tensorScalar(st.negScaledMax, blockMax, AluOp::kMultiply, -scale_);
     } else {
@@ -288,11 +320,13 @@ class FlashAttention {
     if (!it.first) {
       const Tensor previous = state_[static_cast<std::size_t>(i - 1)].negScaledMax;
       Tensor alpha = k_.sbuf({kTile, 1}, DType::kFp32, "alpha")(ds(0, it.rows));
+      charge(Engine::kAct, 1);
       nisa::activation(alpha, previous, ActivationFunction::kExp, st.negScaledMax, -1.0f);
       st.alpha = alpha;
     }
     for (const Tensor& sc : st.scores) {
       Tensor p = k_.sbuf({kTile, kChunk}, dt_, "p")(ds(0, it.rows), ds(0, sc.shape(1)));
+      charge(Engine::kAct, sc.shape(1));
       nisa::activation(p, sc, ActivationFunction::kExp, st.negScaledMax, scale_);
       st.p.push_back(p);
     }
@@ -314,7 +348,7 @@ class FlashAttention {
       }
       // The full subtiles in one copy, a ragged last one on its own partitions.
       const std::int64_t full = ck / kTile;
-      const Engine engine = (copies_++ % 4 < kActCopiesInFour) ? Engine::kAct : Engine::kDve;
+      const Engine engine = pickCopyEngine(sub * it.rows);
       if (full > 0) {
         nisa::tensorCopy(pT(all, ds(0, full * it.rows)), pTPsum(all, ds(0, full * it.rows)),
                          engine);
@@ -329,18 +363,36 @@ class FlashAttention {
     st.p.clear();
   }
 
+  /// Stores the output rows [g0, g0 + n) of head h from their group tile: the full 128-row tiles
+  /// in one DMA, a ragged last tile in another. `engine` is the last writer, which triggers it.
+  void storeGroup(const Tensor& group, std::int64_t h, std::int64_t g0, std::int64_t n,
+                  Engine engine) {
+    const std::int64_t full = n / kTile;
+    if (full > 0) {
+      nisa::dmaCopy(out_(h, ds(g0, full * kTile)).reshape({full, kTile, s_.d}).permute({1, 0, 2}),
+                    group(all, ds(0, full), all), std::nullopt, std::nullopt,
+                    isa::DmaOobMode::kError, engine);
+    }
+    if (full * kTile < n) {
+      const std::int64_t rest = n - full * kTile;
+      nisa::dmaCopy(out_(h, ds(g0 + full * kTile, rest)).reshape({rest, s_.d}),
+                    group(ds(0, rest), full, all), std::nullopt, std::nullopt,
+                    isa::DmaOobMode::kError, engine);
+    }
+  }
+
   /// Stage C1: the accumulator of a later block rescaled by alpha, on the scalar engine.
   void stageRescale(std::int64_t i) {
     const Item& it = items_[static_cast<std::size_t>(i)];
     if (!it.first) {
       const Tensor& acc = acc_.at(it.head * s_.s + it.q0);
+      charge(Engine::kAct, s_.d + 1);
       nisa::activation(acc, acc, ActivationFunction::kCopy, 0.0f,
                        *state_[static_cast<std::size_t>(i)].alpha);
     }
   }
 
-  /// Stage C2: [o | l] = P @ [v | 1] in PSUM, added to the (rescaled) accumulator; the last block
-  /// divides by l and stores the tile.
+  /// Stage C1: [o | l] = P @ [v | 1] in PSUM.
   void stageValues(std::int64_t i) {
     const Item& it = items_[static_cast<std::size_t>(i)];
     ItemState& st = state_[static_cast<std::size_t>(i)];
@@ -358,32 +410,67 @@ class FlashAttention {
       }
     }
     st.pT.clear();
+    st.pv = pv;
+  }
+
+  /// Stage C2, a step later so the vector engine never waits for this step's P @ v: [o | l]
+  /// added to the (rescaled) accumulator; the last block divides by l and stores the tile.
+  void stageAccumulate(std::int64_t i) {
+    const Item& it = items_[static_cast<std::size_t>(i)];
+    const Tensor pv = state_[static_cast<std::size_t>(i)].pv;
     const std::int64_t tileKey = it.head * s_.s + it.q0;
-    if (it.first) {
+    // The tile's [o | l] to divide, and the engine that divides.
+    std::optional<Tensor> sums;
+    Engine divider = Engine::kPool;
+    if (it.first && it.last) {
+      // One block: divide straight from PSUM on the vector engine, or copy it out on the scalar
+      // engine and divide on the otherwise idle GpSimd engine, whichever is less loaded.
+      if (pickCopyEngine(s_.d + 1, DType::kFp32) == Engine::kDve) {
+        sums = pv;
+        divider = Engine::kDve;
+      } else {
+        sums = k_.sbuf({kTile, s_.d + 1}, DType::kFp32, "pv_copy")(ds(0, it.rows));
+        nisa::tensorCopy(*sums, pv, Engine::kAct);
+      }
+    } else if (it.first) {
       acc_[tileKey] = k_.sbuf({kTile, s_.d + 1}, DType::kFp32, "acc")(ds(0, it.rows));
-      nisa::tensorCopy(acc_.at(tileKey), pv);
+      nisa::tensorCopy(acc_.at(tileKey), pv, pickCopyEngine(s_.d + 1, DType::kFp32));
     } else {
       const Tensor& acc = acc_.at(tileKey);
+      charge(Engine::kDve, s_.d + 1);
       nisa::tensorTensor(acc, acc, pv, AluOp::kAdd);
+      if (it.last) {
+        sums = acc;
+      }
     }
     if (it.last) {
-      const Tensor acc = acc_.at(tileKey);
-      Tensor o = k_.sbuf({kTile, s_.d}, dt_, "o_tile")(ds(0, it.rows));
-      nisa::tensorScalar(o, acc(all, ds(0, s_.d)), AluOp::kDivide, acc(all, ds(s_.d, 1)));
-      nisa::dmaCopy(out_(it.head, ds(it.q0, it.rows)).reshape({it.rows, s_.d}), o);
+      // The output tiles of a 512-query group gather in one SBUF tile and leave in one DMA, so
+      // a tile's buffer is not reused while the (1.3 us) store of the one before is in flight.
+      const std::int64_t g0 = it.q0 / kChunk * kChunk;
+      const std::int64_t groupKey = it.head * s_.s + g0;
+      if (!out_tiles_.contains(groupKey)) {
+        out_tiles_[groupKey] = k_.sbuf({kTile, kChunk / kTile, s_.d}, dt_, "o_group");
+      }
+      const Tensor group = out_tiles_.at(groupKey);
+      const std::int64_t t = (it.q0 - g0) / kTile;
+      nisa::tensorScalar(group(ds(0, it.rows), t, all), (*sums)(all, ds(0, s_.d)), AluOp::kDivide,
+                         (*sums)(all, ds(s_.d, 1)), false, AluOp::kBypass, 0.0f, false, divider);
+      const std::int64_t groupEnd = std::min(g0 + kChunk, s_.s);
+      if (it.q0 + it.rows == groupEnd) {
+        storeGroup(group, it.head, g0, groupEnd - g0, divider);
+        out_tiles_.erase(groupKey);
+      }
       acc_.erase(tileKey);
     }
   }
 
   /// Items whose loads are issued ahead of their compute.
-  static constexpr std::int64_t kLookahead = 4;
-  /// Of every four P^T copies this many run on the scalar engine, the rest on the vector engine
-  /// (which also takes the row max, a full pass over the scores).
-  static constexpr std::int64_t kActCopiesInFour = 2;
+  static constexpr std::int64_t kLookahead = 12;
   /// Pipeline skew: the steps between an item's scores and its exp, its transposes, its P @ v.
   static constexpr std::int64_t kExpLag = 1;
-  static constexpr std::int64_t kTransposeLag = 2;
-  static constexpr std::int64_t kValuesLag = 3;
+  static constexpr std::int64_t kTransposeLag = 3;
+  static constexpr std::int64_t kValuesLag = 5;
+  static constexpr std::int64_t kAccumulateLag = kValuesLag + 1;
 
   Kernel& k_;
   Tensor q_;
@@ -400,7 +487,10 @@ class FlashAttention {
   std::map<std::int64_t, Tensor> v_;
   std::map<std::int64_t, Tensor> qT_;
   std::map<std::int64_t, Tensor> acc_;
-  std::int64_t copies_ = 0;
+  std::map<std::int64_t, Tensor> out_tiles_;
+  /// Estimated busy time issued so far on the scalar and vector engines, in ns.
+  double actLoad_ = 0;
+  double dveLoad_ = 0;
 };
 
 }  // namespace
