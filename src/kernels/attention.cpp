@@ -178,31 +178,33 @@ class FlashAttention {
   }
 
  private:
-  /// k^T [D, S] and [v | 1] [128, key tiles, D + 1] of kv head g, loaded once.
-  void loadKv(std::int64_t g) {
-    if (kT_.contains(g)) {
-      return;
+  /// k^T [D, S] and [v | 1] [128, key tiles, D + 1] of kv head g, loaded 512 keys at a time as
+  /// the items reach them (keys [0, end)), so the first tiles start before the whole head is in.
+  void loadKv(std::int64_t g, std::int64_t end) {
+    if (!kT_.contains(g)) {
+      const std::int64_t tiles = (s_.s + kTile - 1) / kTile;
+      kT_[g] = k_.sbuf({s_.d, s_.s}, dt_, "kT");
+      v_[g] = k_.sbuf({kTile, tiles, s_.d + 1}, dt_, "v_ones");
+      nisa::memset(v_[g](all, all, ds(s_.d, 1)), 1.0f, Engine::kPool);
+      loadedKeys_[g] = 0;
     }
-    const std::int64_t tiles = (s_.s + kTile - 1) / kTile;
-    Tensor kT = k_.sbuf({s_.d, s_.s}, dt_, "kT");
-    for (std::int64_t c0 = 0; c0 < s_.s; c0 += kChunk) {
+    const Tensor kT = kT_.at(g);
+    const Tensor v = v_.at(g);
+    for (std::int64_t& c0 = loadedKeys_[g]; c0 < end; c0 += kChunk) {
       const std::int64_t n = std::min(kChunk, s_.s - c0);
       nisa::dmaTranspose(kT(all, ds(c0, n)), key_(g, ds(c0, n)).reshape({n, s_.d}));
+      const std::int64_t full = n / kTile;
+      if (full > 0) {
+        nisa::dmaCopy(
+            v(all, ds(c0 / kTile, full), ds(0, s_.d)),
+            value_(g, ds(c0, full * kTile)).reshape({full, kTile, s_.d}).permute({1, 0, 2}));
+      }
+      if (full * kTile < n) {
+        const std::int64_t rest = n - full * kTile;
+        nisa::dmaCopy(v(ds(0, rest), c0 / kTile + full, ds(0, s_.d)),
+                      value_(g, ds(c0 + full * kTile, rest)).reshape({rest, s_.d}));
+      }
     }
-    Tensor v = k_.sbuf({kTile, tiles, s_.d + 1}, dt_, "v_ones");
-    const std::int64_t full = s_.s / kTile;
-    if (full > 0) {
-      nisa::dmaCopy(v(all, ds(0, full), ds(0, s_.d)),
-                    value_(g, ds(0, full * kTile)).reshape({full, kTile, s_.d}).permute({1, 0, 2}));
-    }
-    if (full < tiles) {
-      const std::int64_t rest = s_.s - full * kTile;
-      nisa::dmaCopy(v(ds(0, rest), full, ds(0, s_.d)),
-                    value_(g, ds(full * kTile, rest)).reshape({rest, s_.d}));
-    }
-    nisa::memset(v(all, all, ds(s_.d, 1)), 1.0f, Engine::kPool);
-    kT_[g] = kT;
-    v_[g] = v;
   }
 
   /// q^T [D, up to 512 queries] of the query group holding item i's tile, loaded once (one DMA
@@ -255,7 +257,8 @@ class FlashAttention {
     // Loads run ahead of the compute: this item's and the next ones' operands.
     const auto n = static_cast<std::int64_t>(items_.size());
     for (std::int64_t j = i; j < std::min(n, i + kLookahead); ++j) {
-      loadKv(items_[static_cast<std::size_t>(j)].kvHead);
+      const Item& ahead = items_[static_cast<std::size_t>(j)];
+      loadKv(ahead.kvHead, ahead.k0 + ahead.keys);
       loadQuery(j);
     }
     const Item& it = items_[static_cast<std::size_t>(i)];
@@ -485,6 +488,7 @@ class FlashAttention {
   Tensor rowIndex_;
   std::map<std::int64_t, Tensor> kT_;
   std::map<std::int64_t, Tensor> v_;
+  std::map<std::int64_t, std::int64_t> loadedKeys_;  ///< per kv head: keys loaded so far
   std::map<std::int64_t, Tensor> qT_;
   std::map<std::int64_t, Tensor> acc_;
   std::map<std::int64_t, Tensor> out_tiles_;

@@ -16,8 +16,14 @@
 // block and divided by the sum only at the end (delayed division). Causal: key blocks above the
 // diagonal are never computed and the one 512-key chunk that holds the diagonal is masked with
 // range_select (which also yields its max). The work items (query tile, key block) run as a
-// three-stage software pipeline over the whole kernel, so the engines overlap across tiles and
-// heads.
+// software pipeline skewed over several items, across tiles and heads, so every engine's
+// in-order stream has independent work; the P^T copies out of PSUM go to the scalar or the
+// vector engine by estimated load. Keys and values are loaded 512 at a time as the items reach
+// them and stay in SBUF for their kv head; the output of a 512-query group leaves in one DMA.
+//
+// What bounds it (trn2 model): per 512 keys the vector engine's max pass over fp32 PSUM (533 ns)
+// and the scalar engine's exp (427 ns), plus a P^T copy (267 ns vector or 427 ns scalar), against
+// 640 ns of tensor engine work at D = 128; the scalar and vector engines are the busiest.
 #pragma once
 
 #include <cstdint>
