@@ -1,8 +1,8 @@
 // Flash-attention forward in the tile language (see attention.h). The kernel is a list of work
-// items, one per (query head, 128-query tile, key block), run as a three-stage software pipeline:
-// step i issues stage A of item i (q k^T, max, exp), stage B of item i - 1 (P transposes) and
-// stage C of item i - 2 (P @ v and the accumulator update), so every engine's in-order stream has
-// independent work while the others finish theirs.
+// items, one per (query head, 128-query tile, key block), run as a software pipeline: step i
+// issues the scores and running max of item i, the exp of item i - 1, the P transposes of item
+// i - 3, P @ v of item i - 5 and the accumulator update of item i - 6, so each engine's in-order
+// stream only meets work whose inputs were produced in earlier steps.
 #include "trn/kernels/attention.h"
 
 #include <algorithm>
@@ -252,7 +252,7 @@ class FlashAttention {
     return Engine::kDve;
   }
 
-  /// Stage A: scores and the running max.
+  /// Stage A1: scores and the running max.
   void stageScores(std::int64_t i) {
     // Loads run ahead of the compute: this item's and the next ones' operands.
     const auto n = static_cast<std::int64_t>(items_.size());
