@@ -384,7 +384,8 @@ class FlashAttention {
     }
   }
 
-  /// Stage C1: the accumulator of a later block rescaled by alpha, on the scalar engine.
+  /// Stage C2, first half (at the start of its step): the accumulator of a later block rescaled
+  /// by alpha, on the scalar engine.
   void stageRescale(std::int64_t i) {
     const Item& it = items_[static_cast<std::size_t>(i)];
     if (!it.first) {
