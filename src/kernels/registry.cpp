@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "trn/kernels/attention.h"
 #include "trn/kernels/elementwise.h"
 #include "trn/kernels/matmul.h"
 #include "trn/kernels/matmul_fp8.h"
@@ -54,6 +55,45 @@ std::vector<HostTensor> matmulFp8Inputs(std::span<const kernel::TensorSpec> spec
   std::vector<HostTensor> inputs = randomInputs(specs, seed);
   inputs[2] = randomInput(specs[2], seed + 2, 0.5, 2.0);
   return inputs;
+}
+
+/// q uniform in [-4, 4), k and v in [-1, 1): logits of standard deviation 4/3 after the
+/// 1/sqrt(D) scale, so the softmax is peaked and the running max matters.
+std::vector<HostTensor> attentionInputs(std::span<const kernel::TensorSpec> specs,
+                                        std::uint64_t seed) {
+  std::vector<HostTensor> inputs = randomInputs(specs, seed);
+  if (!specs.empty()) {
+    inputs[0] = randomInput(specs[0], seed, -4.0, 4.0);
+  }
+  return inputs;
+}
+
+/// bf16 P: each weight is rounded by at most 2^-9 relative, so the weighted mean of v (|v| <= 1,
+/// as the inputs are generated) moves by at most 2^-8; the bf16 output adds 2^-9 relative. The
+/// NKI flash tests use atol 1e-2.
+constexpr Tolerance kAttentionTolerance{4e-3, 0x1p-8};
+/// fp32 inputs: worst-case fp32 accumulation over D <= 128 and up to ~1100 keys per block is
+/// 7.2e-5 (measured 5.9e-7).
+constexpr Tolerance kAttentionFp32Tolerance{1e-4, 1e-6};
+
+KernelEntry attentionEntry(std::string name, std::string summary, bool causal) {
+  return {name,
+          std::move(summary),
+          {{"q", {32, 512, 64}, DType::kBf16},
+           {"k", {4, 512, 64}, DType::kBf16},
+           {"v", {4, 512, 64}, DType::kBf16}},
+          kernel::makeKernel(name,
+                             [causal](kernel::Kernel& k, kernel::Tensor q, kernel::Tensor key,
+                                      kernel::Tensor value) {
+                               return flashAttention(k, q, key, value, {.causal = causal});
+                             }),
+          [causal](std::span<const HostTensor> in) { return attentionReference(in, causal); },
+          kAttentionTolerance,
+          [causal](std::span<const kernel::TensorSpec> in) { return attentionFlops(in, causal); },
+          attentionInputs,
+          [](std::span<const kernel::TensorSpec> in) {
+            return in[0].dtype == DType::kFp32 ? kAttentionFp32Tolerance : kAttentionTolerance;
+          }};
 }
 
 double noFlops(std::span<const kernel::TensorSpec> /*inputs*/) { return 0.0; }
@@ -115,6 +155,10 @@ constexpr std::int64_t kAvgPoolSize = 2;
 const std::vector<KernelEntry>& referenceKernels() {
   static const std::vector<KernelEntry> kernels = [] {
     std::vector<KernelEntry> all = {
+        attentionEntry("flash_attention",
+                       "o = softmax(q k^T / sqrt(D) + causal mask) v, GQA (NKI flash_fwd)", true),
+        attentionEntry("flash_attention_full",
+                       "o = softmax(q k^T / sqrt(D)) v, no mask, GQA (NKI flash_fwd)", false),
         {"tensor_add",
          "out = a + b, 128-row tiles (NKI tutorial)",
          {{"a", {1024, 2048}, DType::kFp32}, {"b", {1024, 2048}, DType::kFp32}},
