@@ -2,7 +2,6 @@
 #include "trn/kernels/normalization.h"
 
 #include <cmath>
-#include <deque>
 #include <source_location>
 #include <string>
 #include <tuple>
@@ -44,7 +43,8 @@ void checkRowsAndParams(Kernel& k, const Tensor& x, std::initializer_list<const 
   }
 }
 
-/// Row tiles the RMS norm loads ahead of the one it computes.
+/// Row tiles the RMS norm loads ahead of the one it computes: three loads in flight share the
+/// DMA engines, so the first tile arrives after three tiles' transfer time; more only delay it.
 constexpr std::int64_t kPrefetch = 2;
 
 /// bn_stats takes at most this many elements per partition (NKI nl.tile_size.bn_stats_fmax).
@@ -117,26 +117,17 @@ Tensor rmsNorm(Kernel& k, Tensor x, Tensor w) {
   Tensor out = k.output("out", {n, d}, x.dtype());
   const Tensor wb = detail::broadcastOnChip(k, w, std::min(kPartitions, n), "w_bcast");
   const std::int64_t dveCols = d * 4 / 9;
-  // Loads run kPrefetch tiles ahead of the compute (one ring of kPrefetch + 1 buffers, all
-  // declared at xSite), so the DMA queues always hold the next tiles' loads.
-  const Loc xSite = Loc::current();
-  const auto load = [&](std::int64_t r) {
-    Tensor xt = k.sbuf({clip(kPartitions, r, n), d}, x.dtype(), "x_tile", std::nullopt, xSite);
-    nisa::dmaCopy(xt, x(ds(r, xt.partitions())), std::nullopt, std::nullopt,
-                  isa::DmaOobMode::kError, std::nullopt, xSite);
-    return xt;
-  };
-  std::deque<Tensor> loaded;
-  for (std::int64_t r = 0; r < std::min(n, kPrefetch * kPartitions); r += kPartitions) {
-    loaded.push_back(load(r));
-  }
+  detail::TilePrefetcher tiles(
+      (n + kPartitions - 1) / kPartitions, kPrefetch, [&](std::int64_t i, Loc site) {
+        const std::int64_t r = i * kPartitions;
+        Tensor xt = k.sbuf({clip(kPartitions, r, n), d}, x.dtype(), "x_tile", std::nullopt, site);
+        nisa::dmaCopy(xt, x(ds(r, xt.partitions())), std::nullopt, std::nullopt,
+                      isa::DmaOobMode::kError, std::nullopt, site);
+        return xt;
+      });
   for (std::int64_t r = 0; r < n; r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);
-    const Tensor xt = loaded.front();
-    loaded.pop_front();
-    if (r + kPrefetch * kPartitions < n) {
-      loaded.push_back(load(r + kPrefetch * kPartitions));
-    }
+    const Tensor xt = tiles.take();
     // The squares are not needed, only their fp32 sum: they go to the tile the scaled rows
     // overwrite next.
     Tensor scaled = k.sbuf({rows, d}, x.dtype(), "scaled");

@@ -57,4 +57,21 @@ kernel::Tensor broadcastOnChip(kernel::Kernel& k, const kernel::Tensor& vec,
   return tile;
 }
 
+TilePrefetcher::TilePrefetcher(std::int64_t count, std::int64_t depth, LoadFn load,
+                               std::source_location site)
+    : count_(count), load_(std::move(load)), site_(site) {
+  for (; next_ < std::min(count_, depth); ++next_) {
+    loaded_.push_back(load_(next_, site_));
+  }
+}
+
+kernel::Tensor TilePrefetcher::take() {
+  kernel::Tensor tile = loaded_.front();
+  loaded_.pop_front();
+  if (next_ < count_) {
+    loaded_.push_back(load_(next_++, site_));
+  }
+  return tile;
+}
+
 }  // namespace trn::kernels::detail

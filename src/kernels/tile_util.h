@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <source_location>
 #include <string>
 
@@ -47,5 +49,27 @@ kernel::Tensor loadBroadcast(kernel::Kernel& k, const kernel::Tensor& vec, std::
 kernel::Tensor broadcastOnChip(kernel::Kernel& k, const kernel::Tensor& vec,
                                std::int64_t partitions, const char* name,
                                std::source_location loc = std::source_location::current());
+
+/// Tiles loaded `depth` tiles ahead of their use: the loads of the first `depth` tiles are traced
+/// at construction, and each take() traces the load `depth` tiles further on. The load function
+/// declares its tile and issues its DMA at the site it is given, one site for all tiles, so they
+/// share one ring of depth + 1 buffers and the DMA queues always hold the next loads.
+class TilePrefetcher {
+ public:
+  using LoadFn = std::function<kernel::Tensor(std::int64_t index, std::source_location site)>;
+
+  TilePrefetcher(std::int64_t count, std::int64_t depth, LoadFn load,
+                 std::source_location site = std::source_location::current());
+
+  /// The next tile, in index order.
+  kernel::Tensor take();
+
+ private:
+  std::int64_t count_;
+  std::int64_t next_ = 0;
+  LoadFn load_;
+  std::source_location site_;
+  std::deque<kernel::Tensor> loaded_;
+};
 
 }  // namespace trn::kernels::detail
