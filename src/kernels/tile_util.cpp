@@ -25,15 +25,6 @@ void requireFloat(kernel::Kernel& k, const kernel::Tensor& t, const std::string&
   }
 }
 
-kernel::Tensor loadBroadcast(kernel::Kernel& k, const kernel::Tensor& vec, std::int64_t partitions,
-                             const char* name, std::source_location loc) {
-  const std::int64_t d = vec.shape(0);
-  kernel::Tensor tile = k.sbuf({partitions, d}, vec.dtype(), name, std::nullopt, loc);
-  kernel::nisa::dmaCopy(tile, vec.reshape({1, d}, loc).broadcast(0, partitions, loc), std::nullopt,
-                        std::nullopt, isa::DmaOobMode::kError, std::nullopt, loc);
-  return tile;
-}
-
 kernel::Tensor broadcastOnChip(kernel::Kernel& k, const kernel::Tensor& vec,
                                std::int64_t partitions, const char* name,
                                std::source_location loc) {

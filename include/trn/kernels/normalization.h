@@ -1,7 +1,7 @@
 // Row normalisation reference kernels: layer norm (the NKI layernorm tutorial's two versions) and
 // RMS norm (Llama). Rows (tokens) lie on the partitions in tiles of up to 128 rows, the last one
 // ragged; the normalised dimension D is the free dimension of each tile. The 1-D parameters are
-// loaded once onto every partition with a stride-0 HBM row broadcast. Statistics are kept in fp32
+// loaded once and repeated onto every partition by the tensor engine. Statistics are kept in fp32
 // whatever the input dtype; the output has the input's dtype.
 #pragma once
 
@@ -25,8 +25,9 @@ kernel::Tensor layerNorm(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gam
                          kernel::Tensor beta);
 
 /// The same layer norm in the tutorial's v2 style: bn_stats over chunks of at most 512 columns
-/// and bn_aggr give mean and variance, rsqrt on the scalar engine, one tensor_scalar
-/// (x - mean) * rstd, then gamma (GpSimd) and beta (vector engine).
+/// and bn_aggr give mean and variance (vector engine), rsqrt and one two-stage tensor_scalar
+/// (x - mean) * rstd on the scalar engine, then gamma and beta on the vector engine and GpSimd,
+/// which split the columns so that the three engines carry about equal work.
 kernel::Tensor layerNormBn(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gamma,
                            kernel::Tensor beta);
 
