@@ -33,6 +33,7 @@ TEST(NormalizationKernels, RmsNormMatchesReference) {
   expectMatchesReference("rmsnorm", normSpecs(300, 1000, DType::kBf16, false));
   expectMatchesReference("rmsnorm", normSpecs(128, 2048, DType::kBf16, false));
   expectMatchesReference("rmsnorm", normSpecs(1, 8, DType::kBf16, false));
+  expectMatchesReference("rmsnorm", normSpecs(200, 96, DType::kFp16, false));
   expectMatchesReference("rmsnorm", normSpecs(130, 700, DType::kFp32, false), kFp32RmsNorm);
 }
 

@@ -23,6 +23,7 @@ TEST(SoftmaxKernel, MatchesReference) {
   expectMatchesReference("softmax", {{"x", {128, 2048}, DType::kBf16}});
   expectMatchesReference("softmax", {{"x", {130, 513}, DType::kFp32}}, kFp32Softmax);
   expectMatchesReference("softmax", {{"x", {3, 1}, DType::kFp32}}, kFp32Softmax);
+  expectMatchesReference("softmax", {{"x", {129, 300}, DType::kFp16}});
 }
 
 TEST(SoftmaxKernel, LargeLogitsStayFinite) {
