@@ -32,10 +32,11 @@ kernel::Tensor layerNormBn(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor g
                            kernel::Tensor beta);
 
 /// out = x / sqrt(mean(x^2) + 1e-6) * w along D for x [N, D] and w [D], in x's dtype. The scalar
-/// engine squares and sums each row in fp32 and takes rsqrt; the vector engine scales by it and
-/// rounds to x's dtype (as Hugging Face's Llama RMSNorm does before the weight), and GpSimd
-/// multiplies by w, so the three engines share the work of each tile and the kernel is bound by
-/// its DMA traffic.
+/// engine squares and sums each row in fp32 and takes rsqrt; then the vector engine and GpSimd,
+/// each on its share of the columns, scale by it with a rounding to x's dtype (as Hugging Face's
+/// Llama RMSNorm rounds before the weight) and multiply by w. Loads run two tiles ahead, and per
+/// 128-row tile every engine needs less time than the tile's DMA, so the kernel is bound by its
+/// DMA traffic.
 kernel::Tensor rmsNorm(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor w);
 
 /// float64 references: layer norm of (x, gamma, beta) and RMS norm of (x, w).
