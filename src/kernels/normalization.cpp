@@ -2,7 +2,6 @@
 #include "trn/kernels/normalization.h"
 
 #include <cmath>
-#include <deque>
 #include <source_location>
 #include <string>
 #include <tuple>
@@ -44,7 +43,19 @@ void checkRowsAndParams(Kernel& k, const Tensor& x, std::initializer_list<const 
   }
 }
 
-/// Row tiles the RMS norm loads ahead of the one it computes.
+/// Row tile `index` of x [N, D] (128 rows, the last ragged), declared and loaded at `site`.
+Tensor loadRows(Kernel& k, const Tensor& x, std::int64_t index, Loc site) {
+  const std::int64_t r = index * kPartitions;
+  Tensor xt = k.sbuf({clip(kPartitions, r, x.shape(0)), x.shape(1)}, x.dtype(), "x_tile",
+                     std::nullopt, site);
+  nisa::dmaCopy(xt, x(ds(r, xt.partitions()), site), std::nullopt, std::nullopt,
+                isa::DmaOobMode::kError, std::nullopt, site);
+  return xt;
+}
+
+/// Row tiles the bn_stats layer norm and the RMS norm load ahead of the one it computes: three
+/// loads in flight share the DMA engines, so the first tile arrives after three tiles' transfer
+/// time; more only delay it.
 constexpr std::int64_t kPrefetch = 2;
 
 /// bn_stats takes at most this many elements per partition (NKI nl.tile_size.bn_stats_fmax).
@@ -81,13 +92,19 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   const std::int64_t d = x.shape(1);
   Tensor out = k.output("out", {n, d}, x.dtype());
   const std::int64_t p = std::min(kPartitions, n);
-  const Tensor gammaB = detail::loadBroadcast(k, gamma, p, "gamma_bcast");
-  const Tensor betaB = detail::loadBroadcast(k, beta, p, "beta_bcast");
+  const Tensor gammaB = detail::broadcastOnChip(k, gamma, p, "gamma_bcast");
+  const Tensor betaB = detail::broadcastOnChip(k, beta, p, "beta_bcast");
   const std::int64_t chunks = (d + kBnStatsFmax - 1) / kBnStatsFmax;
+  // Columns whose gamma and beta the vector engine applies; GpSimd takes the rest. Per tile the
+  // vector engine also runs bn_stats (D cycles at 0.96 GHz) and each column costs 4 cycles (two
+  // fp32 tensor_tensor passes) on either engine: (D + 4c) / 0.96 = 4 (D - c) / 1.2 at
+  // c = 11 D / 36.
+  const std::int64_t dveCols = d * 11 / 36;
+  detail::TilePrefetcher tiles((n + kPartitions - 1) / kPartitions, kPrefetch,
+                               [&](std::int64_t i, Loc site) { return loadRows(k, x, i, site); });
   for (std::int64_t r = 0; r < n; r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);
-    Tensor xt = k.sbuf({rows, d}, x.dtype(), "x_tile");
-    nisa::dmaCopy(xt, x(ds(r, rows)));
+    const Tensor xt = tiles.take();
     // One bn_stats record per chunk of columns (the last chunk may be shorter: each record
     // carries its own count), combined by bn_aggr into mean and variance.
     Tensor stats = k.sbuf({rows, 6 * chunks}, DType::kFp32, "bn_stats");
@@ -99,12 +116,25 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
     nisa::bnAggr(meanVar, stats);
     Tensor rstd = k.sbuf({rows, 1}, DType::kFp32, "rstd");
     nisa::activation(rstd, meanVar(all, ds(1, 1)), ActivationFunction::kRsqrt, kLayerNormEps);
+    Tensor shift = k.sbuf({rows, 1}, DType::kFp32, "neg_mean_rstd");
+    nisa::tensorScalar(shift, meanVar(all, ds(0, 1)), AluOp::kMultiply, rstd, false,
+                       AluOp::kMultiply, -1.0f);
+    // (x - mean) * rstd as one two-stage tensor_scalar x * rstd + (-mean * rstd), the form the
+    // scalar engine runs (multiply, then add), which has no other work here.
     Tensor normed = k.sbuf({rows, d}, DType::kFp32, "normed");
-    nisa::tensorScalar(normed, xt, AluOp::kSubtract, meanVar(all, ds(0, 1)), false,
-                       AluOp::kMultiply, rstd);
-    nisa::tensorTensor(normed, normed, gammaB(ds(0, rows)), AluOp::kMultiply, isa::Engine::kPool);
+    nisa::tensorScalar(normed, xt, AluOp::kMultiply, rstd, false, AluOp::kAdd, shift, false,
+                       isa::Engine::kAct);
     Tensor ot = k.sbuf({rows, d}, x.dtype(), "out_tile");
-    nisa::tensorTensor(ot, normed, betaB(ds(0, rows)), AluOp::kAdd, isa::Engine::kDve);
+    for (const auto& [engine, c0, cols] : {std::tuple{isa::Engine::kDve, std::int64_t{0}, dveCols},
+                                           std::tuple{isa::Engine::kPool, dveCols, d - dveCols}}) {
+      if (cols == 0) {
+        continue;
+      }
+      const auto part = [&](const Tensor& t) { return t(all, ds(c0, cols)); };
+      nisa::tensorTensor(part(normed), part(normed), part(gammaB(ds(0, rows))), AluOp::kMultiply,
+                         engine);
+      nisa::tensorTensor(part(ot), part(normed), part(betaB(ds(0, rows))), AluOp::kAdd, engine);
+    }
     nisa::dmaCopy(out(ds(r, rows)), ot);
   }
   return out;
@@ -117,26 +147,11 @@ Tensor rmsNorm(Kernel& k, Tensor x, Tensor w) {
   Tensor out = k.output("out", {n, d}, x.dtype());
   const Tensor wb = detail::broadcastOnChip(k, w, std::min(kPartitions, n), "w_bcast");
   const std::int64_t dveCols = d * 4 / 9;
-  // Loads run kPrefetch tiles ahead of the compute (one ring of kPrefetch + 1 buffers, all
-  // declared at xSite), so the DMA queues always hold the next tiles' loads.
-  const Loc xSite = Loc::current();
-  const auto load = [&](std::int64_t r) {
-    Tensor xt = k.sbuf({clip(kPartitions, r, n), d}, x.dtype(), "x_tile", std::nullopt, xSite);
-    nisa::dmaCopy(xt, x(ds(r, xt.partitions())), std::nullopt, std::nullopt,
-                  isa::DmaOobMode::kError, std::nullopt, xSite);
-    return xt;
-  };
-  std::deque<Tensor> loaded;
-  for (std::int64_t r = 0; r < std::min(n, kPrefetch * kPartitions); r += kPartitions) {
-    loaded.push_back(load(r));
-  }
+  detail::TilePrefetcher tiles((n + kPartitions - 1) / kPartitions, kPrefetch,
+                               [&](std::int64_t i, Loc site) { return loadRows(k, x, i, site); });
   for (std::int64_t r = 0; r < n; r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);
-    const Tensor xt = loaded.front();
-    loaded.pop_front();
-    if (r + kPrefetch * kPartitions < n) {
-      loaded.push_back(load(r + kPrefetch * kPartitions));
-    }
+    const Tensor xt = tiles.take();
     // The squares are not needed, only their fp32 sum: they go to the tile the scaled rows
     // overwrite next.
     Tensor scaled = k.sbuf({rows, d}, x.dtype(), "scaled");

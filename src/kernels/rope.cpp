@@ -31,6 +31,10 @@ constexpr std::int64_t kBankFloats = 512;
 constexpr std::int64_t kGpSimdPeriod = 8;
 constexpr std::int64_t kGpSimdTiles = 3;
 
+/// Tiles loaded ahead of the one computed: a tile's load waits 1.3 us of DMA fixed cost, several
+/// times a tile's compute.
+constexpr std::int64_t kPrefetch = 4;
+
 void checkInputs(Kernel& k, const Tensor& x, const Tensor& cos, const Tensor& sin,
                  Loc loc = Loc::current()) {
   detail::requireRank(k, x, 3, "rope", "x [H, S, D]", loc);
@@ -64,6 +68,44 @@ std::int64_t largestDivisor(std::int64_t s, std::int64_t limit) {
   return 1;
 }
 
+/// The cos/sin tables of one chunk of rows, repeated for `group` heads: [c, c] and [-s, s] per
+/// token in fp32, in PSUM for the vector engine; GpSimd (no PSUM access) reads [c, c] as a
+/// broadcast view of the loaded cos rows and [-s, s] from an SBUF copy.
+struct Tables {
+  Tensor cosPair;
+  Tensor cos2;
+  Tensor sin2;
+  Tensor sin2Sb;
+};
+
+/// Loads cos and sin rows [bc, T * D/2] `group` times onto consecutive partitions and builds the
+/// chunk's tables for T = `tokens` tokens per row (the scalar engine, otherwise idle here, does
+/// the copies).
+Tables loadTables(Kernel& k, const Tensor& cosRows, const Tensor& sinRows, std::int64_t group,
+                  std::int64_t tokens) {
+  const std::int64_t bc = cosRows.shape(0);
+  const std::int64_t p = group * bc;
+  const std::int64_t half = cosRows.shape(1) / tokens;
+  Tensor cosSb = k.sbuf({p, tokens, half}, cosRows.dtype(), "cos_rows");
+  Tensor sinSb = k.sbuf({p, tokens, half}, sinRows.dtype(), "sin_rows");
+  for (std::int64_t g = 0; g < group; ++g) {
+    nisa::dmaCopy(cosSb(ds(g * bc, bc)).reshape({bc, tokens * half}), cosRows);
+    nisa::dmaCopy(sinSb(ds(g * bc, bc)).reshape({bc, tokens * half}), sinRows);
+  }
+  Tables tables;
+  tables.cosPair = cosSb.reshape({p, tokens, 1, half}).broadcast(2, 2);
+  tables.cos2 = k.psum({p, tokens, 2, half}, DType::kFp32, "cos2_psum");
+  nisa::tensorCopy(tables.cos2, tables.cosPair, Engine::kAct);
+  tables.sin2 = k.psum({p, tokens, 2, half}, DType::kFp32, "sin2_psum");
+  tables.sin2Sb = k.sbuf({p, tokens, 2, half}, DType::kFp32, "sin2_sb");
+  for (const Tensor& sin2 : {tables.sin2, tables.sin2Sb}) {
+    nisa::tensorScalar(sin2(all, all, 0), sinSb, AluOp::kMultiply, -1.0f, false, AluOp::kBypass,
+                       0.0f, false, Engine::kAct);
+    nisa::tensorCopy(sin2(all, all, 1), sinSb, Engine::kAct);
+  }
+  return tables;
+}
+
 }  // namespace
 
 Tensor rope(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
@@ -86,55 +128,59 @@ Tensor rope(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
   const std::int64_t chunk = std::min(blocks, kPartitions);
   const std::int64_t group = blocks <= kPartitions ? kPartitions / blocks : 1;
 
-  std::int64_t tileIndex = 0;
+  // The tiles in order: chunk c0 of every head's rows, `group` heads at a time.
+  struct Job {
+    std::int64_t c0;
+    std::int64_t bc;
+    std::int64_t r0;
+    std::int64_t rows;
+  };
+  std::vector<Job> jobs;
   for (std::int64_t c0 = 0; c0 < blocks; c0 += chunk) {
     const std::int64_t bc = clip(chunk, c0, blocks);
-    const std::int64_t p = group * bc;
-    // The tables for these rows, repeated for each head of a tile.
-    Tensor cosSb = k.sbuf({p, t, half}, cos.dtype(), "cos_rows");
-    Tensor sinSb = k.sbuf({p, t, half}, sin.dtype(), "sin_rows");
-    for (std::int64_t g = 0; g < group; ++g) {
-      nisa::dmaCopy(cosSb(ds(g * bc, bc)).reshape({bc, t * half}), cosRows(ds(c0, bc)));
-      nisa::dmaCopy(sinSb(ds(g * bc, bc)).reshape({bc, t * half}), sinRows(ds(c0, bc)));
-    }
-    // cos2 = [c, c] and sin2 = [-s, s] per token, in fp32: in PSUM for the vector engine, and
-    // sin2 also in SBUF for GpSimd (which reads cos2 as a broadcast view of cosSb).
-    const Tensor cosPair = cosSb.reshape({p, t, 1, half}).broadcast(2, 2);
-    Tensor cos2 = k.psum({p, t, 2, half}, DType::kFp32, "cos2_psum");
-    nisa::tensorCopy(cos2, cosPair, Engine::kAct);
-    Tensor sin2 = k.psum({p, t, 2, half}, DType::kFp32, "sin2_psum");
-    nisa::tensorScalar(sin2(all, all, 0), sinSb, AluOp::kMultiply, -1.0f, false, AluOp::kBypass,
-                       0.0f, false, Engine::kAct);
-    nisa::tensorCopy(sin2(all, all, 1), sinSb, Engine::kAct);
-    Tensor sin2Sb = k.sbuf({p, t, 2, half}, DType::kFp32, "sin2_sb");
-    nisa::tensorScalar(sin2Sb(all, all, 0), sinSb, AluOp::kMultiply, -1.0f, false, AluOp::kBypass,
-                       0.0f, false, Engine::kAct);
-    nisa::tensorCopy(sin2Sb(all, all, 1), sinSb, Engine::kAct);
-
     for (std::int64_t h0 = 0; h0 < heads; h0 += group) {
-      const std::int64_t rows = clip(group, h0, heads) * bc;
-      const std::int64_t r0 = h0 * blocks + c0;
-      Tensor xt = k.sbuf({rows, t, 2, half}, x.dtype(), "x_tile");
-      nisa::dmaCopy(xt.reshape({rows, t * d}), xRows(ds(r0, rows)));
-      // rotate_half's operand order: [x2, x1] per token, read with a negative stride.
-      const Tensor xSwapped = xt.pattern(rows, {{d, t}, {-half, 2}, {1, half}}, half);
-      Tensor ot = k.sbuf({rows, t, 2, half}, x.dtype(), "out_tile");
-      if ((tileIndex * kGpSimdTiles) % kGpSimdPeriod < kGpSimdTiles) {
-        Tensor a = k.sbuf({rows, t, 2, half}, DType::kFp32, "xcos_sb");
-        nisa::tensorTensor(a, xt, cosPair(ds(0, rows)), AluOp::kMultiply, Engine::kPool);
-        Tensor b = k.sbuf({rows, t, 2, half}, DType::kFp32, "xsin_sb");
-        nisa::tensorTensor(b, xSwapped, sin2Sb(ds(0, rows)), AluOp::kMultiply, Engine::kPool);
-        nisa::tensorTensor(ot, a, b, AluOp::kAdd, Engine::kPool);
-      } else {
-        Tensor a = k.psum({rows, t, 2, half}, DType::kFp32, "xcos_psum");
-        nisa::tensorTensor(a, xt, cos2(ds(0, rows)), AluOp::kMultiply, Engine::kDve);
-        Tensor b = k.sbuf({rows, t, 2, half}, DType::kFp32, "xsin");
-        nisa::tensorTensor(b, xSwapped, sin2(ds(0, rows)), AluOp::kMultiply, Engine::kDve);
-        nisa::tensorTensor(ot, a, b, AluOp::kAdd, Engine::kDve);
-      }
-      nisa::dmaCopy(outRows(ds(r0, rows)), ot.reshape({rows, t * d}));
-      ++tileIndex;
+      jobs.push_back({c0, bc, h0 * blocks + c0, clip(group, h0, heads) * bc});
     }
+  }
+  // The first chunk's tables go first, so the first tiles' loads do not delay them.
+  Tables tables = loadTables(k, cosRows(ds(0, jobs[0].bc)), sinRows(ds(0, jobs[0].bc)), group, t);
+  detail::TilePrefetcher tiles(
+      static_cast<std::int64_t>(jobs.size()), kPrefetch, [&](std::int64_t i, Loc site) {
+        const Job& job = jobs[static_cast<std::size_t>(i)];
+        Tensor xt = k.sbuf({job.rows, t, 2, half}, x.dtype(), "x_tile", std::nullopt, site);
+        nisa::dmaCopy(xt.reshape({job.rows, t * d}, site), xRows(ds(job.r0, job.rows), site),
+                      std::nullopt, std::nullopt, isa::DmaOobMode::kError, std::nullopt, site);
+        return xt;
+      });
+
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const Job& job = jobs[i];
+    const Tensor xt = tiles.take();
+    if (i > 0 && job.c0 != jobs[i - 1].c0) {
+      tables = loadTables(k, cosRows(ds(job.c0, job.bc)), sinRows(ds(job.c0, job.bc)), group, t);
+    }
+    const std::int64_t rows = job.rows;
+    // rotate_half's operand order: [x2, x1] per token, read with a negative stride.
+    const Tensor xSwapped = xt.pattern(rows, {{d, t}, {-half, 2}, {1, half}}, half);
+    // Each engine's output tiles have their own ring, so a store still in flight on one does
+    // not hold up the other.
+    Tensor ot;
+    if ((static_cast<std::int64_t>(i) * kGpSimdTiles) % kGpSimdPeriod < kGpSimdTiles) {
+      ot = k.sbuf({rows, t, 2, half}, x.dtype(), "out_tile_pool");
+      Tensor a = k.sbuf({rows, t, 2, half}, DType::kFp32, "xcos_sb");
+      nisa::tensorTensor(a, xt, tables.cosPair(ds(0, rows)), AluOp::kMultiply, Engine::kPool);
+      Tensor b = k.sbuf({rows, t, 2, half}, DType::kFp32, "xsin_sb");
+      nisa::tensorTensor(b, xSwapped, tables.sin2Sb(ds(0, rows)), AluOp::kMultiply, Engine::kPool);
+      nisa::tensorTensor(ot, a, b, AluOp::kAdd, Engine::kPool);
+    } else {
+      ot = k.sbuf({rows, t, 2, half}, x.dtype(), "out_tile");
+      Tensor a = k.psum({rows, t, 2, half}, DType::kFp32, "xcos_psum");
+      nisa::tensorTensor(a, xt, tables.cos2(ds(0, rows)), AluOp::kMultiply, Engine::kDve);
+      Tensor b = k.sbuf({rows, t, 2, half}, DType::kFp32, "xsin");
+      nisa::tensorTensor(b, xSwapped, tables.sin2(ds(0, rows)), AluOp::kMultiply, Engine::kDve);
+      nisa::tensorTensor(ot, a, b, AluOp::kAdd, Engine::kDve);
+    }
+    nisa::dmaCopy(outRows(ds(job.r0, rows)), ot.reshape({rows, t * d}));
   }
   return out;
 }

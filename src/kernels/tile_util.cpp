@@ -25,15 +25,6 @@ void requireFloat(kernel::Kernel& k, const kernel::Tensor& t, const std::string&
   }
 }
 
-kernel::Tensor loadBroadcast(kernel::Kernel& k, const kernel::Tensor& vec, std::int64_t partitions,
-                             const char* name, std::source_location loc) {
-  const std::int64_t d = vec.shape(0);
-  kernel::Tensor tile = k.sbuf({partitions, d}, vec.dtype(), name, std::nullopt, loc);
-  kernel::nisa::dmaCopy(tile, vec.reshape({1, d}, loc).broadcast(0, partitions, loc), std::nullopt,
-                        std::nullopt, isa::DmaOobMode::kError, std::nullopt, loc);
-  return tile;
-}
-
 kernel::Tensor broadcastOnChip(kernel::Kernel& k, const kernel::Tensor& vec,
                                std::int64_t partitions, const char* name,
                                std::source_location loc) {
@@ -53,6 +44,23 @@ kernel::Tensor broadcastOnChip(kernel::Kernel& k, const kernel::Tensor& vec,
                            {isa::kPeArraySize, isa::kPeArraySize}, isa::MatmulPerfMode::kNone,
                            false, loc);
     kernel::nisa::tensorCopy(tile(kernel::all, kernel::ds(c, n), loc), ps, isa::Engine::kAct, loc);
+  }
+  return tile;
+}
+
+TilePrefetcher::TilePrefetcher(std::int64_t count, std::int64_t depth, LoadFn load,
+                               std::source_location site)
+    : count_(count), load_(std::move(load)), site_(site) {
+  for (; next_ < std::min(count_, depth); ++next_) {
+    loaded_.push_back(load_(next_, site_));
+  }
+}
+
+kernel::Tensor TilePrefetcher::take() {
+  kernel::Tensor tile = loaded_.front();
+  loaded_.pop_front();
+  if (next_ < count_) {
+    loaded_.push_back(load_(next_++, site_));
   }
   return tile;
 }

@@ -1,10 +1,12 @@
 // Helpers the reference kernels share (internal to the kernels module): row-tile arithmetic,
-// input checks that fail at the kernel's line, and loading a 1-D parameter vector onto every
-// partition.
+// input checks that fail at the kernel's line, a 1-D parameter vector on every partition, and
+// loads that run ahead of the compute.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <source_location>
 #include <string>
 
@@ -35,17 +37,34 @@ void requireFloat(kernel::Kernel& k, const kernel::Tensor& t, const std::string&
                   std::source_location loc = std::source_location::current());
 
 /// A new SBUF tile [partitions, D] holding the HBM vector `vec` [D] on every partition, in the
-/// vector's dtype: one DMA whose HBM rows all read the same bytes (a stride-0 row broadcast).
-kernel::Tensor loadBroadcast(kernel::Kernel& k, const kernel::Tensor& vec, std::int64_t partitions,
-                             const char* name,
-                             std::source_location loc = std::source_location::current());
-
-/// The same [partitions, D] tile built on chip: the vector is loaded as one [1, D] row (one
-/// small DMA) and repeated onto the partitions by K = 1 matmuls with a ones row into PSUM,
-/// 512 columns at a time (exact: every output is 1 x w), copied to SBUF by the scalar engine.
-/// For kernels bound by DMA, this avoids moving the vector 128 times.
+/// vector's dtype: the vector is loaded as one [1, D] row (one small DMA) and repeated onto the
+/// partitions by K = 1 matmuls with a ones row into PSUM, 512 columns at a time (exact: every
+/// output is 1 x w), copied to SBUF by the scalar engine. Unlike a stride-0 HBM row broadcast,
+/// this moves the vector through DMA once, not once per partition.
 kernel::Tensor broadcastOnChip(kernel::Kernel& k, const kernel::Tensor& vec,
                                std::int64_t partitions, const char* name,
                                std::source_location loc = std::source_location::current());
+
+/// Tiles loaded `depth` tiles ahead of their use: the loads of the first `depth` tiles are traced
+/// at construction, and each take() traces the load `depth` tiles further on. The load function
+/// declares its tile and issues its DMA at the site it is given, one site for all tiles, so they
+/// share one ring of depth + 1 buffers and the DMA queues always hold the next loads.
+class TilePrefetcher {
+ public:
+  using LoadFn = std::function<kernel::Tensor(std::int64_t index, std::source_location site)>;
+
+  TilePrefetcher(std::int64_t count, std::int64_t depth, LoadFn load,
+                 std::source_location site = std::source_location::current());
+
+  /// The next tile, in index order.
+  kernel::Tensor take();
+
+ private:
+  std::int64_t count_;
+  std::int64_t next_ = 0;
+  LoadFn load_;
+  std::source_location site_;
+  std::deque<kernel::Tensor> loaded_;
+};
 
 }  // namespace trn::kernels::detail

@@ -1,7 +1,7 @@
 // Row normalisation reference kernels: layer norm (the NKI layernorm tutorial's two versions) and
 // RMS norm (Llama). Rows (tokens) lie on the partitions in tiles of up to 128 rows, the last one
 // ragged; the normalised dimension D is the free dimension of each tile. The 1-D parameters are
-// loaded once onto every partition with a stride-0 HBM row broadcast. Statistics are kept in fp32
+// loaded once and repeated onto every partition by the tensor engine. Statistics are kept in fp32
 // whatever the input dtype; the output has the input's dtype.
 #pragma once
 
@@ -25,16 +25,18 @@ kernel::Tensor layerNorm(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gam
                          kernel::Tensor beta);
 
 /// The same layer norm in the tutorial's v2 style: bn_stats over chunks of at most 512 columns
-/// and bn_aggr give mean and variance, rsqrt on the scalar engine, one tensor_scalar
-/// (x - mean) * rstd, then gamma (GpSimd) and beta (vector engine).
+/// and bn_aggr give mean and variance (vector engine), rsqrt and one two-stage tensor_scalar
+/// (x - mean) * rstd on the scalar engine, then gamma and beta on the vector engine and GpSimd,
+/// which split the columns so that the three engines carry about equal work.
 kernel::Tensor layerNormBn(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gamma,
                            kernel::Tensor beta);
 
 /// out = x / sqrt(mean(x^2) + 1e-6) * w along D for x [N, D] and w [D], in x's dtype. The scalar
-/// engine squares and sums each row in fp32 and takes rsqrt; the vector engine scales by it and
-/// rounds to x's dtype (as Hugging Face's Llama RMSNorm does before the weight), and GpSimd
-/// multiplies by w, so the three engines share the work of each tile and the kernel is bound by
-/// its DMA traffic.
+/// engine squares and sums each row in fp32 and takes rsqrt; then the vector engine and GpSimd,
+/// each on its share of the columns, scale by it with a rounding to x's dtype (as Hugging Face's
+/// Llama RMSNorm rounds before the weight) and multiply by w. Loads run two tiles ahead, and per
+/// 128-row tile every engine needs less time than the tile's DMA, so the kernel is bound by its
+/// DMA traffic.
 kernel::Tensor rmsNorm(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor w);
 
 /// float64 references: layer norm of (x, gamma, beta) and RMS norm of (x, w).
