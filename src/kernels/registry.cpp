@@ -1,9 +1,12 @@
 #include "trn/kernels/registry.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "trn/kernels/elementwise.h"
+#include "trn/kernels/linear.h"
 #include "trn/kernels/matmul.h"
+#include "trn/kernels/mlp.h"
 
 namespace trn::kernels {
 namespace {
@@ -31,6 +34,17 @@ double noFlops(std::span<const kernel::TensorSpec> /*inputs*/) { return 0.0; }
 /// fp32 sums of bf16 products: the tutorial's np.allclose(atol=1e-4, rtol=1e-2).
 constexpr Tolerance kMatmulTolerance{1e-4, 1e-2};
 
+/// bf16 projections: fp32 PSUM sums of exact bf16 products, rounded once to bf16 (relative
+/// error <= 2^-9); rtol 2^-8 allows twice that, atol covers the fp32 accumulation
+/// (K 2^-24 sum|x w| <= 2048 * 6e-8 * 2048 * 0.5 * 0.04 ~ 5e-3 worst case, ~1e-5 typical)
+/// near zero outputs. fp32 runs are checked tighter in the tests.
+constexpr Tolerance kProjectionTolerance{1e-3, 0x1p-8};
+
+/// The bf16 SwiGLU MLP: as the projections for the final rounding, plus h rounded to bf16 before
+/// the down projection (relative 2^-9 per element, summed over F: ~2^-9 sqrt(sum (h wd)^2)
+/// ~ 2e-3 for unit-variance outputs, < 1e-2 at 5 sigma); the NKI library's bf16 rtol is 2e-2.
+constexpr Tolerance kSwigluTolerance{1e-2, 1e-2};
+
 KernelEntry matmulEntry(std::string name, std::string summary, kernel::KernelDef def) {
   return {std::move(name),
           std::move(summary),
@@ -40,6 +54,38 @@ KernelEntry matmulEntry(std::string name, std::string summary, kernel::KernelDef
           kMatmulTolerance,
           matmulFlops,
           {}};
+}
+
+/// Inputs of the projection kernels at realistic scales: activations x (input 0) with unit
+/// variance, as an RMSNorm output has, uniform in [-sqrt(3), sqrt(3)); each weight [K, N] uniform
+/// in +-sqrt(3 / K), so var(w) = 1 / K and a projection keeps unit variance; the residual
+/// (the last input when `residual`) uniform in [-1, 1).
+std::vector<HostTensor> projectionInputs(std::span<const kernel::TensorSpec> specs,
+                                         std::uint64_t seed, bool residual) {
+  std::vector<HostTensor> inputs;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const kernel::TensorSpec& spec = specs[i];
+    double bound = std::sqrt(3.0);
+    if (residual && i + 1 == specs.size()) {
+      bound = 1.0;
+    } else if (i > 0) {
+      bound = std::sqrt(3.0 / static_cast<double>(std::max<std::int64_t>(1, spec.shape.at(0))));
+    }
+    inputs.push_back(randomInput(spec, seed + i, -bound, bound));
+  }
+  return inputs;
+}
+
+/// 2 S K N for x [S, K] and w [K, N].
+double linearFlops(std::span<const kernel::TensorSpec> in) {
+  return 2.0 * static_cast<double>(in[0].shape.at(0)) * static_cast<double>(in[0].shape.at(1)) *
+         static_cast<double>(in[1].shape.at(1));
+}
+
+/// Three products of 2 S H F each for x [S, H] and wg [H, F].
+double swigluFlops(std::span<const kernel::TensorSpec> in) {
+  return 3.0 * 2.0 * static_cast<double>(in[0].shape.at(0)) *
+         static_cast<double>(in[0].shape.at(1)) * static_cast<double>(in[1].shape.at(1));
 }
 
 }  // namespace
@@ -79,6 +125,42 @@ const std::vector<KernelEntry>& referenceKernels() {
                                [](kernel::Kernel& k, kernel::Tensor lhsT, kernel::Tensor rhs) {
                                  return matmulOptimised(k, lhsT, rhs);
                                })),
+        {"linear",
+         "out = x @ w for token-major x, transposed on chip; Llama qkv projection shape",
+         {{"x", {512, 2048}, DType::kBf16}, {"w", {2048, 2560}, DType::kBf16}},
+         kernel::makeKernel("linear", linear),
+         linearReference,
+         kProjectionTolerance,
+         linearFlops,
+         [](std::span<const kernel::TensorSpec> specs, std::uint64_t seed) {
+           return projectionInputs(specs, seed, false);
+         }},
+        {"linear_residual",
+         "out = x @ w + r, the add fused into the PSUM evacuation; Llama attention output",
+         {{"x", {512, 2048}, DType::kBf16},
+          {"w", {2048, 2048}, DType::kBf16},
+          {"r", {512, 2048}, DType::kBf16}},
+         kernel::makeKernel("linear_residual", linearResidual),
+         linearResidualReference,
+         kProjectionTolerance,
+         linearFlops,
+         [](std::span<const kernel::TensorSpec> specs, std::uint64_t seed) {
+           return projectionInputs(specs, seed, true);
+         }},
+        {"swiglu_mlp",
+         "out = (silu(x @ wg) * (x @ wu)) @ wd + r, h kept on chip; TinyLlama MLP shape",
+         {{"x", {512, 2048}, DType::kBf16},
+          {"wg", {2048, 5632}, DType::kBf16},
+          {"wu", {2048, 5632}, DType::kBf16},
+          {"wd", {5632, 2048}, DType::kBf16},
+          {"r", {512, 2048}, DType::kBf16}},
+         kernel::makeKernel("swiglu_mlp", swigluMlp),
+         swigluMlpReference,
+         kSwigluTolerance,
+         swigluFlops,
+         [](std::span<const kernel::TensorSpec> specs, std::uint64_t seed) {
+           return projectionInputs(specs, seed, true);
+         }},
     };
     std::sort(all.begin(), all.end(),
               [](const KernelEntry& x, const KernelEntry& y) { return x.name < y.name; });

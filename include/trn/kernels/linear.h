@@ -1,0 +1,36 @@
+// Projection kernels of a Llama decoder layer: out[S, N] = x[S, K] @ w[K, N] for token-major
+// activations x (tokens on rows, as the layer keeps them in HBM) and a weight w[K, N], optionally
+// plus a residual r[S, N] added while PSUM is drained (the attention output projection with its
+// residual connection).
+//
+// Layout on chip: the tensor engine contracts over partitions, so each block of up to 512 tokens
+// of x is loaded row-wise and transposed on the tensor engine (128 x 128 blocks into PSUM, copied
+// back by the vector and scalar engines) into xT[K, tokens]; those tiles are the stationary
+// operands, and 512-column tiles of w, loaded a few K tiles per DMA, are the moving ones. Each
+// output tile [128 tokens, 512] accumulates over K in fp32 PSUM; the four token tiles of a block
+// accumulate side by side so every weight tile loaded serves the whole block, and the
+// accumulators rotate over six PSUM banks so the next column tile starts while the previous one
+// is drained. The result has x's dtype. Any S, K, N work (the last tiles are clipped); x, w and r
+// share one dtype, bf16 or fp32.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "trn/kernel/kernel.h"
+#include "trn/kernels/reference.h"
+
+namespace trn::kernels {
+
+/// out = x @ w, x [S, K], w [K, N], out [S, N] in x's dtype.
+kernel::Tensor linear(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor w);
+
+/// out = x @ w + r, r [S, N]; the addition is fused into the PSUM evacuation (one rounding).
+kernel::Tensor linearResidual(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor w,
+                              kernel::Tensor r);
+
+/// float64 references: {x @ w} and {x @ w + r} from inputs (x, w) and (x, w, r).
+std::vector<HostTensor> linearReference(std::span<const HostTensor> inputs);
+std::vector<HostTensor> linearResidualReference(std::span<const HostTensor> inputs);
+
+}  // namespace trn::kernels
