@@ -27,8 +27,8 @@ namespace {
 constexpr std::int64_t kTilesPerWeightLoad = 4;
 /// x^T of one token block may take this many bytes per partition (two blocks are in flight).
 constexpr std::int64_t kTransposedBudget = 48 * 1024;
-/// Weight groups loaded ahead of the one the tensor engine works on.
-constexpr std::int64_t kWeightLookahead = 2;
+/// Weight K tiles loaded ahead of the ones the tensor engine works on (two DMA groups).
+constexpr std::int64_t kWeightLookahead = 2 * kTilesPerWeightLoad;
 /// PSUM: accumulators rotate over banks 0-5, the transposes of x over banks 6-7.
 constexpr std::int64_t kAccumulatorBanks = 6;
 

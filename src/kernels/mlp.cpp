@@ -26,8 +26,6 @@ namespace {
 
 /// K tiles of a weight loaded by one DMA.
 constexpr std::int64_t kTilesPerWeightLoad = 4;
-/// Weight groups loaded ahead of the ones the tensor engine works on.
-constexpr std::int64_t kWeightLookahead = 2;
 /// xT and hT of one token block may take this many bytes per partition.
 constexpr std::int64_t kActivationBudget = 64 * 1024;
 /// One block of gate (or up) weight columns, all H tiles, may take this many bytes per partition.
@@ -91,21 +89,20 @@ Tensor swigluMlp(Kernel& k, Tensor x, Tensor wg, Tensor wu, Tensor wd, Tensor r)
   // The weights in use order, once per token block: gate and up column blocks (interleaved by
   // DMA group), then the down projection's 512-column tiles.
   // Loads run a gate block (its gate and up groups) ahead: a gate chunk needs all of its block.
-  const std::int64_t groupsPerBlock = 2 * ceilDiv(hTiles, kTilesPerWeightLoad);
-  detail::WeightStream weights(k, std::max(kWeightLookahead, groupsPerBlock));
+  detail::WeightStream weights(k, 2 * hTiles);
   using Range = detail::WeightStream::Range;
-  struct GateBlock {
-    Range gate;
-    Range up;
-  };
-  std::vector<std::vector<GateBlock>> gateBlocks;
+  std::vector<std::vector<Range>> gateBlocks;  // per token block: gate and up, interleaved
   std::vector<std::vector<Range>> downColumns;
   for (std::int64_t s0 = 0; s0 < tokens; s0 += blockTokens) {
     gateBlocks.emplace_back();
-    for (std::int64_t f0 = 0; f0 < fSize; f0 += gateColumns) {
-      const std::int64_t width = std::min(gateColumns, fSize - f0);
-      const Range gate = weights.addColumns(wg, f0, width, kTilesPerWeightLoad);
-      gateBlocks.back().push_back({gate, weights.addColumns(wu, f0, width, kTilesPerWeightLoad)});
+    // The first blocks are narrow: a gate chunk needs its whole block, so the first chunk waits
+    // for 128 columns of wg and wu instead of gateColumns (then 256, then the full width).
+    std::int64_t columns = kPartitions;
+    for (std::int64_t f0 = 0; f0 < fSize;
+         f0 += columns, columns = std::min(2 * columns, gateColumns)) {
+      columns = std::min(columns, gateColumns);
+      gateBlocks.back().push_back(
+          weights.addColumnPair(wg, wu, f0, std::min(columns, fSize - f0), kTilesPerWeightLoad));
     }
     downColumns.emplace_back();
     for (std::int64_t n0 = 0; n0 < hSize; n0 += kMovingMax) {
@@ -113,25 +110,26 @@ Tensor swigluMlp(Kernel& k, Tensor x, Tensor wg, Tensor wu, Tensor wd, Tensor r)
           weights.addColumns(wd, n0, std::min(kMovingMax, hSize - n0), kTilesPerWeightLoad));
     }
   }
+
   std::size_t block = 0;
   for (std::int64_t s0 = 0; s0 < tokens; s0 += blockTokens, ++block) {
     const std::int64_t blockRows = std::min(blockTokens, tokens - s0);
     detail::TokenBlock xBlock(k, x, s0, blockRows, transposes, balance);
-    xBlock.transposeThrough(hTiles - 1);
     const Tensor& xT = xBlock.transposed();
     Tensor hT = k.sbuf({kPartitions, fTiles, blockRows}, x.dtype(), "hT");
 
     // Gate and up projections, transposed: gT[f, s] = sum_h wg[h, f] x[s, h].
     std::int64_t ft = 0;
-    for (const GateBlock& b : gateBlocks[block]) {
-      const std::vector<Tensor> gate = weights.tiles(b.gate.first, b.gate.count);
-      const std::vector<Tensor> up = weights.tiles(b.up.first, b.up.count);
+    for (const Range& pair : gateBlocks[block]) {
+      const auto [gate, up] = weights.pairTiles(pair);
       const std::int64_t width = gate.front().shape(1);
       for (std::int64_t c0 = 0; c0 < width; c0 += kPartitions, ++ft) {
         const std::int64_t depth = std::min(kPartitions, width - c0);
         Tensor gT = banks.next({depth, blockRows}, DType::kFp32, "gT");
         Tensor uT = banks.next({depth, blockRows}, DType::kFp32, "uT");
         for (std::int64_t ht = 0; ht < hTiles; ++ht) {
+          // The first chunk transposes x one H tile ahead of its matmuls.
+          xBlock.transposeThrough(ht + 1);
           const Tensor& wgTile = gate[static_cast<std::size_t>(ht)];
           const Tensor moving = xT(ds(0, wgTile.partitions()), ht, kernel::all);
           nisa::ncMatmul(gT, wgTile(kernel::all, ds(c0, depth)), moving, ht > 0);

@@ -59,10 +59,9 @@ TokenBlock::TokenBlock(Kernel& k, const Tensor& x, std::int64_t s0, std::int64_t
   const std::int64_t tokenTiles = ceilDiv(rows, kPartitions);
   rowsTile_ = k.sbuf({std::min(rows, kPartitions), tokenTiles, kSize_}, x.dtype(), "x_rows");
   xT_ = k.sbuf({kPartitions, ceilDiv(kSize_, kPartitions), rows}, x.dtype(), "xT");
-  // One DMA per column block: the full token tiles together, a ragged one separately.
+  // One DMA per column block, the full token tiles together and a ragged one separately.
   const std::int64_t fullTokenTiles = rows / kPartitions;
-  for (std::int64_t c0 = 0; c0 < kSize_; c0 += kColumnBlock) {
-    const std::int64_t width = std::min(kColumnBlock, kSize_ - c0);
+  auto load = [&](std::int64_t c0, std::int64_t width) {
     if (fullTokenTiles > 0) {
       nisa::dmaCopy(rowsTile_(kernel::all, ds(0, fullTokenTiles), ds(c0, width)),
                     x(ds(s0, kPartitions), ds(c0, width))
@@ -75,32 +74,37 @@ TokenBlock::TokenBlock(Kernel& k, const Tensor& x, std::int64_t s0, std::int64_t
                     x(ds(s0 + fullTokenTiles * kPartitions, tokens), ds(c0, width)), std::nullopt,
                     std::nullopt, isa::DmaOobMode::kError, kActivationIssuer);
     }
+  };
+  for (std::int64_t c0 = 0; c0 < kSize_; c0 += kColumnBlock) {
+    const std::int64_t width = std::min(kColumnBlock, kSize_ - c0);
+    load(c0, width);
   }
 }
 
+std::pair<std::vector<Tensor>, std::vector<Tensor>> WeightStream::pairTiles(Range range) {
+  std::pair<std::vector<Tensor>, std::vector<Tensor>> out;
+  for (std::size_t i = 0; i < range.count; ++i) {
+    for (const Tensor& t : tiles(range.first + i, 1)) {
+      (i % 2 == 0 ? out.first : out.second).push_back(t);
+    }
+  }
+  return out;
+}
+
 void TokenBlock::transposeThrough(std::int64_t kTile) {
-  const std::int64_t kTiles = ceilDiv(kSize_, kPartitions);
-  const std::int64_t tilesPerBlock = kColumnBlock / kPartitions;
-  const std::int64_t through = std::min(kTiles, (kTile / tilesPerBlock + 1) * tilesPerBlock);
-  const std::int64_t fullTiles = kSize_ / kPartitions;
+  const std::int64_t through = std::min(ceilDiv(kSize_, kPartitions), kTile + 1);
   const DType dtype = xT_.dtype();
-  while (transposedTiles_ < through) {
-    const std::int64_t g0 = transposedTiles_;
-    // Full K tiles of one column block share a PSUM bank; a ragged last K tile goes alone.
-    const std::int64_t count =
-        g0 < fullTiles ? std::min(tilesPerBlock - g0 % tilesPerBlock, fullTiles - g0) : 1;
-    const std::int64_t width = std::min(kPartitions, kSize_ - g0 * kPartitions);
+  for (; transposedTiles_ < through; ++transposedTiles_) {
+    // The K tile's blocks of every token tile share one PSUM bank and one copy.
+    const std::int64_t kt = transposedTiles_;
+    const std::int64_t width = std::min(kPartitions, kSize_ - kt * kPartitions);
+    Tensor blocks = psum_->next({width, rows_}, dtype, "xT_psum");
     for (std::int64_t t0 = 0; t0 < rows_; t0 += kPartitions) {
       const std::int64_t tokens = std::min(kPartitions, rows_ - t0);
-      Tensor blocks = psum_->next({width, count, tokens}, dtype, "xT_psum");
-      for (std::int64_t j = 0; j < count; ++j) {
-        nisa::ncTranspose(
-            blocks(kernel::all, j, kernel::all),
-            rowsTile_(ds(0, tokens), t0 / kPartitions, ds((g0 + j) * kPartitions, width)));
-      }
-      balance_->copy(xT_(ds(0, width), ds(g0, count), ds(t0, tokens)), blocks);
+      nisa::ncTranspose(blocks(kernel::all, ds(t0, tokens)),
+                        rowsTile_(ds(0, tokens), t0 / kPartitions, ds(kt * kPartitions, width)));
     }
-    transposedTiles_ += count;
+    balance_->copy(xT_(ds(0, width), kt, kernel::all), blocks);
   }
 }
 
@@ -118,27 +122,41 @@ Tensor loadWeightTiles(Kernel& k, const Tensor& w, std::int64_t t0, std::int64_t
 
 WeightStream::Range WeightStream::addColumns(const Tensor& w, std::int64_t n0, std::int64_t width,
                                              std::int64_t perLoad) {
+  return addColumnPair(w, Tensor(), n0, width, perLoad);
+}
+
+WeightStream::Range WeightStream::addColumnPair(const Tensor& a, const Tensor& b, std::int64_t n0,
+                                                std::int64_t width, std::int64_t perLoad) {
   const std::size_t first = groups_.size();
-  const std::int64_t kTiles = ceilDiv(w.shape(0), kPartitions);
-  const std::int64_t fullTiles = w.shape(0) / kPartitions;
+  const std::int64_t kTiles = ceilDiv(a.shape(0), kPartitions);
+  const std::int64_t fullTiles = a.shape(0) / kPartitions;
   for (std::int64_t t0 = 0; t0 < kTiles;) {
     const std::int64_t count = t0 < fullTiles ? std::min(perLoad, fullTiles - t0) : 1;
-    groups_.push_back({w, t0, count, n0, width});
+    groups_.push_back({a, t0, count, n0, width});
+    if (b.valid()) {
+      groups_.push_back({b, t0, count, n0, width});
+    }
     t0 += count;
   }
   return {first, groups_.size() - first};
 }
 
 void WeightStream::loadThrough(std::size_t last) {
-  last = std::min(last, groups_.size() - 1);
-  while (loaded_.size() <= last) {
+  std::int64_t ahead = 0;  // K tiles loaded beyond group `last`
+  for (std::size_t i = last + 1; i < loaded_.size(); ++i) {
+    ahead += groups_[i].count;
+  }
+  while (loaded_.size() < groups_.size() && (loaded_.size() <= last || ahead < lookahead_)) {
     const Group& g = groups_[loaded_.size()];
+    if (loaded_.size() > last) {
+      ahead += g.count;
+    }
     loaded_.push_back(loadWeightTiles(*k_, g.w, g.t0, g.count, g.n0, g.width));
   }
 }
 
 std::vector<Tensor> WeightStream::tiles(std::size_t first, std::size_t count) {
-  loadThrough(first + count - 1 + static_cast<std::size_t>(lookahead_));
+  loadThrough(first + count - 1);
   std::vector<Tensor> out;
   for (std::size_t i = first; i < first + count; ++i) {
     const Tensor& group = loaded_[i];
@@ -197,21 +215,21 @@ void projectColumn(Kernel& k, const ColumnTile& tile, WeightStream& weights,
     const std::vector<Tensor> wTiles = weights.tiles(g, 1);
     const auto count = static_cast<std::int64_t>(wTiles.size());
     if (pending != nullptr) {
-      pending->transposeThrough(kt + count - 1);
+      pending->transposeThrough(g + 1 < end ? kt : kt + count - 1);
     }
     if (g + 1 < end) {
       for (std::int64_t j = 0; j < count; ++j) {
-        if (pending != nullptr && j == count - 1) {
-          // The next column block's transposes go in before the group's last K tile: late
-          // enough that its load has landed, early enough that the copies finish under it.
-          pending->transposeThrough(kt + count - 1 + kColumnBlock / kPartitions);
+        if (pending != nullptr) {
+          // The next K tile's transposes go in before this one's matmuls, so their copy to
+          // SBUF finishes under them.
+          pending->transposeThrough(kt + j + 1);
         }
         for (std::int64_t t = 0; t < tokenTiles; ++t) {
           multiply(t, kt + j, wTiles[static_cast<std::size_t>(j)]);
         }
       }
     } else {
-      if (g == tile.groups.first) {
+      if (residual.empty()) {
         loadResidual();
       }
       for (std::int64_t t = 0; t < tokenTiles; ++t) {
@@ -221,8 +239,8 @@ void projectColumn(Kernel& k, const ColumnTile& tile, WeightStream& weights,
         finish(t);
       }
     }
-    if (g == tile.groups.first && g + 1 < end) {
-      loadResidual();
+    if (residual.empty() && g + 1 < end && 2 * (kt + count) >= tile.activationsT.shape(1)) {
+      loadResidual();  // half way through K
     }
     kt += count;
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <source_location>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trn/kernel/kernel.h"
@@ -72,7 +73,7 @@ class TokenBlock {
   /// xT; K tile t is valid once transposeThrough(t) was called.
   [[nodiscard]] const kernel::Tensor& transposed() const { return xT_; }
 
-  /// Transposes every column block up to the one holding K tile `kTile` (clamped to the last).
+  /// Transposes K tiles up to `kTile` (clamped to the last), one PSUM bank and copy per K tile.
   void transposeThrough(std::int64_t kTile);
 
  private:
@@ -93,8 +94,9 @@ kernel::Tensor loadWeightTiles(kernel::Kernel& k, const kernel::Tensor& w, std::
                                std::int64_t count, std::int64_t n0, std::int64_t width);
 
 /// Weight tiles streamed through SBUF in a fixed order of DMA groups (loadWeightTiles), each
-/// group loaded `lookahead` groups before it is first asked for, so the loads run ahead of the
-/// tensor engine by that many groups (the group tiles form rings of lookahead + live slots).
+/// group loaded when at least `lookahead` K tiles of later groups are loaded by the time a
+/// group is first asked for, so the loads run that far ahead of the tensor engine (the group
+/// tiles form rings of the groups live at once).
 class WeightStream {
  public:
   struct Group {
@@ -118,9 +120,17 @@ class WeightStream {
   Range addColumns(const kernel::Tensor& w, std::int64_t n0, std::int64_t width,
                    std::int64_t perLoad);
 
+  /// As addColumns for two matrices of one height, their groups interleaved (a's first, b's
+  /// first, a's second, ...); tiles() of the range returns them in that order.
+  Range addColumnPair(const kernel::Tensor& a, const kernel::Tensor& b, std::int64_t n0,
+                      std::int64_t width, std::int64_t perLoad);
+
   /// The K tiles [depth, width] of the `count` groups from `first` on, in K order; loads them
-  /// and the next `lookahead` groups if not loaded yet. Groups must be asked for in order.
+  /// and `lookahead` K tiles beyond them if not loaded yet. Groups must be asked for in order.
   std::vector<kernel::Tensor> tiles(std::size_t first, std::size_t count);
+
+  /// tiles() of a range made by addColumnPair, split into a's K tiles and b's.
+  std::pair<std::vector<kernel::Tensor>, std::vector<kernel::Tensor>> pairTiles(Range range);
 
  private:
   void loadThrough(std::size_t last);

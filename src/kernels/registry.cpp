@@ -34,16 +34,17 @@ double noFlops(std::span<const kernel::TensorSpec> /*inputs*/) { return 0.0; }
 /// fp32 sums of bf16 products: the tutorial's np.allclose(atol=1e-4, rtol=1e-2).
 constexpr Tolerance kMatmulTolerance{1e-4, 1e-2};
 
-/// bf16 projections: fp32 PSUM sums of exact bf16 products, rounded once to bf16 (relative
-/// error <= 2^-9); rtol 2^-8 allows twice that, atol covers the fp32 accumulation
-/// (K 2^-24 sum|x w| <= 2048 * 6e-8 * 2048 * 0.5 * 0.04 ~ 5e-3 worst case, ~1e-5 typical)
-/// near zero outputs. fp32 runs are checked tighter in the tests.
+/// bf16 projections: fp32 PSUM sums of exact bf16 products rounded once to bf16, a relative
+/// error of at most 2^-9; rtol 2^-8 allows twice that. atol covers the fp32 accumulation near
+/// zero outputs (~sqrt(K) 2^-24 |x||w| ~ 1e-6 for unit-variance inputs; 1e-3 is generous). At
+/// [256, 2048] x [2048, 512] the largest error is 0.0156 at |out| = 4.7 (half a bf16 ulp).
 constexpr Tolerance kProjectionTolerance{1e-3, 0x1p-8};
 
-/// The bf16 SwiGLU MLP: as the projections for the final rounding, plus h rounded to bf16 before
-/// the down projection (relative 2^-9 per element, summed over F: ~2^-9 sqrt(sum (h wd)^2)
-/// ~ 2e-3 for unit-variance outputs, < 1e-2 at 5 sigma); the NKI library's bf16 rtol is 2e-2.
-constexpr Tolerance kSwigluTolerance{1e-2, 1e-2};
+/// The bf16 SwiGLU MLP: the final rounding as for the projections (rtol 2^-8), plus h rounded to
+/// bf16 before the down projection: 2^-9 relative per term, ~2^-9 sqrt(sum_f (h_f wd_f)^2)
+/// ~ 2e-3 for unit-variance outputs, so atol 1e-2 is about five standard deviations (the NKI
+/// library's bf16 tests use rtol 2e-2). At S=128, H=1024, F=2816 the largest error is 0.011.
+constexpr Tolerance kSwigluTolerance{1e-2, 0x1p-8};
 
 KernelEntry matmulEntry(std::string name, std::string summary, kernel::KernelDef def) {
   return {std::move(name),
