@@ -55,7 +55,7 @@ void EvacuationBalance::copy(const Tensor& dst, const Tensor& src, Loc loc) {
 
 TokenBlock::TokenBlock(Kernel& k, const Tensor& x, std::int64_t s0, std::int64_t rows,
                        PsumRotation& psum, EvacuationBalance& balance)
-    : k_(&k), psum_(&psum), balance_(&balance), kSize_(x.shape(1)), rows_(rows) {
+    : psum_(&psum), balance_(&balance), kSize_(x.shape(1)), rows_(rows) {
   const std::int64_t tokenTiles = ceilDiv(rows, kPartitions);
   rowsTile_ = k.sbuf({std::min(rows, kPartitions), tokenTiles, kSize_}, x.dtype(), "x_rows");
   xT_ = k.sbuf({kPartitions, ceilDiv(kSize_, kPartitions), rows}, x.dtype(), "xT");

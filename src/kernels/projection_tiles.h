@@ -18,7 +18,7 @@ namespace trn::kernels::detail {
 inline constexpr std::int64_t kPartitions = 128;
 /// The tensor engine's moving free size limit: one 2 KiB PSUM bank of fp32.
 inline constexpr std::int64_t kMovingMax = 512;
-/// Columns of x per activation load: four K tiles, 128 KiB for 128 bf16 token rows.
+/// Columns of x per activation load: four K tiles, 512 KiB for 512 bf16 token rows.
 inline constexpr std::int64_t kColumnBlock = 512;
 
 inline std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -61,10 +61,11 @@ class EvacuationBalance {
 /// Rows [s0, s0 + rows) of the token-major HBM tensor x[S, K] transposed on chip into the SBUF
 /// tile xT[128, KT, rows] (KT = ceil(K / 128)) with xT[p, t, s] = x[s0 + s, 128 t + p]: K on
 /// partitions, ready to be the tensor engine's stationary or moving operand; rows <= 512.
-/// The constructor issues the loads of the whole block (one DMA per 128 tokens x 512 columns, in
-/// column order) so they run ahead; transposeThrough() issues the tensor-engine transposes of
-/// 128 x 128 blocks (four per PSUM bank of `psum`) and their copies to SBUF through `balance`,
-/// column block by column block, as late as the caller likes.
+/// The constructor issues the loads of the whole block (one DMA per 512 columns of all its
+/// tokens, in column order, triggered by GpSimd so they queue in that order) so they run ahead;
+/// transposeThrough() issues the tensor-engine transposes of 128 x 128 blocks (one K tile of
+/// every token tile per PSUM bank of `psum`) and their copies to SBUF through `balance`, K tile by
+/// K tile, as late as the caller likes.
 class TokenBlock {
  public:
   TokenBlock(kernel::Kernel& k, const kernel::Tensor& x, std::int64_t s0, std::int64_t rows,
@@ -77,7 +78,6 @@ class TokenBlock {
   void transposeThrough(std::int64_t kTile);
 
  private:
-  kernel::Kernel* k_;
   PsumRotation* psum_;
   EvacuationBalance* balance_;
   std::int64_t kSize_;
@@ -93,10 +93,11 @@ class TokenBlock {
 kernel::Tensor loadWeightTiles(kernel::Kernel& k, const kernel::Tensor& w, std::int64_t t0,
                                std::int64_t count, std::int64_t n0, std::int64_t width);
 
-/// Weight tiles streamed through SBUF in a fixed order of DMA groups (loadWeightTiles), each
-/// group loaded when at least `lookahead` K tiles of later groups are loaded by the time a
-/// group is first asked for, so the loads run that far ahead of the tensor engine (the group
-/// tiles form rings of the groups live at once).
+/// Weight tiles streamed through SBUF in a fixed order of DMA groups (loadWeightTiles): when a
+/// group is first asked for, the groups after it are loaded until `lookahead` K tiles of them
+/// are, so the loads run that far ahead of the tensor engine (the group tiles form rings of the
+/// groups live at once). The loads are triggered by the tensor engine, in its program order, on
+/// its single DMA queue, so they arrive one after another in the order they are used.
 class WeightStream {
  public:
   struct Group {
@@ -159,8 +160,8 @@ struct ColumnTile {
 /// `accumulators`; the K tiles meet all token tiles in turn, so each weight tile is read once,
 /// except in the last weight group, which finishes the token tiles one by one so their
 /// evacuations (a copy through `balance`, or the residual add on the vector engine) and stores
-/// overlap the remaining matmuls. The residual is loaded by the vector engine at the start. When
-/// `pending` is given, its transposes are issued one column block ahead of the matmuls.
+/// overlap the remaining matmuls. The residual is loaded by the vector engine half way through
+/// K. When `pending` is given, its transposes are issued one K tile ahead of the matmuls.
 void projectColumn(kernel::Kernel& k, const ColumnTile& tile, WeightStream& weights,
                    PsumRotation& accumulators, EvacuationBalance& balance, TokenBlock* pending);
 

@@ -10,8 +10,16 @@
 // contraction the down projection needs, so hT tiles are its stationary operands with no
 // transpose, wd tiles its moving ones, and out[tokens, 512 columns] accumulates over F in PSUM;
 // the residual is added while PSUM is drained. Weights stream through SBUF once per token block
-// in groups of K tiles per DMA. Any S, H, F work; all inputs share one dtype, bf16 or fp32, and
-// the result has it.
+// in groups of four K tiles per DMA, in use order on the tensor engine's DMA queue, gate and up
+// interleaved; the first gate blocks are narrow (128, 256 columns, then 512) because a gate chunk
+// waits for its whole block. Any S, H, F work; all inputs share one dtype, bf16 or fp32, and the
+// result has it.
+//
+// SBUF: a token block holds xT and hT ((H + F) / 128 tiles of 512 tokens; 60 KiB per partition in
+// bf16 at H = 2048, F = 5632) next to x's rows (16 KiB) and the weight ring (a gate block and one
+// ahead, 64 KiB); the demo shape peaks at 164 KiB of the 224 KiB per partition (also under the
+// 192 KiB of a 24 MiB SBUF). Blocks are 512 tokens (the moving free size), fewer when xT and hT
+// would exceed 64 KiB (e.g. 256 in fp32).
 #pragma once
 
 #include <span>
