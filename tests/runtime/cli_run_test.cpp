@@ -127,14 +127,22 @@ TEST_F(CliRunTest, AsmDisasmRoundTrip) {
   EXPECT_NE(text1.output.find("pe: nc_matmul dst=psum[0:128]:fp32[[1,512]]"), std::string::npos);
 }
 
-TEST_F(CliRunTest, DemoRunsTheBuiltInWorkloadAndChecksIt) {
-  const auto demo = trnsim("demo");
+TEST_F(CliRunTest, DemoRunsTheDecoderLayerChecksItAndWritesATrace) {
+  const std::string trace = path("layer.json");
+  const auto demo = trnsim("demo --small --trace " + trace);
   ASSERT_EQ(demo.exitCode, 0) << demo.output;
   EXPECT_NE(demo.output.find("per-core dense BF16 peak: 78.64 TFLOPS"), std::string::npos)
       << demo.output;
-  EXPECT_NE(demo.output.find("functional+timing"), std::string::npos) << demo.output;
-  EXPECT_NE(demo.output.find("critical"), std::string::npos) << demo.output;
-  EXPECT_NE(demo.output.find(": PASS"), std::string::npos) << demo.output;
+  for (const char* step :
+       {"attention rmsnorm", "qkv projection", "rope q", "rope k", "causal attention",
+        "output projection + residual", "mlp rmsnorm", "swiglu mlp + residual", "layer total:"}) {
+    EXPECT_NE(demo.output.find(step), std::string::npos) << step << "\n" << demo.output;
+  }
+  EXPECT_EQ(demo.output.find("FAIL"), std::string::npos) << demo.output;
+  std::ifstream in(trace);
+  const auto json = nlohmann::json::parse(in);
+  EXPECT_EQ(json["otherData"]["runs"].size(), 8u);
+  EXPECT_GT(json["otherData"]["total_ps"].get<std::int64_t>(), 0);
 }
 
 TEST_F(CliRunTest, IsaReference) {

@@ -18,8 +18,8 @@ CliRun trnsim(const std::string& arguments) {
 TEST(Cli, ShowTrn2) {
   const CliRun r = trnsim("spec show trn2");
   EXPECT_EQ(r.exitCode, 0) << r.output;
-  for (const char* expected : {"trn2:", "2.4GHz", "224KiB", "[N2 engine table (§4)]", "96GiB",
-                               "23GB/s", "78.64 TFLOPS"}) {
+  for (const char* expected :
+       {"trn2:", "2.4GHz", "224KiB", "[N2 engine table (§4)]", "96GiB", "23GB/s", "78.64 TFLOPS"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected;
   }
 }
@@ -63,7 +63,7 @@ TEST(Cli, UsageErrorsExitWithOne) {
 }
 
 TEST(Cli, DemoListAndSchema) {
-  const CliRun demo = trnsim("demo");
+  const CliRun demo = trnsim("demo --small --trace ''");
   EXPECT_EQ(demo.exitCode, 0) << demo.output;
   EXPECT_NE(demo.output.find("trn2: AWS Trainium2"), std::string::npos);
   const CliRun list = trnsim("spec list");

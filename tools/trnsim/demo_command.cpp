@@ -1,52 +1,30 @@
 #include "demo_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include <cmath>
-#include <cstring>
-#include <random>
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "spec_command.h"
-#include "trn/core/neuron_core.h"
-#include "trn/isa/program_text.h"
-#include "trn/numerics/convert.h"
-#include "trn/profile/report.h"
-#include "trn/runtime/runner.h"
+#include "trn/kernels/decoder_layer.h"
+#include "trn/profile/trace.h"
 #include "trn/spec/loader.h"
 #include "trn/spec/report.h"
 
 namespace trn::tools {
 namespace {
 
-constexpr int kK = 128;
-constexpr int kM = 128;
-constexpr int kN = 512;
-
-/// c = gelu(lhsT^T @ rhs): two DMA loads, one bf16 matmul into PSUM, GELU on the Scalar engine,
-/// one DMA store, ordered by semaphores (the same program as examples/matmul_gelu.tasm).
-constexpr std::string_view kProgram = R"(
-.tensor lhsT input bf16 [128, 128]
-.tensor rhs input bf16 [128, 512]
-.tensor c output fp32 [128, 512]
-sp:  dma_copy dst=sbuf[0:128]:bf16[[1,128]] src=hbm:lhsT:bf16[[128,128],[1,128]] queue=0 signal(s0+=1)
-sp:  dma_copy dst=sbuf[0:128]+256:bf16[[1,512]] src=hbm:rhs:bf16[[512,128],[1,512]] queue=1 signal(s0+=1)
-pe:  nc_matmul dst=psum[0:128]:fp32[[1,512]] stationary=sbuf[0:128]:bf16[[1,128]] moving=sbuf[0:128]+256:bf16[[1,512]] wait(s0>=2) signal(s1+=1)
-act: activation dst=sbuf[0:128]+2048:fp32[[1,512]] data=psum[0:128]:fp32[[1,512]] op=gelu wait(s1>=1) signal(s2+=1)
-sp:  dma_copy dst=hbm:c:fp32[[512,128],[1,512]] src=sbuf[0:128]+2048:fp32[[1,512]] queue=0 wait(s2>=1)
-)";
-
-/// Seeded values in [-1, 1) rounded to bf16, returned as fp32 values and as bf16 bytes.
-std::pair<std::vector<float>, std::vector<std::byte>> bf16Input(std::size_t count, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> values(count);
-  for (float& v : values) {
-    v = quantize(dist(rng), DType::kBf16);
-  }
-  std::vector<std::byte> bytes(count * 2);
-  convertFromFloat(values, DType::kBf16, bytes);
-  return {values, bytes};
-}
+struct DemoArgs {
+  std::string chip = "trn2";
+  std::string mode = "functional+timing";
+  std::string trace = "out/trace.json";
+  std::uint64_t seed = 1;
+  bool small = false;
+};
 
 void printChipSummary(const spec::ChipSpec& chip) {
   const spec::Core& core = chip.core;
@@ -70,62 +48,91 @@ void printChipSummary(const spec::ChipSpec& chip) {
   }
 }
 
-Status runDemo() {
-  TRN_ASSIGN_OR_RETURN(spec::ChipSpec loaded, spec::loadChip("trn2"));
-  const auto shared = std::make_shared<const spec::ChipSpec>(std::move(loaded));
-  const spec::ChipSpec& chip = *shared;
-  printChipSummary(chip);
-
-  TRN_ASSIGN_OR_RETURN(isa::Program program, isa::parseProgramText(kProgram, "demo.tasm"));
-  core::CoreOptions options;
-  options.limits = runtime::coreLimits(chip);
-  options.poison = true;
-  options.chip = shared;
-  options.mode = core::RunMode::kFunctionalTiming;
-  TRN_ASSIGN_OR_RETURN(auto core, core::NeuronCore::create(std::move(program), options));
-  const auto [lhsT, lhsTBytes] = bf16Input(std::size_t{kK} * kM, 1);
-  const auto [rhs, rhsBytes] = bf16Input(std::size_t{kK} * kN, 2);
-  TRN_RETURN_IF_ERROR(core->setTensor("lhsT", lhsTBytes));
-  TRN_RETURN_IF_ERROR(core->setTensor("rhs", rhsBytes));
-  TRN_ASSIGN_OR_RETURN(const core::RunStats stats, core->run());
-  TRN_ASSIGN_OR_RETURN(const auto cBytes, core->tensorBytes("c"));
-  std::vector<float> c(static_cast<std::size_t>(kM) * kN);
-  std::memcpy(c.data(), cBytes.data(), cBytes.size());
-
-  // float64 reference; the fp32 sequential sum of exact products is within K * 2^-24 * sum|p|.
-  double worst = 0;
-  double worstBound = 0;
-  bool pass = true;
-  for (int m = 0; m < kM; ++m) {
-    for (int n = 0; n < kN; ++n) {
-      double sum = 0;
-      double magnitude = 0;
-      for (int k = 0; k < kK; ++k) {
-        const double p = double{lhsT[k * kM + m]} * rhs[k * kN + n];
-        sum += p;
-        magnitude += std::fabs(p);
-      }
-      const double expected = 0.5 * sum * std::erfc(-sum / std::sqrt(2.0));
-      const double error = std::fabs(c[m * kN + n] - expected);
-      const double bound = 1.2 * kK * 0x1p-24 * magnitude + 1e-6;
-      pass = pass && error <= bound;
-      if (error > worst) {
-        worst = error;
-        worstBound = bound;
-      }
-    }
+std::string describeShapes(const kernels::CheckResult& result) {
+  std::vector<std::string> parts;
+  for (const kernel::TensorSpec& t : result.compiled->inputs) {
+    parts.push_back(fmt::format("{}[{}]", t.name, fmt::join(t.shape, "x")));
   }
-  std::printf("\nran c = gelu(lhsT^T @ rhs), bf16 [128,128] x [128,512] -> fp32, on one %s core:\n",
-              chip.name.c_str());
-  std::printf("  numerics vs float64: max |error| %.3g (bound there %.3g): %s\n\n", worst,
-              worstBound, pass ? "PASS" : "FAIL");
-  std::fputs(profile::formatReport(profile::makeReport(stats, chip)).c_str(), stdout);
-  std::printf(
-      "\nthe program: examples/matmul_gelu.tasm; run your own with `trnsim run` (add "
-      "--trace t.json for a Perfetto timeline), list the instructions with `trnsim isa "
-      "list`\n");
-  if (!pass) {
-    return failedPrecondition("the demo result is outside the float64 error bound");
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+std::string numericsCell(const kernels::CheckResult& result) {
+  if (result.comparisons.empty()) {
+    return "not checked";
+  }
+  double worst = 0;
+  for (const kernels::Comparison& c : result.comparisons) {
+    worst = std::max(worst, c.maxAbsError);
+  }
+  return fmt::format("{} (max err {:.2g})", result.pass ? "PASS" : "FAIL", worst);
+}
+
+std::string microseconds(Picoseconds t) {
+  return fmt::format("{:.2f} us", static_cast<double>(t.count()) * 1e-6);
+}
+
+void printLayer(const kernels::DecoderLayerConfig& c, const kernels::DecoderLayerRun& run) {
+  fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<14} {:<24} {}\n", "step", "kernel", "time", "MFU",
+             "bound by", "numerics vs float64", "inputs");
+  for (const kernels::LayerStep& step : run.steps) {
+    const kernels::CheckResult& r = step.result;
+    const std::string mfu = r.usefulFlops > 0 ? fmt::format("{:.1f}%", 100.0 * r.mfu) : "-";
+    fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<14} {:<24} {}\n", step.name, step.kernel,
+               microseconds(r.report.total), mfu, kernels::boundBy(r.report), numericsCell(r),
+               describeShapes(r));
+  }
+  const double seconds = static_cast<double>(run.total.count()) * 1e-12;
+  fmt::print(
+      "\nlayer total: {} for {:.2f} GFLOP of matrix products: {:.1f} TFLOP/s, MFU {:.1f} %; "
+      "{} tokens -> {:.0f} tokens/s per core for this layer\n",
+      microseconds(run.total), run.usefulFlops * 1e-9,
+      seconds > 0 ? run.usefulFlops / seconds * 1e-12 : 0.0, 100.0 * run.mfu, c.tokens,
+      seconds > 0 ? static_cast<double>(c.tokens) / seconds : 0.0);
+}
+
+Status runDemo(const DemoArgs& args) {
+  TRN_ASSIGN_OR_RETURN(spec::ChipSpec loaded, spec::loadChip(args.chip));
+  TRN_ASSIGN_OR_RETURN(const core::RunMode mode, core::parseRunMode(args.mode));
+  const auto chip = std::make_shared<const spec::ChipSpec>(std::move(loaded));
+  printChipSummary(*chip);
+
+  const kernels::DecoderLayerConfig config =
+      args.small ? kernels::DecoderLayerConfig::small() : kernels::DecoderLayerConfig::tinyLlama();
+  fmt::print(
+      "\none Llama-style decoder layer ({}) on one {} NeuronCore, {}, {}:\n"
+      "  {} tokens, hidden {}, {} query heads and {} kv heads of {}, SwiGLU MLP {}\n\n",
+      args.small ? "small test shapes" : "TinyLlama-1.1B shapes", chip->name,
+      dtypeName(config.dtype), core::runModeName(mode), config.tokens, config.hidden, config.heads,
+      config.kvHeads, config.headDim, config.intermediate);
+  kernels::CheckOptions options;
+  options.chip = chip;
+  options.mode = mode;
+  options.seed = args.seed;
+  options.record = !args.trace.empty() && core::hasTiming(mode);
+  TRN_ASSIGN_OR_RETURN(const kernels::DecoderLayerRun run,
+                       kernels::runDecoderLayer(config, options));
+  printLayer(config, run);
+
+  if (options.record) {
+    std::vector<profile::TraceSegment> segments;
+    for (const kernels::LayerStep& step : run.steps) {
+      segments.push_back({step.name + " (" + step.kernel + ")", &step.result.compiled->program,
+                          &step.result.stats});
+    }
+    const std::filesystem::path dir = std::filesystem::path(args.trace).parent_path();
+    std::error_code error;
+    if (!dir.empty()) {
+      std::filesystem::create_directories(dir, error);
+    }
+    TRN_RETURN_IF_ERROR(profile::writeSequenceTraceFile(args.trace, segments));
+    fmt::print(
+        "trace: {} (open it in ui.perfetto.dev: one process per kernel, one track per "
+        "engine and DMA queue)\n",
+        args.trace);
+  }
+  fmt::print("\nnext: 'trnsim kernels list' and 'trnsim kernels bench NAME' for each kernel\n");
+  if (!run.pass) {
+    return failedPrecondition("a kernel of the layer is outside its float64 tolerance");
   }
   return {};
 }
@@ -133,14 +140,23 @@ Status runDemo() {
 }  // namespace
 
 void registerDemoCommand(CLI::App& app, int& exitCode) {
-  app.add_subcommand("demo", "run the built-in workload: Trn2 summary and a matmul + GELU program")
-      ->callback([&exitCode] {
-        const Status status = runDemo();
-        if (!status.ok()) {
-          printError(status.message());
-          exitCode = 1;
-        }
-      });
+  auto args = std::make_shared<DemoArgs>();
+  CLI::App* demo = app.add_subcommand(
+      "demo", "run the main job: one Llama-style decoder layer on a simulated NeuronCore");
+  demo->add_option("--chip", args->chip, "chip name or YAML path")->capture_default_str();
+  demo->add_option("--mode", args->mode, "functional+timing, timing-only or functional-only")
+      ->capture_default_str();
+  demo->add_option("--trace", args->trace, "Perfetto trace of the layer ('' for none)")
+      ->capture_default_str();
+  demo->add_option("--seed", args->seed, "seed of the inputs and weights")->capture_default_str();
+  demo->add_flag("--small", args->small, "small shapes (128 tokens, hidden 256), for a quick run");
+  demo->callback([args, &exitCode] {
+    const Status status = runDemo(*args);
+    if (!status.ok()) {
+      printError(status.message());
+      exitCode = 1;
+    }
+  });
 }
 
 }  // namespace trn::tools

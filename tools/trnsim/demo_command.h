@@ -1,14 +1,15 @@
-// `trnsim demo`: the main job on a built-in workload. Until the kernel language and the reference
-// kernels exist, it summarises the Trn2 description and runs a matmul + GELU program on the
-// functional core with seeded inputs, checking the result against a float64 reference.
+// `trnsim demo`: the main job. It summarises the chip description and runs one Llama-style
+// decoder layer (kernels::runDecoderLayer) on one simulated NeuronCore: every kernel checked
+// against its float64 reference, a per-kernel table (simulated time, MFU, what bounds it), the
+// layer total, and a Perfetto trace of the whole layer (out/trace.json by default).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 namespace trn::tools {
 
-/// Adds `demo`; its exit code (0, or 1 when loading or the numerics check fails) goes to
-/// `exitCode`.
+/// Adds `demo`; its exit code (0, or 1 when loading, a kernel or the numerics check fails) goes
+/// to `exitCode`.
 void registerDemoCommand(CLI::App& app, int& exitCode);
 
 }  // namespace trn::tools
