@@ -122,6 +122,22 @@ Kind kindOf(const isa::Instruction& instr) {
       instr.body);
 }
 
+constexpr std::size_t kPrefetchAhead = 8;
+
+/// Asks for the cache lines of `instr` ahead of its planning.
+void prefetch(const isa::Instruction& instr) {
+  const auto* bytes = reinterpret_cast<const char*>(&instr);
+  for (std::size_t offset = 0; offset < sizeof(isa::Instruction); offset += 64) {
+    __builtin_prefetch(bytes + offset);
+  }
+}
+
+/// Asks for the semaphore lists of `instr` (whose own lines were asked for earlier).
+void prefetchSync(const isa::Instruction& instr) {
+  __builtin_prefetch(instr.sync.waits.data());
+  __builtin_prefetch(instr.sync.updates.data());
+}
+
 /// What the timing model needs of one instruction.
 struct Planned {
   static constexpr std::size_t kInlineWaits = 3;
@@ -138,7 +154,8 @@ struct Planned {
 };
 
 /// The plans of the next instructions of one engine. They are computed a window at a time in a
-/// tight sequential loop: instructions are large, and reading them in order lets their cache
+/// tight sequential loop: instructions are large, and reading them in order, with the lines of
+/// the instructions a few places ahead (and their semaphore lists) prefetched, lets their cache
 /// misses overlap, where the event loop would take them one at a time. The window is reused, so
 /// a long program costs no memory per instruction.
 struct PlanWindow {
@@ -285,6 +302,12 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
   window.operands.clear();
   for (std::size_t i = 0; i < window.plans.size(); ++i) {
     const isa::Instruction& instr = stream[pc + i];
+    if (pc + i + kPrefetchAhead < stream.size()) {
+      prefetch(stream[pc + i + kPrefetchAhead]);
+    }
+    if (pc + i + kPrefetchAhead / 2 < stream.size()) {
+      prefetchSync(stream[pc + i + kPrefetchAhead / 2]);
+    }
     Planned& p = window.plans[i];
     p.kind = kindOf(instr);
     p.completion = completionOf(c, instr);
@@ -549,9 +572,12 @@ void Simulation::finishInstruction(std::uint32_t c, const Completion& done,
   // Only an engine blocked on a semaphore that changed can proceed.
   for (const Engine engine : isa::kAllEngines) {
     EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
+    if (!es.blocked || es.wakePending) {
+      continue;
+    }
     const bool changed = std::any_of(updates.begin(), updates.end(),
                                      [&](const auto& u) { return u.semaphore == es.blockedOn; });
-    if (es.blocked && !es.wakePending && changed) {
+    if (changed) {
       es.wakePending = true;
       schedule(now + semaphoreDelay_[static_cast<std::size_t>(engine)], EventKind::kReady, c,
                static_cast<std::uint32_t>(engine));
