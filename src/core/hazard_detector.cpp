@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <variant>
 
 #include "trn/base/check.h"
@@ -20,7 +22,7 @@ namespace {
 constexpr std::uint64_t kPruneInterval = 256;
 /// Cell geometry: bands of 64 partitions, or of at least 32 HBM rows (at most 16 bands per tensor);
 /// column granules of at least 512 bytes (at most 512 per partition, 64 per HBM row).
-constexpr int kPartitionBandShift = 6;
+constexpr int kPartitionBandShift = 7;
 constexpr int kMinHbmBandShift = 5;
 constexpr std::int64_t kMaxHbmBands = 16;
 constexpr int kMinGranuleShift = 9;
@@ -31,6 +33,44 @@ void joinInto(VectorClock& into, const VectorClock& other) {
   for (std::size_t i = 0; i < into.size(); ++i) {
     into[i] = std::max(into[i], other[i]);
   }
+}
+
+/// ap.byteRange(), without the loop for the common single free dimension.
+isa::ByteInterval byteRangeOf(const isa::AccessPattern& ap) {
+  if (ap.numDims != 1 || ap.memory == isa::Memory::kHbm) {
+    const isa::AccessPattern::ByteRange range = ap.byteRange();
+    return {range.begin, range.end};
+  }
+  const std::int64_t elementBytes = byteSize(ap.dtype);
+  const std::int64_t span = (ap.dims[0].count - 1) * ap.dims[0].stride;
+  return {ap.offset + std::min<std::int64_t>(0, span) * elementBytes,
+          ap.offset + std::max<std::int64_t>(0, span) * elementBytes + elementBytes};
+}
+
+/// For an HBM pattern of `rows` rows of one contiguous run each, rows at least a run apart (the
+/// common transfer), its byte range and row shape as isa::Footprint::of gives them; false for any
+/// other pattern.
+bool plainRows(const isa::AccessPattern& ap, isa::ByteInterval& bytes, isa::RowShape& rows) {
+  const isa::Dim& inner = ap.dims[0];
+  if (ap.numDims != 1 || inner.stride != 1 || inner.count < 1 || ap.partitionCount < 1 ||
+      ap.partitionStride < inner.count) {
+    return false;
+  }
+  const std::int64_t elementBytes = byteSize(ap.dtype);
+  const std::int64_t length = inner.count * elementBytes;
+  bytes = {ap.offset,
+           ap.offset + ((ap.partitionCount - 1) * ap.partitionStride + inner.count) * elementBytes};
+  rows.first = ap.offset;
+  if (ap.partitionCount == 1 || ap.partitionStride == inner.count) {
+    rows.rows = 1;  // one run
+    rows.length = bytes.end - bytes.begin;
+    rows.stride = rows.length;
+  } else {
+    rows.rows = ap.partitionCount;
+    rows.length = length;
+    rows.stride = ap.partitionStride * elementBytes;
+  }
+  return true;
 }
 
 /// The agents with an epoch in `epochs` that `now` has not seen. A quick vectorisable test
@@ -56,7 +96,7 @@ bool HazardDetector::Frontier::seenBy(const VectorClock& now) const {
   if (size == kUnknown) {
     return false;
   }
-  for (std::uint8_t i = 0; i < size; ++i) {
+  for (std::uint32_t i = 0; i < size; ++i) {
     if (epochs[i] > now[agents[i]]) {
       return false;
     }
@@ -66,13 +106,13 @@ bool HazardDetector::Frontier::seenBy(const VectorClock& now) const {
 
 void HazardDetector::Frontier::add(int agent, std::uint32_t epoch, const VectorClock& now,
                                    bool seenAll) {
-  std::uint8_t kept = 0;
+  std::uint32_t kept = 0;
   if (!seenAll) {
     if (size == kUnknown) {
       return;
     }
     // Keep the accesses `now` has not seen; the others happen before the new one.
-    for (std::uint8_t i = 0; i < size; ++i) {
+    for (std::uint32_t i = 0; i < size; ++i) {
       if (epochs[i] > now[agents[i]]) {
         epochs[kept] = epochs[i];
         agents[kept] = agents[i];
@@ -86,7 +126,7 @@ void HazardDetector::Frontier::add(int agent, std::uint32_t epoch, const VectorC
   }
   epochs[kept] = epoch;
   agents[kept] = static_cast<std::uint8_t>(agent);
-  size = static_cast<std::uint8_t>(kept + 1);
+  size = kept + 1;
 }
 
 HazardDetector::HazardDetector(const isa::CoreLimits& limits,
@@ -121,6 +161,8 @@ HazardDetector::HazardDetector(const isa::CoreLimits& limits,
   }
   addGrid(1, 1, 0, 1);  // HBM accesses of an undeclared tensor
   cells_.resize(1);
+  written_.resize(1);
+  accessed_.resize(1);
 }
 
 void HazardDetector::addGrid(std::int64_t rows, std::int64_t rowBytes, int bandShift,
@@ -135,27 +177,35 @@ void HazardDetector::addGrid(std::int64_t rows, std::int64_t rowBytes, int bandS
   }
   grid.bands = static_cast<std::int32_t>(((grid.rows - 1) >> bandShift) + 1);
   grid.granules = static_cast<std::int32_t>(((grid.rowBytes - 1) >> grid.granuleShift) + 1);
-  grid.firstCell = static_cast<std::uint32_t>(cellSlot_.size());
-  cellSlot_.resize(cellSlot_.size() + static_cast<std::size_t>(grid.bands) *
-                                          static_cast<std::size_t>(grid.granules),
-                   0);
+  grid.firstBand = static_cast<std::uint32_t>(rowCell_.size());
+  rowCell_.resize(rowCell_.size() + static_cast<std::size_t>(grid.bands), 0);
+  rowCells_.resize(rowCell_.size(), static_cast<std::uint16_t>(grid.granules));
   grids_.push_back(grid);
 }
 
-void collectOperands(const isa::InstructionBody& body, std::vector<Operand>& out) {
-  out.clear();
+AccessSpan HazardDetector::prepare(const isa::InstructionBody& body, PreparedAccesses& out) {
+  AccessSpan span;
+  span.firstOperand = static_cast<std::uint32_t>(out.operands.size());
+  span.firstCell = static_cast<std::uint32_t>(out.cells.size());
   std::visit(
       [&](const auto& instr) {
         isa::forEachAccessPattern(
             instr, [&](std::string_view, isa::FieldRole role, const isa::AccessPattern& ap) {
-              out.push_back(Operand{&ap, role == isa::FieldRole::kOutput});
+              prepareOperand(ap, role == isa::FieldRole::kOutput, out);
             });
       },
       body);
+  span.operandCount = static_cast<std::uint32_t>(out.operands.size()) - span.firstOperand;
+  span.cellCount = static_cast<std::uint32_t>(out.cells.size()) - span.firstCell;
+  return span;
 }
 
-HazardDetector::CellRange HazardDetector::cellsOf(const Operand& operand) const {
-  const isa::AccessPattern& ap = *operand.pattern;
+void HazardDetector::prepareOperand(const isa::AccessPattern& ap, bool write,
+                                    PreparedAccesses& out) {
+  Operand operand;
+  operand.pattern = &ap;
+  operand.memory = ap.memory;
+  operand.write = write;
   const Grid* grid = nullptr;
   std::int64_t rowLow = 0;
   std::int64_t rowHigh = 0;
@@ -163,17 +213,26 @@ HazardDetector::CellRange HazardDetector::cellsOf(const Operand& operand) const 
   std::int64_t columnHigh = 0;  // inclusive
   if (ap.memory != isa::Memory::kHbm) {
     grid = &grids_[ap.memory == isa::Memory::kSbuf ? 0 : 1];
-    const isa::AccessPattern::ByteRange bytes = ap.byteRange();
+    const isa::ByteInterval bytes = byteRangeOf(ap);
+    operand.bytes = bytes;
+    operand.firstPartition = static_cast<std::int32_t>(ap.partitionStart);
+    operand.endPartition = static_cast<std::int32_t>(ap.partitionStart + ap.partitionCount);
     rowLow = ap.partitionStart;
     rowHigh = ap.partitionStart + ap.partitionCount - 1;
     columnLow = bytes.begin;
     columnHigh = bytes.end - 1;
   } else {
-    const Footprint f = Footprint::of(ap, operand.write);
-    const bool declared = f.tensor >= 0 && static_cast<std::size_t>(f.tensor) + 3 < grids_.size();
-    grid = &grids_[declared ? static_cast<std::size_t>(f.tensor) + 2 : grids_.size() - 1];
+    isa::RowShape r;
+    if (!plainRows(ap, operand.bytes, r)) {
+      const Footprint f = Footprint::of(ap, write);
+      operand.bytes = f.bytes;
+      r = f.rows;
+    }
+    const isa::ByteInterval& bytes = operand.bytes;
+    operand.tensor = ap.tensor;
+    const bool declared = ap.tensor >= 0 && static_cast<std::size_t>(ap.tensor) + 3 < grids_.size();
+    grid = &grids_[declared ? static_cast<std::size_t>(ap.tensor) + 2 : grids_.size() - 1];
     const std::int64_t rowBytes = grid->rowBytes;
-    const isa::RowShape& r = f.rows;
     if (r.rows > 0 && r.first >= 0 && (r.rows == 1 || r.stride % rowBytes == 0) &&
         r.first % rowBytes + r.length <= rowBytes) {
       // Runs within rows, one every stride / rowBytes rows: their columns in those rows.
@@ -181,60 +240,90 @@ HazardDetector::CellRange HazardDetector::cellsOf(const Operand& operand) const 
       rowHigh = (r.first + (r.rows - 1) * r.stride) / rowBytes;
       columnLow = r.first % rowBytes;
       columnHigh = columnLow + r.length - 1;
-    } else if (f.bytes.begin >= 0 && f.bytes.begin < f.bytes.end) {
-      rowLow = f.bytes.begin / rowBytes;
-      rowHigh = (f.bytes.end - 1) / rowBytes;
-      columnLow = rowLow == rowHigh ? f.bytes.begin % rowBytes : 0;
-      columnHigh = rowLow == rowHigh ? (f.bytes.end - 1) % rowBytes : rowBytes - 1;
+    } else if (bytes.begin >= 0 && bytes.begin < bytes.end) {
+      rowLow = bytes.begin / rowBytes;
+      rowHigh = (bytes.end - 1) / rowBytes;
+      columnLow = rowLow == rowHigh ? bytes.begin % rowBytes : 0;
+      columnHigh = rowLow == rowHigh ? (bytes.end - 1) % rowBytes : rowBytes - 1;
     } else {
       rowLow = -1;  // an empty or negative range: every cell
     }
   }
+  out.operands.push_back(operand);
   const bool everyRow = rowLow < 0 || rowLow > rowHigh || rowHigh >= grid->rows;
   const bool everyColumn = columnLow < 0 || columnLow > columnHigh || columnHigh >= grid->rowBytes;
-  CellRange range{grid, 0, grid->bands - 1, 0, grid->granules - 1};
+  std::int64_t bandLow = 0;
+  std::int64_t bandHigh = grid->bands - 1;
+  std::int64_t granuleLow = 0;
+  std::int64_t granuleHigh = grid->granules - 1;
   if (!everyRow) {
-    range.bandLow = static_cast<std::int32_t>(rowLow >> grid->bandShift);
-    range.bandHigh = static_cast<std::int32_t>(rowHigh >> grid->bandShift);
+    bandLow = rowLow >> grid->bandShift;
+    bandHigh = rowHigh >> grid->bandShift;
   }
   if (!everyColumn) {
-    range.granuleLow = static_cast<std::int32_t>(columnLow >> grid->granuleShift);
-    range.granuleHigh = static_cast<std::int32_t>(columnHigh >> grid->granuleShift);
+    granuleLow = columnLow >> grid->granuleShift;
+    granuleHigh = columnHigh >> grid->granuleShift;
   }
-  return range;
+  for (std::int64_t band = bandLow; band <= bandHigh; ++band) {
+    const std::uint32_t row = grid->firstBand + static_cast<std::uint32_t>(band);
+    const std::uint32_t first = rowCell_[row] != 0 ? rowCell_[row] : allocateRow(row);
+    for (std::int64_t g = granuleLow; g <= granuleHigh; ++g) {
+      out.cells.push_back((first + static_cast<std::uint32_t>(g)) * 2 + (write ? 1 : 0));
+    }
+  }
 }
 
-std::uint32_t HazardDetector::filterAndRecord(const Operand& operand, int agent,
+std::uint32_t HazardDetector::allocateRow(std::uint32_t band) {
+  const auto first = static_cast<std::uint32_t>(cells_.size());
+  const std::size_t size = cells_.size() + rowCells_[band];
+  cells_.resize(size);
+  written_.resize(size);
+  accessed_.resize(size);
+  rowCell_[band] = first;
+  return first;
+}
+
+std::uint32_t HazardDetector::filterAndRecord(std::span<const std::uint32_t> cells, int agent,
                                               std::uint32_t epoch, const VectorClock& now) {
-  const CellRange range = cellsOf(operand);
   const auto self = static_cast<std::size_t>(agent);
   std::uint32_t suspects = 0;
-  for (std::int32_t band = range.bandLow; band <= range.bandHigh; ++band) {
-    const std::uint32_t row =
-        range.grid->firstCell +
-        static_cast<std::uint32_t>(band) * static_cast<std::uint32_t>(range.grid->granules);
-    for (std::int32_t g = range.granuleLow; g <= range.granuleHigh; ++g) {
-      std::uint32_t& slot = cellSlot_[row + static_cast<std::uint32_t>(g)];
-      if (slot == 0) {
-        slot = static_cast<std::uint32_t>(cells_.size());
-        cells_.emplace_back();
-      }
-      Cell& cell = cells_[slot];
+  // Neighbouring cells often hold the same frontiers (one access covered them all). When the
+  // frontiers alone decided the previous cell, a cell that held the same ones before and is
+  // accessed the same way ends up as the previous one did.
+  Cell before;
+  std::uint32_t previous = 0;  // cell * 2 + write of the previous cell, 0: none decided so
+  for (const std::uint32_t op : cells) {
+    const std::uint32_t c = op / 2;
+    const bool write = (op & 1) != 0;
+    Cell& cell = cells_[c];
+    if (previous != 0 && (previous & 1) == (op & 1) && cell.sameFrontiers(before)) {
+      cell = cells_[previous / 2];
+    } else {
+      before = cell;
+      previous = op;
       // A write conflicts with every access, a read only with writes.
-      if (operand.write) {
-        const bool seenAccesses = cell.accesses.seenBy(now);
-        const std::uint32_t unseenAccesses = seenAccesses ? 0 : unseen(cell.accessed, now);
-        suspects |= unseenAccesses;
-        const bool seenAll = unseenAccesses == 0;
-        cell.writes.add(agent, epoch, now, seenAll || cell.writes.seenBy(now));
+      if (write) {
+        bool seenAll = cell.accesses.seenBy(now);
+        if (!seenAll) {
+          const std::uint32_t unseenAccesses = unseen(accessed_[c], now);
+          suspects |= unseenAccesses;
+          seenAll = unseenAccesses == 0;
+          previous = 0;
+        }
+        cell.writes.add(agent, epoch, now, seenAll);
         cell.accesses.add(agent, epoch, now, seenAll);
-        cell.written[self] = epoch;
       } else {
-        suspects |= cell.writes.seenBy(now) ? 0 : unseen(cell.written, now);
-        cell.accesses.add(agent, epoch, now, cell.accesses.seenBy(now));
+        if (!cell.writes.seenBy(now)) {
+          suspects |= unseen(written_[c], now);
+          previous = 0;
+        }
+        cell.accesses.add(agent, epoch, now, false);
       }
-      cell.accessed[self] = epoch;
     }
+    if (write) {
+      written_[c][self] = epoch;
+    }
+    accessed_[c][self] = epoch;
   }
   return suspects;
 }
@@ -252,21 +341,19 @@ void HazardDetector::release(int semaphore, const VectorClock& updater) {
   joinInto(semaphoreClocks_[static_cast<std::size_t>(semaphore)], updater);
 }
 
-Status HazardDetector::access(int agent, AccessOwner owner, std::span<const Operand> operands) {
+Status HazardDetector::access(int agent, AccessOwner owner, const PreparedAccesses& prepared,
+                              AccessSpan span) {
   const VectorClock& now = clocks_[static_cast<std::size_t>(agent)];
   const std::uint32_t epoch = now[static_cast<std::size_t>(agent)];
-  std::uint32_t suspects = 0;
-  for (const Operand& operand : operands) {
-    suspects |= filterAndRecord(operand, agent, epoch, now);
-  }
+  const std::span<const Operand> operands =
+      std::span(prepared.operands).subspan(span.firstOperand, span.operandCount);
+  std::uint32_t suspects = filterAndRecord(
+      std::span(prepared.cells).subspan(span.firstCell, span.cellCount), agent, epoch, now);
   suspects &= ~(std::uint32_t{1} << agent);
   if (suspects != 0) {
-    footprints_.clear();
-    for (const Operand& operand : operands) {
-      footprints_.push_back(Footprint::of(*operand.pattern, operand.write));
-    }
+    footprints_.assign(operands.size(), Footprint{});
     for (; suspects != 0; suspects &= suspects - 1) {
-      TRN_RETURN_IF_ERROR(scan(std::countr_zero(suspects), now, owner, footprints_));
+      TRN_RETURN_IF_ERROR(scan(std::countr_zero(suspects), now, owner, operands));
     }
   }
   History& mine = history_[static_cast<std::size_t>(agent)];
@@ -279,28 +366,45 @@ Status HazardDetector::access(int agent, AccessOwner owner, std::span<const Oper
   return {};
 }
 
+const Footprint& HazardDetector::footprint(std::span<const Operand> operands, std::size_t i) {
+  Footprint& f = footprints_[i];
+  if (f.pattern == nullptr) {
+    f = Footprint::of(*operands[i].pattern, operands[i].write);
+  }
+  return f;
+}
+
 Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner,
-                            std::span<const Footprint> footprints) const {
+                            std::span<const Operand> operands) {
   const History& h = history_[static_cast<std::size_t>(other)];
   const std::uint32_t seen = now[static_cast<std::size_t>(other)];
   for (std::uint64_t i = h.end(); i-- > h.start() && h.at(i).epoch > seen;) {
     const Entry& earlier = h.at(i);
-    const Footprint e = Footprint::of(*earlier.operand.pattern, earlier.operand.write);
-    for (const Footprint& f : footprints) {
-      if (!f.write && !e.write) {
+    const Operand& o = earlier.operand;
+    std::optional<Footprint> e;
+    for (std::size_t k = 0; k < operands.size(); ++k) {
+      const Operand& a = operands[k];
+      // Without a write, or with disjoint bounding boxes, there is no conflict.
+      if ((!a.write && !o.write) || a.memory != o.memory || a.tensor != o.tensor ||
+          a.firstPartition >= o.endPartition || o.firstPartition >= a.endPartition ||
+          a.bytes.begin >= o.bytes.end || o.bytes.begin >= a.bytes.end) {
         continue;
       }
-      const auto overlap = firstOverlap(e, f);
+      if (!e) {
+        e = Footprint::of(*o.pattern, o.write);
+      }
+      const Footprint& f = footprint(operands, k);
+      const auto overlap = firstOverlap(*e, f);
       if (!overlap) {
         continue;
       }
-      const std::int64_t firstPartition = std::max(e.firstPartition, f.firstPartition);
-      const std::int64_t endPartition = std::min(e.endPartition, f.endPartition);
+      const std::int64_t firstPartition = std::max(e->firstPartition, f.firstPartition);
+      const std::int64_t endPartition = std::min(e->endPartition, f.endPartition);
       const std::string tensor = f.tensor >= 0 ? tensorName_(f.tensor) : std::string();
       return failedPrecondition(fmt::format(
           "race: {} {} {} and {} {} {}, with no semaphore ordering them; they overlap at {}",
-          describe_(earlier.owner), e.write ? "writes" : "reads",
-          describeRange(e, e.bytes, e.firstPartition, e.endPartition, tensor), describe_(owner),
+          describe_(earlier.owner), e->write ? "writes" : "reads",
+          describeRange(*e, e->bytes, e->firstPartition, e->endPartition, tensor), describe_(owner),
           f.write ? "writes" : "reads",
           describeRange(f, f.bytes, f.firstPartition, f.endPartition, tensor),
           describeRange(f, *overlap, firstPartition, endPartition, tensor)));
@@ -337,16 +441,12 @@ void HazardDetector::prune() {
   }
 }
 
-void HazardDetector::History::push(const Entry& entry) {
-  if (end_ - start_ == entries_.size()) {
-    std::vector<Entry> grown(std::max<std::size_t>(64, entries_.size() * 2));
-    for (std::uint64_t i = start_; i < end_; ++i) {
-      grown[i & (grown.size() - 1)] = at(i);
-    }
-    entries_ = std::move(grown);
+void HazardDetector::History::grow() {
+  std::vector<Entry> grown(std::max<std::size_t>(64, entries_.size() * 2));
+  for (std::uint64_t i = start_; i < end_; ++i) {
+    grown[i & (grown.size() - 1)] = at(i);
   }
-  entries_[end_ & (entries_.size() - 1)] = entry;
-  ++end_;
+  entries_ = std::move(grown);
 }
 
 }  // namespace trn::core

@@ -148,8 +148,7 @@ struct Planned {
   std::array<isa::SemaphoreWait, kInlineWaits> waits{};
   std::uint8_t waitCount = 0;
   bool waitsInline = false;
-  std::uint32_t firstOperand = 0;  ///< into PlanWindow::operands
-  std::uint32_t operandCount = 0;
+  AccessSpan accesses;  ///< in PlanWindow::accesses
   TransferShape shape;  ///< for a DMA
 };
 
@@ -161,8 +160,8 @@ struct Planned {
 struct PlanWindow {
   static constexpr std::size_t kSize = 256;
   std::vector<Planned> plans;
-  std::vector<Operand> operands;  ///< operands of the plans, when races are checked
-  std::size_t first = 0;          ///< stream index of plans[0]
+  PreparedAccesses accesses;  ///< operands of the plans and their cells, when races are checked
+  std::size_t first = 0;      ///< stream index of plans[0]
 };
 
 struct CoreRun {
@@ -241,7 +240,7 @@ class Simulation {
   std::vector<std::uint32_t> freeCompletions_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t sequence_ = 0;
-  std::vector<Operand> operands_;
+  PreparedAccesses accesses_;
   std::vector<std::uint32_t> finished_;
 };
 
@@ -299,7 +298,7 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
   const std::int64_t maxBuffer = chip_->core.dma.descriptors.maxBufferBytes.count();
   window.first = pc;
   window.plans.resize(std::min(PlanWindow::kSize, stream.size() - pc));
-  window.operands.clear();
+  window.accesses.clear();
   for (std::size_t i = 0; i < window.plans.size(); ++i) {
     const isa::Instruction& instr = stream[pc + i];
     if (pc + i + kPrefetchAhead < stream.size()) {
@@ -332,10 +331,7 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
       p.shape = transferShape(instr.body, maxBuffer, chip_->core.dma);
     }
     if (cr.hazards) {
-      collectOperands(instr.body, operands_);
-      p.firstOperand = static_cast<std::uint32_t>(window.operands.size());
-      p.operandCount = static_cast<std::uint32_t>(operands_.size());
-      window.operands.insert(window.operands.end(), operands_.begin(), operands_.end());
+      p.accesses = cr.hazards->prepare(instr.body, window.accesses);
     }
   }
   return &window.plans.front();
@@ -449,18 +445,20 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     for (const isa::SemaphoreWait& w : waits) {
       hazards.acquire(agent, w.semaphore);
     }
-    std::span<const Operand> operands;
+    const PreparedAccesses* prepared = &accesses_;
+    AccessSpan accesses;
     if (plan != nullptr) {
-      operands = std::span(cr.windows[e].operands).subspan(plan->firstOperand, plan->operandCount);
+      prepared = &cr.windows[e].accesses;
+      accesses = plan->accesses;
     } else {
-      collectOperands(instr.body, operands_);
-      operands = operands_;
+      accesses_.clear();
+      accesses = hazards.prepare(instr.body, accesses_);
     }
     const int accessor = dma ? HazardDetector::queueAgent(kind.queue) : agent;
     if (dma) {
       hazards.join(accessor, hazards.clock(agent));
     }
-    TRN_RETURN_IF_ERROR(hazards.access(accessor, owner, operands));
+    TRN_RETURN_IF_ERROR(hazards.access(accessor, owner, *prepared, accesses));
     clock_ = hazards.clock(accessor);
     clock = &clock_;
     hazards.tick(accessor);

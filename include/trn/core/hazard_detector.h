@@ -5,12 +5,12 @@
 // to overlapping bytes from different agents, at least one a write, neither happening before the
 // other, are a race (architecture.md "Execution semantics").
 //
-// A filter over coarse memory cells (SBUF/PSUM: 64 partitions x a column granule; HBM: a band of
+// A filter over coarse memory cells (SBUF/PSUM: 128 partitions x a column granule; HBM: a band of
 // rows x a column granule of one tensor) keeps, per cell and agent, the epoch of the agent's last
 // write and last access there. An agent's recorded accesses can conflict with a new access only
 // if one of the cells the new access covers holds an epoch of that agent the new access has not
 // seen, so only those agents' histories are scanned; the exact test and the message are those of
-// the scan.
+// the scan. The cells an operand covers are found once, when its instruction is planned.
 //
 // Each agent keeps its accesses in epoch order, so the accesses of agent B that are concurrent
 // with an access whose clock is V are exactly B's entries with epoch > V[B]: a suffix. Entries
@@ -21,9 +21,11 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "trn/base/status.h"
@@ -40,16 +42,39 @@ using isa::Footprint;
 inline constexpr int kMaxAgents = 24;
 using VectorClock = std::array<std::uint32_t, kMaxAgents>;
 
-/// An operand of an instruction: its access pattern (inside the program, which outlives the run)
-/// and whether the instruction writes it. Its footprint is computed only when a check needs it.
+/// An operand of an instruction: its access pattern (inside the program, which outlives the run),
+/// whether the instruction writes it, and the bounding box of its footprint (as in
+/// isa::boxesOverlap), which rules out most pairs before the exact test. Its footprint is computed
+/// only when that test needs it.
 struct Operand {
   const isa::AccessPattern* pattern = nullptr;
+  isa::ByteInterval bytes;
+  std::int32_t tensor = -1;
+  std::int32_t firstPartition = 0;
+  std::int32_t endPartition = 1;
+  isa::Memory memory = isa::Memory::kSbuf;
   bool write = false;
 };
 
-/// Replaces `out` with the data operands `body` reads and writes, in the order of
-/// isa::operandFootprints.
-void collectOperands(const isa::InstructionBody& body, std::vector<Operand>& out);
+/// The data operands of instructions prepared for the race check (HazardDetector::prepare), and
+/// per operand the filter cells it covers: cell index * 2 + 1 for a write, * 2 for a read.
+struct PreparedAccesses {
+  std::vector<Operand> operands;
+  std::vector<std::uint32_t> cells;
+
+  void clear() {
+    operands.clear();
+    cells.clear();
+  }
+};
+
+/// One instruction's part of a PreparedAccesses.
+struct AccessSpan {
+  std::uint32_t firstOperand = 0;
+  std::uint32_t operandCount = 0;
+  std::uint32_t firstCell = 0;
+  std::uint32_t cellCount = 0;
+};
 
 /// Identifies the instruction behind an access, for messages.
 struct AccessOwner {
@@ -80,9 +105,13 @@ class HazardDetector {
   /// A semaphore update made by an instruction whose clock was `updater`.
   void release(int semaphore, const VectorClock& updater);
 
-  /// Checks the accesses of `agent`'s current instruction against every concurrent access and
-  /// records them. Returns the first race found.
-  Status access(int agent, AccessOwner owner, std::span<const Operand> operands);
+  /// Appends the data operands `body` reads and writes to `out`, in the order of
+  /// isa::operandFootprints, with their cells; returns where they are.
+  AccessSpan prepare(const isa::InstructionBody& body, PreparedAccesses& out);
+
+  /// Checks the accesses of `agent`'s current instruction (`span` of `prepared`) against every
+  /// concurrent access and records them. Returns the first race found.
+  Status access(int agent, AccessOwner owner, const PreparedAccesses& prepared, AccessSpan span);
 
   /// Ends `agent`'s current instruction (program order: the next one happens after it).
   void tick(int agent) { ++clocks_[agent][static_cast<std::size_t>(agent)]; }
@@ -106,11 +135,19 @@ class HazardDetector {
     [[nodiscard]] const Entry& at(std::uint64_t position) const {
       return entries_[position & (entries_.size() - 1)];
     }
-    void push(const Entry& entry);
+    void push(const Entry& entry) {
+      if (end_ - start_ == entries_.size()) {
+        grow();
+      }
+      entries_[end_ & (entries_.size() - 1)] = entry;
+      ++end_;
+    }
     /// Drops the entries before `position`.
     void dropBefore(std::uint64_t position) { start_ = position; }
 
    private:
+    void grow();
+
     std::vector<Entry> entries_;  ///< a power of two in size (or empty)
     std::uint64_t start_ = 0;     ///< first live entry
     std::uint64_t end_ = 0;
@@ -118,7 +155,7 @@ class HazardDetector {
 
   /// The cells of one memory region (SBUF, PSUM or one HBM tensor): `bands` bands of
   /// 2^bandShift rows (partitions, or tensor rows of rowBytes bytes) times `granules` column
-  /// granules of 2^granuleShift bytes, numbered band-major from `firstCell`.
+  /// granules of 2^granuleShift bytes. Its band rows are numbered from `firstBand`.
   struct Grid {
     std::int64_t rows = 1;
     std::int64_t rowBytes = 0;
@@ -126,59 +163,64 @@ class HazardDetector {
     int granuleShift = 0;
     std::int32_t bands = 1;
     std::int32_t granules = 1;
-    std::uint32_t firstCell = 0;
+    std::uint32_t firstBand = 0;
   };
   /// Some accesses of one kind (writes, or all accesses) to a cell such that every other one
   /// happens before one of them, while there are at most kSize; else unknown. When a new access
   /// has seen all of them it has seen every access of the kind, which is checked in a few steps.
   struct Frontier {
-    static constexpr std::uint8_t kSize = 4;
-    static constexpr std::uint8_t kUnknown = 0xff;
+    static constexpr std::uint32_t kSize = 4;
+    static constexpr std::uint32_t kUnknown = 0xff;
     std::array<std::uint32_t, kSize> epochs{};
     std::array<std::uint8_t, kSize> agents{};
-    std::uint8_t size = 0;
+    std::uint32_t size = 0;  ///< or kUnknown (4 bytes: no padding, so frontiers compare as bytes)
 
     /// Whether `now` has seen every access the frontier covers.
     [[nodiscard]] bool seenBy(const VectorClock& now) const;
-    /// Adds the access of `agent` at `epoch` whose clock is `now`; `seenAll`: it has seen every
-    /// access of the kind.
+    /// Adds the access of `agent` at `epoch` whose clock is `now`. `seenAll`: it is known to have
+    /// seen every access of the kind; else the accesses it has not seen are kept.
     void add(int agent, std::uint32_t epoch, const VectorClock& now, bool seenAll);
   };
-  /// Per agent, the epoch of its last write and of its last access (read or write) in one cell
-  /// (0: none), and the frontiers that usually answer the check without them.
-  struct Cell {
+  static_assert(std::has_unique_object_representations_v<Frontier>);
+  /// The frontiers of one cell: one cache line, the part of a cell every check reads.
+  struct alignas(64) Cell {
     Frontier writes;
     Frontier accesses;
-    VectorClock written{};
-    VectorClock accessed{};
-  };
-  /// The cells a footprint may touch: bands [bandLow, bandHigh] x granules
-  /// [granuleLow, granuleHigh] of `grid`.
-  struct CellRange {
-    const Grid* grid;
-    std::int32_t bandLow;
-    std::int32_t bandHigh;
-    std::int32_t granuleLow;
-    std::int32_t granuleHigh;
+
+    [[nodiscard]] bool sameFrontiers(const Cell& other) const {
+      return std::memcmp(this, &other, 2 * sizeof(Frontier)) == 0;
+    }
   };
 
   void addGrid(std::int64_t rows, std::int64_t rowBytes, int bandShift, int maxGranules);
-  [[nodiscard]] CellRange cellsOf(const Operand& operand) const;
-  /// The agents with an access in the cells of `operand` that `now` has not seen and that may
-  /// conflict with it; records it as `agent`'s access at `epoch` in those cells.
-  std::uint32_t filterAndRecord(const Operand& operand, int agent, std::uint32_t epoch,
-                                const VectorClock& now);
-  /// The race between one of `footprints` and the newest access in `other`'s history that `now`
+  /// Appends `ap` (written or read) to `out`: its bounding box and its cells.
+  void prepareOperand(const isa::AccessPattern& ap, bool write, PreparedAccesses& out);
+  /// Gives band row `band` its cells; returns the index of the first.
+  std::uint32_t allocateRow(std::uint32_t band);
+  /// The agents with an access in `cells` that `now` has not seen and that may conflict with
+  /// `agent`'s access there; records that access at `epoch` in those cells.
+  std::uint32_t filterAndRecord(std::span<const std::uint32_t> cells, int agent,
+                                std::uint32_t epoch, const VectorClock& now);
+  /// The race between one of `operands` and the newest access in `other`'s history that `now`
   /// has not seen and conflicts with it; OK when there is none.
   [[nodiscard]] Status scan(int other, const VectorClock& now, AccessOwner owner,
-                            std::span<const Footprint> footprints) const;
+                            std::span<const Operand> operands);
+  /// The footprint of `operands[i]`, computed on first use for the access being checked.
+  const Footprint& footprint(std::span<const Operand> operands, std::size_t i);
   void prune();
 
   int agents_;
   std::vector<Grid> grids_;  ///< SBUF, PSUM, each HBM tensor, then one cell for unknown tensors
-  std::vector<std::uint32_t> cellSlot_;  ///< cell number -> index into cells_ (0: untouched)
-  std::vector<Cell> cells_;              ///< cells_[0] is unused
-  std::vector<Footprint> footprints_;    ///< of the access being checked, when a scan needs them
+  /// Per band row of every grid: the index into cells_ of its first cell (0: untouched) and its
+  /// number of cells. A row's cells are allocated together, when an operand first covers it.
+  std::vector<std::uint32_t> rowCell_;
+  std::vector<std::uint16_t> rowCells_;
+  std::vector<Cell> cells_;  ///< cells_[0] is unused
+  /// Per cell and agent, the epoch of the agent's last write and of its last access (read or
+  /// write) there (0: none), read only when a frontier does not answer.
+  std::vector<VectorClock> written_;
+  std::vector<VectorClock> accessed_;
+  std::vector<Footprint> footprints_;  ///< of the access being checked, when a scan needs them
   std::vector<VectorClock> clocks_;
   std::vector<VectorClock> semaphoreClocks_;
   std::vector<History> history_;  ///< per agent
