@@ -169,7 +169,11 @@ class LayerRunner {
     run_.total += result->report.total;
     run_.usefulFlops += result->usefulFlops;
     run_.pass = run_.pass && result->pass;
-    std::vector<HostTensor> outputs = result->outputs;
+    // The step keeps its figures and comparisons; its inputs and outputs (hundreds of MB of
+    // float64 weights at the default shapes) move on or go.
+    std::vector<HostTensor> outputs = std::move(result->outputs);
+    result->outputs.clear();
+    result->inputs.clear();
     run_.steps.push_back(LayerStep{std::move(name), kernelName, std::move(result).value()});
     return outputs;
   }

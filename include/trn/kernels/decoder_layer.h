@@ -36,7 +36,7 @@ struct DecoderLayerConfig {
 struct LayerStep {
   std::string name;    ///< what it computes in the layer, e.g. "qkv projection"
   std::string kernel;  ///< registry name
-  CheckResult result;
+  CheckResult result;  ///< without its inputs and outputs (the layer passes them on)
 };
 
 struct DecoderLayerRun {
