@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -27,13 +28,17 @@ struct CompileArgs {
 };
 
 int list() {
+  std::size_t width = 0;
+  for (const kernels::KernelEntry& k : kernels::referenceKernels()) {
+    width = std::max(width, k.name.size());
+  }
   for (const kernels::KernelEntry& k : kernels::referenceKernels()) {
     std::vector<std::string> inputs;
     for (const kernel::TensorSpec& t : k.defaultInputs) {
       inputs.push_back(
           fmt::format("{}[{}] {}", t.name, fmt::join(t.shape, "x"), dtypeName(t.dtype)));
     }
-    fmt::print("{:<16} {}  ({})\n", k.name, k.summary, fmt::join(inputs, ", "));
+    fmt::print("{:<{}}  {}  ({})\n", k.name, width, k.summary, fmt::join(inputs, ", "));
   }
   return 0;
 }
