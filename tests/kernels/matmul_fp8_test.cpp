@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../kernel/kernel_test_util.h"
+#include "registered_kernel_util.h"
 #include "trn/kernels/check.h"
 #include "trn/kernels/registry.h"
 
@@ -21,11 +22,7 @@ namespace {
 using kernel::TensorSpec;
 using kernel::testutil::trn2;
 
-const KernelEntry& entry() {
-  const KernelEntry* e = findKernel("matmul_fp8_scaled");
-  EXPECT_NE(e, nullptr);
-  return *e;
-}
+const KernelEntry& entry() { return testutil::entryNamed("matmul_fp8_scaled"); }
 
 std::vector<TensorSpec> specs(std::int64_t k, std::int64_t m, std::int64_t n,
                               DType lhsType = DType::kFp8E4m3, DType rhsType = DType::kFp8E4m3) {

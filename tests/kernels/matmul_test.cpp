@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <iostream>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "../kernel/kernel_test_util.h"
+#include "trn/kernels/reference.h"
 #include "trn/kernels/registry.h"
 #include "trn/runtime/kernel_runner.h"
 
@@ -30,18 +30,10 @@ struct Case {
   DType dtype = DType::kBf16;
 };
 
-/// x rounded to bf16, nearest even (the runner's conversion of float inputs; finite values).
-float roundBf16(float x) {
-  std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  return std::bit_cast<float>(bits & 0xFFFF0000u);
-}
-
+/// `values` as the kernel reads them from inputs of `dtype` (round to nearest even).
 std::vector<float> rounded(std::vector<float> values, DType dtype) {
-  if (dtype == DType::kBf16) {
-    for (float& v : values) {
-      v = roundBf16(v);
-    }
+  for (float& v : values) {
+    v = static_cast<float>(roundTo(v, dtype));
   }
   return values;
 }

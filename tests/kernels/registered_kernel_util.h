@@ -27,10 +27,8 @@ inline const KernelEntry& entryNamed(const std::string& name) {
 inline std::string describeSpecs(const std::vector<kernel::TensorSpec>& specs) {
   std::string text;
   for (const kernel::TensorSpec& s : specs) {
-    text += (text.empty() ? "" : ", ") + s.name + " " + formatShape(s.shape) +
-            (s.dtype == DType::kBf16   ? " bf16"
-             : s.dtype == DType::kFp16 ? " fp16"
-                                       : " fp32");
+    text += (text.empty() ? "" : ", ") + s.name + " " + formatShape(s.shape) + " " +
+            std::string(dtypeName(s.dtype));
   }
   return text;
 }

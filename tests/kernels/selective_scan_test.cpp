@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../kernel/kernel_test_util.h"
+#include "registered_kernel_util.h"
 #include "trn/kernels/check.h"
 #include "trn/kernels/registry.h"
 
@@ -23,11 +24,7 @@ namespace {
 using kernel::TensorSpec;
 using kernel::testutil::trn2;
 
-const KernelEntry& entry() {
-  const KernelEntry* e = findKernel("selective_scan");
-  EXPECT_NE(e, nullptr);
-  return *e;
-}
+const KernelEntry& entry() { return testutil::entryNamed("selective_scan"); }
 
 std::vector<TensorSpec> specs(std::int64_t channels, std::int64_t length, std::int64_t states,
                               DType dtype = DType::kFp32) {
