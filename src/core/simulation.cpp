@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -45,15 +46,14 @@ enum class EventKind : std::uint8_t { kComplete, kDma, kReady };
 
 struct Event {
   std::int64_t time;
-  EventKind kind;
-  std::uint64_t sequence;
+  std::uint64_t order;  ///< kind in the top bits, then the sequence number: one comparison
   std::uint32_t core;
   std::uint32_t payload;  ///< completion slot (kComplete) or engine (kReady)
 
+  static constexpr int kKindShift = 62;
+  [[nodiscard]] EventKind kind() const { return static_cast<EventKind>(order >> kKindShift); }
   bool operator>(const Event& other) const {
-    if (time != other.time) return time > other.time;
-    if (kind != other.kind) return kind > other.kind;
-    return sequence > other.sequence;
+    return time != other.time ? time > other.time : order > other.order;
   }
 };
 
@@ -169,6 +169,8 @@ struct CoreRun {
   std::array<PlanWindow, isa::kNumEngines> windows;
   std::array<EngineState, isa::kNumEngines> engines;
   std::vector<std::int32_t> semaphores;
+  /// Per semaphore, a bit for each engine blocked on it (EngineState::blockedOn).
+  std::vector<std::uint8_t> waiters;
   std::optional<HazardDetector> hazards;
   std::optional<CostCalculator> costs;
   RunStats stats;
@@ -214,7 +216,9 @@ class Simulation {
   Status advanceDma(std::int64_t now);
   void scheduleDma();
   void schedule(std::int64_t time, EventKind kind, std::uint32_t core, std::uint32_t payload) {
-    events_.push(Event{time, kind, sequence_++, core, payload});
+    const std::uint64_t order =
+        (static_cast<std::uint64_t>(kind) << Event::kKindShift) | sequence_++;
+    events_.push(Event{time, order, core, payload});
   }
   double throttle(CoreRun& cr, std::int64_t now) const;
   /// The semaphore of the first of `waits` that does not hold, or -1 when all hold.
@@ -236,7 +240,6 @@ class Simulation {
   std::vector<Completion> completions_;
   std::vector<VectorClock> completionClocks_;  ///< by completion slot, when races are checked
   std::vector<VectorClock> transferClocks_;    ///< by DMA transfer id, when races are checked
-  VectorClock clock_{};                        ///< scratch
   std::vector<std::uint32_t> freeCompletions_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t sequence_ = 0;
@@ -259,6 +262,7 @@ Status Simulation::setUp() {
     physical.push_back(options.physicalCore);
     cr.stats.mode = mode_;
     cr.semaphores.assign(static_cast<std::size_t>(options.limits.semaphores), 0);
+    cr.waiters.assign(cr.semaphores.size(), 0);
     for (EngineState& es : cr.engines) {
       es.seq = cr.core->newSequencer();
     }
@@ -428,6 +432,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   es.blockedOn = firstUnmetWait(cr, waits);
   if (es.blockedOn >= 0) {
     es.blocked = true;
+    cr.waiters[static_cast<std::size_t>(es.blockedOn)] |= static_cast<std::uint8_t>(1u << e);
     return {};
   }
   es.blocked = false;
@@ -439,7 +444,9 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
 
   // Happens-before and race check.
   Completion done = plan != nullptr ? plan->completion : completionOf(c, instr);
-  VectorClock* clock = nullptr;
+  // The accessor's clock, kept for the completion; its own epoch advances once it is kept.
+  const VectorClock* clock = nullptr;
+  const int accessor = dma ? HazardDetector::queueAgent(kind.queue) : agent;
   if (cr.hazards) {
     HazardDetector& hazards = *cr.hazards;
     for (const isa::SemaphoreWait& w : waits) {
@@ -454,17 +461,11 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
       accesses_.clear();
       accesses = hazards.prepare(instr.body, accesses_);
     }
-    const int accessor = dma ? HazardDetector::queueAgent(kind.queue) : agent;
     if (dma) {
       hazards.join(accessor, hazards.clock(agent));
     }
     TRN_RETURN_IF_ERROR(hazards.access(accessor, owner, *prepared, accesses));
-    clock_ = hazards.clock(accessor);
-    clock = &clock_;
-    hazards.tick(accessor);
-    if (dma) {
-      hazards.tick(agent);
-    }
+    clock = &hazards.clock(accessor);
   }
 
   // Time.
@@ -540,6 +541,12 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
       schedule(complete, EventKind::kComplete, c, slot);
     }
   }
+  if (cr.hazards) {
+    cr.hazards->tick(accessor);
+    if (dma) {
+      cr.hazards->tick(agent);
+    }
+  }
   es.pc = jump >= 0 ? static_cast<std::size_t>(jump) : es.pc + 1;
   es.readySince = end;
   nextReady = end;
@@ -549,8 +556,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
 void Simulation::finishInstruction(std::uint32_t c, const Completion& done,
                                    const VectorClock* clock, std::int64_t now) {
   CoreRun& cr = cores_[c];
-  const std::span<const isa::SemaphoreUpdate> updates = done.updateList();
-  for (const isa::SemaphoreUpdate& u : updates) {
+  std::uint32_t woken = 0;  ///< a bit per engine to wake
+  for (const isa::SemaphoreUpdate& u : done.updateList()) {
     std::int32_t& value = cr.semaphores[static_cast<std::size_t>(u.semaphore)];
     switch (u.op) {
       case isa::SemaphoreUpdateOp::kAdd:
@@ -566,20 +573,22 @@ void Simulation::finishInstruction(std::uint32_t c, const Completion& done,
     if (cr.hazards) {
       cr.hazards->release(u.semaphore, *clock);
     }
+    // Only an engine blocked on a semaphore that changed can proceed.
+    std::uint8_t& waiting = cr.waiters[static_cast<std::size_t>(u.semaphore)];
+    for (std::uint32_t engines = waiting; engines != 0; engines &= engines - 1) {
+      const EngineState& es = cr.engines[static_cast<std::size_t>(std::countr_zero(engines))];
+      if (es.blocked && !es.wakePending && es.blockedOn == u.semaphore) {
+        woken |= engines & -engines;
+      }
+    }
+    waiting = 0;
   }
-  // Only an engine blocked on a semaphore that changed can proceed.
-  for (const Engine engine : isa::kAllEngines) {
-    EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
-    if (!es.blocked || es.wakePending) {
-      continue;
-    }
-    const bool changed = std::any_of(updates.begin(), updates.end(),
-                                     [&](const auto& u) { return u.semaphore == es.blockedOn; });
-    if (changed) {
-      es.wakePending = true;
-      schedule(now + semaphoreDelay_[static_cast<std::size_t>(engine)], EventKind::kReady, c,
-               static_cast<std::uint32_t>(engine));
-    }
+  // Wake them in engine order (deterministic event sequence).
+  for (; woken != 0; woken &= woken - 1) {
+    const int e = std::countr_zero(woken);
+    cr.engines[static_cast<std::size_t>(e)].wakePending = true;
+    schedule(now + semaphoreDelay_[static_cast<std::size_t>(e)], EventKind::kReady, c,
+             static_cast<std::uint32_t>(e));
   }
 }
 
@@ -666,7 +675,7 @@ Result<std::vector<RunStats>> Simulation::run() {
   while (!events_.empty()) {
     const Event event = events_.top();
     events_.pop();
-    switch (event.kind) {
+    switch (event.kind()) {
       case EventKind::kComplete: {
         const Completion done = completions_[event.payload];
         const VectorClock* clock =
