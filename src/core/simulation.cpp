@@ -218,7 +218,29 @@ class Simulation {
   void schedule(std::int64_t time, EventKind kind, std::uint32_t core, std::uint32_t payload) {
     const std::uint64_t order =
         (static_cast<std::uint64_t>(kind) << Event::kKindShift) | sequence_++;
-    events_.push(Event{time, order, core, payload});
+    if (kind == EventKind::kReady) {
+      ready_[core * isa::kNumEngines + payload] = Event{time, order, core, payload};
+    } else {
+      events_.push(Event{time, order, core, payload});
+    }
+  }
+  /// The ready slot that comes first, or nullptr when no engine is waiting to issue.
+  [[nodiscard]] Event* firstReady() {
+    Event* first = nullptr;
+    for (Event& slot : ready_) {
+      if (slot.time != kNever && (first == nullptr || *first > slot)) {
+        first = &slot;
+      }
+    }
+    return first;
+  }
+  /// Whether any event is pending at or before `time`.
+  [[nodiscard]] bool anyPendingBy(std::int64_t time) const {
+    if (!events_.empty() && events_.top().time <= time) {
+      return true;
+    }
+    return std::any_of(ready_.begin(), ready_.end(),
+                       [time](const Event& slot) { return slot.time <= time; });
   }
   double throttle(CoreRun& cr, std::int64_t now) const;
   /// The semaphore of the first of `waits` that does not hold, or -1 when all hold.
@@ -242,6 +264,10 @@ class Simulation {
   std::vector<VectorClock> transferClocks_;    ///< by DMA transfer id, when races are checked
   std::vector<std::uint32_t> freeCompletions_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  /// The ready events (kReady), one slot per engine of each core (an engine has at most one
+  /// pending, EngineState::wakePending): they are most events, and a slot is cheaper than the
+  /// heap. They are ordered with the heap's events by time, kind and sequence as one queue.
+  std::vector<Event> ready_;
   std::uint64_t sequence_ = 0;
   PreparedAccesses accesses_;
   std::vector<std::uint32_t> finished_;
@@ -396,7 +422,7 @@ Status Simulation::runEngine(std::uint32_t c, Engine engine, std::int64_t now) {
     // Without an earlier event pending, this engine's next issue is the next event: run it
     // directly (a strictly earlier time cannot tie with any queued event, so the order is the
     // one the queue would give).
-    if (!events_.empty() && events_.top().time <= next) {
+    if (anyPendingBy(next)) {
       es.wakePending = true;
       schedule(next, EventKind::kReady, c, static_cast<std::uint32_t>(engine));
       return {};
@@ -666,15 +692,25 @@ void Simulation::finalise() {
 
 Result<std::vector<RunStats>> Simulation::run() {
   TRN_RETURN_IF_ERROR(setUp());
+  ready_.assign(cores_.size() * isa::kNumEngines, Event{kNever, 0, 0, 0});
   for (std::uint32_t c = 0; c < cores_.size(); ++c) {
     for (const Engine engine : isa::kAllEngines) {
       cores_[c].engines[static_cast<std::size_t>(engine)].wakePending = true;
       schedule(0, EventKind::kReady, c, static_cast<std::uint32_t>(engine));
     }
   }
-  while (!events_.empty()) {
-    const Event event = events_.top();
-    events_.pop();
+  while (true) {
+    Event* ready = firstReady();
+    Event event{};
+    if (!events_.empty() && (ready == nullptr || *ready > events_.top())) {
+      event = events_.top();
+      events_.pop();
+    } else if (ready != nullptr) {
+      event = *ready;
+      ready->time = kNever;
+    } else {
+      break;
+    }
     switch (event.kind()) {
       case EventKind::kComplete: {
         const Completion done = completions_[event.payload];
