@@ -29,9 +29,17 @@ constexpr int kMinGranuleShift = 9;
 constexpr int kMaxOnChipGranules = 512;
 constexpr int kMaxHbmGranules = 64;
 
+/// Clock loops are built twice: for AVX2 (unsigned 32-bit max and compare in one instruction)
+/// and for baseline x86-64, which emulates them; the loader picks one for the machine.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TRN_CLOCK_LOOP __attribute__((target_clones("avx2", "default")))
+#else
+#define TRN_CLOCK_LOOP
+#endif
+
 /// into = max(into, other) per agent; the clocks are distinct (__restrict lets the loop
 /// vectorise without an overlap check).
-void joinInto(VectorClock& __restrict into, const VectorClock& __restrict other) {
+TRN_CLOCK_LOOP void joinInto(VectorClock& __restrict into, const VectorClock& __restrict other) {
   for (std::size_t i = 0; i < kMaxAgents; ++i) {
     into[i] = std::max(into[i], other[i]);
   }
@@ -85,7 +93,7 @@ constexpr std::array<std::uint32_t, kMaxAgents> kAgentBits = [] {
 }();
 
 /// The agents with an epoch in `epochs` that `now` has not seen (a loop the compiler vectorises).
-std::uint32_t unseen(const VectorClock& epochs, const VectorClock& now) {
+TRN_CLOCK_LOOP std::uint32_t unseen(const VectorClock& epochs, const VectorClock& now) {
   std::uint32_t agents = 0;
   for (std::size_t a = 0; a < kMaxAgents; ++a) {
     agents |= epochs[a] > now[a] ? kAgentBits[a] : 0;
