@@ -9,6 +9,10 @@
 #include <optional>
 #include <variant>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "trn/base/check.h"
 #include "trn/isa/field.h"
 
@@ -140,6 +144,22 @@ void HazardDetector::Frontier::add(int agent, std::uint32_t epoch, const VectorC
   size = kept + 1;
 }
 
+bool HazardDetector::Cell::sameFrontiers(const Cell& other) const {
+  static_assert(2 * sizeof(Frontier) == 48);
+#ifdef __SSE2__
+  // Three 16-byte compares (a call to memcmp would cost more than the comparison).
+  const auto* mine = reinterpret_cast<const __m128i*>(this);
+  const auto* theirs = reinterpret_cast<const __m128i*>(&other);
+  const __m128i equal = _mm_and_si128(
+      _mm_and_si128(_mm_cmpeq_epi8(_mm_load_si128(mine), _mm_load_si128(theirs)),
+                    _mm_cmpeq_epi8(_mm_load_si128(mine + 1), _mm_load_si128(theirs + 1))),
+      _mm_cmpeq_epi8(_mm_load_si128(mine + 2), _mm_load_si128(theirs + 2)));
+  return _mm_movemask_epi8(equal) == 0xffff;
+#else
+  return std::memcmp(this, &other, 2 * sizeof(Frontier)) == 0;
+#endif
+}
+
 HazardDetector::HazardDetector(const isa::CoreLimits& limits,
                                std::span<const isa::TensorDecl> tensors,
                                std::function<std::string(AccessOwner)> describe,
@@ -197,7 +217,7 @@ void HazardDetector::addGrid(std::int64_t rows, std::int64_t rowBytes, int bandS
 AccessSpan HazardDetector::prepare(const isa::InstructionBody& body, PreparedAccesses& out) {
   AccessSpan span;
   span.firstOperand = static_cast<std::uint32_t>(out.operands.size());
-  span.firstCell = static_cast<std::uint32_t>(out.cells.size());
+  span.firstCellRun = static_cast<std::uint32_t>(out.cellRuns.size());
   std::visit(
       [&](const auto& instr) {
         isa::forEachAccessPattern(
@@ -207,7 +227,7 @@ AccessSpan HazardDetector::prepare(const isa::InstructionBody& body, PreparedAcc
       },
       body);
   span.operandCount = static_cast<std::uint32_t>(out.operands.size()) - span.firstOperand;
-  span.cellCount = static_cast<std::uint32_t>(out.cells.size()) - span.firstCell;
+  span.cellRunCount = static_cast<std::uint32_t>(out.cellRuns.size()) - span.firstCellRun;
   return span;
 }
 
@@ -275,12 +295,11 @@ void HazardDetector::prepareOperand(const isa::AccessPattern& ap, bool write,
     granuleLow = columnLow >> grid->granuleShift;
     granuleHigh = columnHigh >> grid->granuleShift;
   }
+  const auto granules = static_cast<std::uint16_t>(granuleHigh - granuleLow + 1);
   for (std::int64_t band = bandLow; band <= bandHigh; ++band) {
     const std::uint32_t row = grid->firstBand + static_cast<std::uint32_t>(band);
     const std::uint32_t first = rowCell_[row] != 0 ? rowCell_[row] : allocateRow(row);
-    for (std::int64_t g = granuleLow; g <= granuleHigh; ++g) {
-      out.cells.push_back((first + static_cast<std::uint32_t>(g)) * 2 + (write ? 1 : 0));
-    }
+    out.cellRuns.push_back({first + static_cast<std::uint32_t>(granuleLow), granules, write});
   }
 }
 
@@ -294,47 +313,55 @@ std::uint32_t HazardDetector::allocateRow(std::uint32_t band) {
   return first;
 }
 
-std::uint32_t HazardDetector::filterAndRecord(std::span<const std::uint32_t> cells, int agent,
+std::uint32_t HazardDetector::filterAndRecord(std::span<const CellRun> runs, int agent,
                                               std::uint32_t epoch, const VectorClock& now) {
+  // Local pointers: the frontiers' byte stores would otherwise force reloads of the members.
+  Cell* const cells = cells_.data();
+  VectorClock* const written = written_.data();
+  VectorClock* const accessed = accessed_.data();
   const auto self = static_cast<std::size_t>(agent);
   std::uint32_t suspects = 0;
   // Neighbouring cells often hold the same frontiers (one access covered them all). When the
   // frontiers alone decided the previous cell, a cell that held the same ones before and is
   // accessed the same way ends up as the previous one did.
   Cell before;
-  std::uint32_t previous = 0;  // cell * 2 + write of the previous cell, 0: none decided so
-  for (const std::uint32_t op : cells) {
-    const std::uint32_t c = op / 2;
-    const bool write = (op & 1) != 0;
-    Cell& cell = cells_[c];
-    if (previous != 0 && (previous & 1) == (op & 1) && cell.sameFrontiers(before)) {
-      cell = cells_[previous / 2];
-    } else {
-      before = cell;
-      previous = op;
-      // A write conflicts with every access, a read only with writes.
-      if (write) {
-        bool seenAll = cell.accesses.seenBy(now);
-        if (!seenAll) {
-          const std::uint32_t unseenAccesses = unseen(accessed_[c], now);
-          suspects |= unseenAccesses;
-          seenAll = unseenAccesses == 0;
-          previous = 0;
-        }
-        cell.writes.add(agent, epoch, now, seenAll);
-        cell.accesses.add(agent, epoch, now, seenAll);
+  const Cell* decided = nullptr;  // that previous cell, if any
+  bool decidedWrite = false;
+  for (const CellRun& run : runs) {
+    const bool write = run.write;
+    const std::uint32_t end = run.first + run.count;
+    for (std::uint32_t c = run.first; c < end; ++c) {
+      Cell& cell = cells[c];
+      if (decided != nullptr && decidedWrite == write && cell.sameFrontiers(before)) {
+        cell = *decided;
       } else {
-        if (!cell.writes.seenBy(now)) {
-          suspects |= unseen(written_[c], now);
-          previous = 0;
+        before = cell;
+        decided = &cell;
+        decidedWrite = write;
+        // A write conflicts with every access, a read only with writes.
+        if (write) {
+          bool seenAll = cell.accesses.seenBy(now);
+          if (!seenAll) {
+            const std::uint32_t unseenAccesses = unseen(accessed[c], now);
+            suspects |= unseenAccesses;
+            seenAll = unseenAccesses == 0;
+            decided = nullptr;
+          }
+          cell.writes.add(agent, epoch, now, seenAll);
+          cell.accesses.add(agent, epoch, now, seenAll);
+        } else {
+          if (!cell.writes.seenBy(now)) {
+            suspects |= unseen(written[c], now);
+            decided = nullptr;
+          }
+          cell.accesses.add(agent, epoch, now, false);
         }
-        cell.accesses.add(agent, epoch, now, false);
       }
+      if (write) {
+        written[c][self] = epoch;
+      }
+      accessed[c][self] = epoch;
     }
-    if (write) {
-      written_[c][self] = epoch;
-    }
-    accessed_[c][self] = epoch;
   }
   return suspects;
 }
@@ -359,7 +386,8 @@ Status HazardDetector::access(int agent, AccessOwner owner, const PreparedAccess
   const std::span<const Operand> operands =
       std::span(prepared.operands).subspan(span.firstOperand, span.operandCount);
   std::uint32_t suspects = filterAndRecord(
-      std::span(prepared.cells).subspan(span.firstCell, span.cellCount), agent, epoch, now);
+      std::span(prepared.cellRuns).subspan(span.firstCellRun, span.cellRunCount), agent, epoch,
+      now);
   suspects &= ~(std::uint32_t{1} << agent);
   if (suspects != 0) {
     footprints_.assign(operands.size(), Footprint{});

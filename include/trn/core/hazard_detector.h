@@ -56,15 +56,22 @@ struct Operand {
   bool write = false;
 };
 
+/// Consecutive filter cells an operand covers (one band row of its grid), and how it accesses them.
+struct CellRun {
+  std::uint32_t first = 0;
+  std::uint16_t count = 0;
+  bool write = false;
+};
+
 /// The data operands of instructions prepared for the race check (HazardDetector::prepare), and
-/// per operand the filter cells it covers: cell index * 2 + 1 for a write, * 2 for a read.
+/// per operand the filter cells it covers.
 struct PreparedAccesses {
   std::vector<Operand> operands;
-  std::vector<std::uint32_t> cells;
+  std::vector<CellRun> cellRuns;
 
   void clear() {
     operands.clear();
-    cells.clear();
+    cellRuns.clear();
   }
 };
 
@@ -72,8 +79,8 @@ struct PreparedAccesses {
 struct AccessSpan {
   std::uint32_t firstOperand = 0;
   std::uint32_t operandCount = 0;
-  std::uint32_t firstCell = 0;
-  std::uint32_t cellCount = 0;
+  std::uint32_t firstCellRun = 0;
+  std::uint32_t cellRunCount = 0;
 };
 
 /// Identifies the instruction behind an access, for messages.
@@ -187,9 +194,7 @@ class HazardDetector {
     Frontier writes;
     Frontier accesses;
 
-    [[nodiscard]] bool sameFrontiers(const Cell& other) const {
-      return std::memcmp(this, &other, 2 * sizeof(Frontier)) == 0;
-    }
+    [[nodiscard]] bool sameFrontiers(const Cell& other) const;
   };
 
   void addGrid(std::int64_t rows, std::int64_t rowBytes, int bandShift, int maxGranules);
@@ -197,9 +202,9 @@ class HazardDetector {
   void prepareOperand(const isa::AccessPattern& ap, bool write, PreparedAccesses& out);
   /// Gives band row `band` its cells; returns the index of the first.
   std::uint32_t allocateRow(std::uint32_t band);
-  /// The agents with an access in `cells` that `now` has not seen and that may conflict with
+  /// The agents with an access in the cells of `runs` that `now` has not seen and that may conflict with
   /// `agent`'s access there; records that access at `epoch` in those cells.
-  std::uint32_t filterAndRecord(std::span<const std::uint32_t> cells, int agent,
+  std::uint32_t filterAndRecord(std::span<const CellRun> runs, int agent,
                                 std::uint32_t epoch, const VectorClock& now);
   /// The race between one of `operands` and the newest access in `other`'s history that `now`
   /// has not seen and conflicts with it; OK when there is none.
