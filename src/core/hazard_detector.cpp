@@ -87,6 +87,13 @@ bool plainRows(const isa::AccessPattern& ap, isa::ByteInterval& bytes, isa::RowS
   return true;
 }
 
+/// Whether low..high (inclusive) is a non-empty range in 0..size - 1: one unsigned comparison per
+/// end, as a negative end converts to a huge value.
+bool withinGrid(std::int64_t low, std::int64_t high, std::int64_t size) {
+  return static_cast<std::uint64_t>(low) <= static_cast<std::uint64_t>(high) &&
+         static_cast<std::uint64_t>(high) < static_cast<std::uint64_t>(size);
+}
+
 /// Bit `a` set, for each agent `a`.
 constexpr std::array<std::uint32_t, kMaxAgents> kAgentBits = [] {
   std::array<std::uint32_t, kMaxAgents> bits{};
@@ -281,17 +288,16 @@ void HazardDetector::prepareOperand(const isa::AccessPattern& ap, bool write,
     }
   }
   out.operands.push_back(operand);
-  const bool everyRow = rowLow < 0 || rowLow > rowHigh || rowHigh >= grid->rows;
-  const bool everyColumn = columnLow < 0 || columnLow > columnHigh || columnHigh >= grid->rowBytes;
+  // Every band row (every column granule) when the rows (columns) are not a range in the grid.
   std::int64_t bandLow = 0;
   std::int64_t bandHigh = grid->bands - 1;
   std::int64_t granuleLow = 0;
   std::int64_t granuleHigh = grid->granules - 1;
-  if (!everyRow) {
+  if (withinGrid(rowLow, rowHigh, grid->rows)) {
     bandLow = rowLow >> grid->bandShift;
     bandHigh = rowHigh >> grid->bandShift;
   }
-  if (!everyColumn) {
+  if (withinGrid(columnLow, columnHigh, grid->rowBytes)) {
     granuleLow = columnLow >> grid->granuleShift;
     granuleHigh = columnHigh >> grid->granuleShift;
   }
@@ -417,10 +423,11 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
                             std::span<const Operand> operands) {
   const History& h = history_[static_cast<std::size_t>(other)];
   const std::uint32_t seen = now[static_cast<std::size_t>(other)];
+  Footprint earlierFootprint;
   for (std::uint64_t i = h.end(); i-- > h.start() && h.at(i).epoch > seen;) {
     const Entry& earlier = h.at(i);
     const Operand& o = earlier.operand;
-    std::optional<Footprint> e;
+    bool earlierFootprintComputed = false;
     for (std::size_t k = 0; k < operands.size(); ++k) {
       const Operand& a = operands[k];
       // Without a write, or with disjoint bounding boxes, there is no conflict.
@@ -429,21 +436,23 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
           a.bytes.begin >= o.bytes.end || o.bytes.begin >= a.bytes.end) {
         continue;
       }
-      if (!e) {
-        e = Footprint::of(*o.pattern, o.write);
+      if (!earlierFootprintComputed) {
+        earlierFootprint = Footprint::of(*o.pattern, o.write);
+        earlierFootprintComputed = true;
       }
+      const Footprint& e = earlierFootprint;
       const Footprint& f = footprint(operands, k);
-      const auto overlap = firstOverlap(*e, f);
+      const auto overlap = firstOverlap(e, f);
       if (!overlap) {
         continue;
       }
-      const std::int64_t firstPartition = std::max(e->firstPartition, f.firstPartition);
-      const std::int64_t endPartition = std::min(e->endPartition, f.endPartition);
+      const std::int64_t firstPartition = std::max(e.firstPartition, f.firstPartition);
+      const std::int64_t endPartition = std::min(e.endPartition, f.endPartition);
       const std::string tensor = f.tensor >= 0 ? tensorName_(f.tensor) : std::string();
       return failedPrecondition(fmt::format(
           "race: {} {} {} and {} {} {}, with no semaphore ordering them; they overlap at {}",
-          describe_(earlier.owner), e->write ? "writes" : "reads",
-          describeRange(*e, e->bytes, e->firstPartition, e->endPartition, tensor), describe_(owner),
+          describe_(earlier.owner), e.write ? "writes" : "reads",
+          describeRange(e, e.bytes, e.firstPartition, e.endPartition, tensor), describe_(owner),
           f.write ? "writes" : "reads",
           describeRange(f, f.bytes, f.firstPartition, f.endPartition, tensor),
           describeRange(f, *overlap, firstPartition, endPartition, tensor)));
@@ -486,6 +495,7 @@ void HazardDetector::History::grow() {
     grown[i & (grown.size() - 1)] = at(i);
   }
   entries_ = std::move(grown);
+  capacity_ = entries_.size();
 }
 
 }  // namespace trn::core

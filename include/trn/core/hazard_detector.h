@@ -140,13 +140,13 @@ class HazardDetector {
     [[nodiscard]] std::uint64_t start() const { return start_; }
     [[nodiscard]] std::uint64_t end() const { return end_; }
     [[nodiscard]] const Entry& at(std::uint64_t position) const {
-      return entries_[position & (entries_.size() - 1)];
+      return entries_[position & (capacity_ - 1)];
     }
     void push(const Entry& entry) {
-      if (end_ - start_ == entries_.size()) {
+      if (end_ - start_ == capacity_) {
         grow();
       }
-      entries_[end_ & (entries_.size() - 1)] = entry;
+      entries_[end_ & (capacity_ - 1)] = entry;
       ++end_;
     }
     /// Drops the entries before `position`.
@@ -156,6 +156,7 @@ class HazardDetector {
     void grow();
 
     std::vector<Entry> entries_;  ///< a power of two in size (or empty)
+    std::uint64_t capacity_ = 0;  ///< entries_.size()
     std::uint64_t start_ = 0;     ///< first live entry
     std::uint64_t end_ = 0;
   };
