@@ -35,7 +35,7 @@ constexpr int kMaxHbmGranules = 64;
 
 /// Clock loops are built twice: for AVX2 (unsigned 32-bit max and compare in one instruction)
 /// and for baseline x86-64, which emulates them; the loader picks one for the machine.
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GLIBC__)  // target_clones needs ifunc support
 #define TRN_CLOCK_LOOP __attribute__((target_clones("avx2", "default")))
 #else
 #define TRN_CLOCK_LOOP
