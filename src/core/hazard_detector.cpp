@@ -9,6 +9,10 @@
 #include <optional>
 #include <variant>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "trn/base/check.h"
 #include "trn/isa/field.h"
 
@@ -29,9 +33,17 @@ constexpr int kMinGranuleShift = 9;
 constexpr int kMaxOnChipGranules = 512;
 constexpr int kMaxHbmGranules = 64;
 
+/// Clock loops are built twice: for AVX2 (unsigned 32-bit max and compare in one instruction)
+/// and for baseline x86-64, which emulates them; the loader picks one for the machine.
+#if defined(__x86_64__) && defined(__GLIBC__)  // target_clones needs ifunc support
+#define TRN_CLOCK_LOOP __attribute__((target_clones("avx2", "default")))
+#else
+#define TRN_CLOCK_LOOP
+#endif
+
 /// into = max(into, other) per agent; the clocks are distinct (__restrict lets the loop
 /// vectorise without an overlap check).
-void joinInto(VectorClock& __restrict into, const VectorClock& __restrict other) {
+TRN_CLOCK_LOOP void joinInto(VectorClock& __restrict into, const VectorClock& __restrict other) {
   for (std::size_t i = 0; i < kMaxAgents; ++i) {
     into[i] = std::max(into[i], other[i]);
   }
@@ -75,6 +87,13 @@ bool plainRows(const isa::AccessPattern& ap, isa::ByteInterval& bytes, isa::RowS
   return true;
 }
 
+/// Whether low..high (inclusive) is a non-empty range in 0..size - 1: one unsigned comparison per
+/// end, as a negative end converts to a huge value.
+bool withinGrid(std::int64_t low, std::int64_t high, std::int64_t size) {
+  return static_cast<std::uint64_t>(low) <= static_cast<std::uint64_t>(high) &&
+         static_cast<std::uint64_t>(high) < static_cast<std::uint64_t>(size);
+}
+
 /// Bit `a` set, for each agent `a`.
 constexpr std::array<std::uint32_t, kMaxAgents> kAgentBits = [] {
   std::array<std::uint32_t, kMaxAgents> bits{};
@@ -85,7 +104,7 @@ constexpr std::array<std::uint32_t, kMaxAgents> kAgentBits = [] {
 }();
 
 /// The agents with an epoch in `epochs` that `now` has not seen (a loop the compiler vectorises).
-std::uint32_t unseen(const VectorClock& epochs, const VectorClock& now) {
+TRN_CLOCK_LOOP std::uint32_t unseen(const VectorClock& epochs, const VectorClock& now) {
   std::uint32_t agents = 0;
   for (std::size_t a = 0; a < kMaxAgents; ++a) {
     agents |= epochs[a] > now[a] ? kAgentBits[a] : 0;
@@ -130,6 +149,22 @@ void HazardDetector::Frontier::add(int agent, std::uint32_t epoch, const VectorC
   epochs[kept] = epoch;
   agents[kept] = static_cast<std::uint8_t>(agent);
   size = kept + 1;
+}
+
+bool HazardDetector::Cell::sameFrontiers(const Cell& other) const {
+  static_assert(2 * sizeof(Frontier) == 48);
+#ifdef __SSE2__
+  // Three 16-byte compares (a call to memcmp would cost more than the comparison).
+  const auto* mine = reinterpret_cast<const __m128i*>(this);
+  const auto* theirs = reinterpret_cast<const __m128i*>(&other);
+  const __m128i equal = _mm_and_si128(
+      _mm_and_si128(_mm_cmpeq_epi8(_mm_load_si128(mine), _mm_load_si128(theirs)),
+                    _mm_cmpeq_epi8(_mm_load_si128(mine + 1), _mm_load_si128(theirs + 1))),
+      _mm_cmpeq_epi8(_mm_load_si128(mine + 2), _mm_load_si128(theirs + 2)));
+  return _mm_movemask_epi8(equal) == 0xffff;
+#else
+  return std::memcmp(this, &other, 2 * sizeof(Frontier)) == 0;
+#endif
 }
 
 HazardDetector::HazardDetector(const isa::CoreLimits& limits,
@@ -189,7 +224,7 @@ void HazardDetector::addGrid(std::int64_t rows, std::int64_t rowBytes, int bandS
 AccessSpan HazardDetector::prepare(const isa::InstructionBody& body, PreparedAccesses& out) {
   AccessSpan span;
   span.firstOperand = static_cast<std::uint32_t>(out.operands.size());
-  span.firstCell = static_cast<std::uint32_t>(out.cells.size());
+  span.firstCellRun = static_cast<std::uint32_t>(out.cellRuns.size());
   std::visit(
       [&](const auto& instr) {
         isa::forEachAccessPattern(
@@ -199,7 +234,7 @@ AccessSpan HazardDetector::prepare(const isa::InstructionBody& body, PreparedAcc
       },
       body);
   span.operandCount = static_cast<std::uint32_t>(out.operands.size()) - span.firstOperand;
-  span.cellCount = static_cast<std::uint32_t>(out.cells.size()) - span.firstCell;
+  span.cellRunCount = static_cast<std::uint32_t>(out.cellRuns.size()) - span.firstCellRun;
   return span;
 }
 
@@ -253,26 +288,24 @@ void HazardDetector::prepareOperand(const isa::AccessPattern& ap, bool write,
     }
   }
   out.operands.push_back(operand);
-  const bool everyRow = rowLow < 0 || rowLow > rowHigh || rowHigh >= grid->rows;
-  const bool everyColumn = columnLow < 0 || columnLow > columnHigh || columnHigh >= grid->rowBytes;
+  // Every band row (every column granule) when the rows (columns) are not a range in the grid.
   std::int64_t bandLow = 0;
   std::int64_t bandHigh = grid->bands - 1;
   std::int64_t granuleLow = 0;
   std::int64_t granuleHigh = grid->granules - 1;
-  if (!everyRow) {
+  if (withinGrid(rowLow, rowHigh, grid->rows)) {
     bandLow = rowLow >> grid->bandShift;
     bandHigh = rowHigh >> grid->bandShift;
   }
-  if (!everyColumn) {
+  if (withinGrid(columnLow, columnHigh, grid->rowBytes)) {
     granuleLow = columnLow >> grid->granuleShift;
     granuleHigh = columnHigh >> grid->granuleShift;
   }
+  const auto granules = static_cast<std::uint16_t>(granuleHigh - granuleLow + 1);
   for (std::int64_t band = bandLow; band <= bandHigh; ++band) {
     const std::uint32_t row = grid->firstBand + static_cast<std::uint32_t>(band);
     const std::uint32_t first = rowCell_[row] != 0 ? rowCell_[row] : allocateRow(row);
-    for (std::int64_t g = granuleLow; g <= granuleHigh; ++g) {
-      out.cells.push_back((first + static_cast<std::uint32_t>(g)) * 2 + (write ? 1 : 0));
-    }
+    out.cellRuns.push_back({first + static_cast<std::uint32_t>(granuleLow), granules, write});
   }
 }
 
@@ -286,47 +319,55 @@ std::uint32_t HazardDetector::allocateRow(std::uint32_t band) {
   return first;
 }
 
-std::uint32_t HazardDetector::filterAndRecord(std::span<const std::uint32_t> cells, int agent,
+std::uint32_t HazardDetector::filterAndRecord(std::span<const CellRun> runs, int agent,
                                               std::uint32_t epoch, const VectorClock& now) {
+  // Local pointers: the frontiers' byte stores would otherwise force reloads of the members.
+  Cell* const cells = cells_.data();
+  VectorClock* const written = written_.data();
+  VectorClock* const accessed = accessed_.data();
   const auto self = static_cast<std::size_t>(agent);
   std::uint32_t suspects = 0;
   // Neighbouring cells often hold the same frontiers (one access covered them all). When the
   // frontiers alone decided the previous cell, a cell that held the same ones before and is
   // accessed the same way ends up as the previous one did.
   Cell before;
-  std::uint32_t previous = 0;  // cell * 2 + write of the previous cell, 0: none decided so
-  for (const std::uint32_t op : cells) {
-    const std::uint32_t c = op / 2;
-    const bool write = (op & 1) != 0;
-    Cell& cell = cells_[c];
-    if (previous != 0 && (previous & 1) == (op & 1) && cell.sameFrontiers(before)) {
-      cell = cells_[previous / 2];
-    } else {
-      before = cell;
-      previous = op;
-      // A write conflicts with every access, a read only with writes.
-      if (write) {
-        bool seenAll = cell.accesses.seenBy(now);
-        if (!seenAll) {
-          const std::uint32_t unseenAccesses = unseen(accessed_[c], now);
-          suspects |= unseenAccesses;
-          seenAll = unseenAccesses == 0;
-          previous = 0;
-        }
-        cell.writes.add(agent, epoch, now, seenAll);
-        cell.accesses.add(agent, epoch, now, seenAll);
+  const Cell* decided = nullptr;  // that previous cell, if any
+  bool decidedWrite = false;
+  for (const CellRun& run : runs) {
+    const bool write = run.write;
+    const std::uint32_t end = run.first + run.count;
+    for (std::uint32_t c = run.first; c < end; ++c) {
+      Cell& cell = cells[c];
+      if (decided != nullptr && decidedWrite == write && cell.sameFrontiers(before)) {
+        cell = *decided;
       } else {
-        if (!cell.writes.seenBy(now)) {
-          suspects |= unseen(written_[c], now);
-          previous = 0;
+        before = cell;
+        decided = &cell;
+        decidedWrite = write;
+        // A write conflicts with every access, a read only with writes.
+        if (write) {
+          bool seenAll = cell.accesses.seenBy(now);
+          if (!seenAll) {
+            const std::uint32_t unseenAccesses = unseen(accessed[c], now);
+            suspects |= unseenAccesses;
+            seenAll = unseenAccesses == 0;
+            decided = nullptr;
+          }
+          cell.writes.add(agent, epoch, now, seenAll);
+          cell.accesses.add(agent, epoch, now, seenAll);
+        } else {
+          if (!cell.writes.seenBy(now)) {
+            suspects |= unseen(written[c], now);
+            decided = nullptr;
+          }
+          cell.accesses.add(agent, epoch, now, false);
         }
-        cell.accesses.add(agent, epoch, now, false);
       }
+      if (write) {
+        written[c][self] = epoch;
+      }
+      accessed[c][self] = epoch;
     }
-    if (write) {
-      written_[c][self] = epoch;
-    }
-    accessed_[c][self] = epoch;
   }
   return suspects;
 }
@@ -351,7 +392,8 @@ Status HazardDetector::access(int agent, AccessOwner owner, const PreparedAccess
   const std::span<const Operand> operands =
       std::span(prepared.operands).subspan(span.firstOperand, span.operandCount);
   std::uint32_t suspects = filterAndRecord(
-      std::span(prepared.cells).subspan(span.firstCell, span.cellCount), agent, epoch, now);
+      std::span(prepared.cellRuns).subspan(span.firstCellRun, span.cellRunCount), agent, epoch,
+      now);
   suspects &= ~(std::uint32_t{1} << agent);
   if (suspects != 0) {
     footprints_.assign(operands.size(), Footprint{});
@@ -381,10 +423,11 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
                             std::span<const Operand> operands) {
   const History& h = history_[static_cast<std::size_t>(other)];
   const std::uint32_t seen = now[static_cast<std::size_t>(other)];
+  Footprint earlierFootprint;
   for (std::uint64_t i = h.end(); i-- > h.start() && h.at(i).epoch > seen;) {
     const Entry& earlier = h.at(i);
     const Operand& o = earlier.operand;
-    std::optional<Footprint> e;
+    bool earlierFootprintComputed = false;
     for (std::size_t k = 0; k < operands.size(); ++k) {
       const Operand& a = operands[k];
       // Without a write, or with disjoint bounding boxes, there is no conflict.
@@ -393,21 +436,23 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
           a.bytes.begin >= o.bytes.end || o.bytes.begin >= a.bytes.end) {
         continue;
       }
-      if (!e) {
-        e = Footprint::of(*o.pattern, o.write);
+      if (!earlierFootprintComputed) {
+        earlierFootprint = Footprint::of(*o.pattern, o.write);
+        earlierFootprintComputed = true;
       }
+      const Footprint& e = earlierFootprint;
       const Footprint& f = footprint(operands, k);
-      const auto overlap = firstOverlap(*e, f);
+      const auto overlap = firstOverlap(e, f);
       if (!overlap) {
         continue;
       }
-      const std::int64_t firstPartition = std::max(e->firstPartition, f.firstPartition);
-      const std::int64_t endPartition = std::min(e->endPartition, f.endPartition);
+      const std::int64_t firstPartition = std::max(e.firstPartition, f.firstPartition);
+      const std::int64_t endPartition = std::min(e.endPartition, f.endPartition);
       const std::string tensor = f.tensor >= 0 ? tensorName_(f.tensor) : std::string();
       return failedPrecondition(fmt::format(
           "race: {} {} {} and {} {} {}, with no semaphore ordering them; they overlap at {}",
-          describe_(earlier.owner), e->write ? "writes" : "reads",
-          describeRange(*e, e->bytes, e->firstPartition, e->endPartition, tensor), describe_(owner),
+          describe_(earlier.owner), e.write ? "writes" : "reads",
+          describeRange(e, e.bytes, e.firstPartition, e.endPartition, tensor), describe_(owner),
           f.write ? "writes" : "reads",
           describeRange(f, f.bytes, f.firstPartition, f.endPartition, tensor),
           describeRange(f, *overlap, firstPartition, endPartition, tensor)));
@@ -450,6 +495,7 @@ void HazardDetector::History::grow() {
     grown[i & (grown.size() - 1)] = at(i);
   }
   entries_ = std::move(grown);
+  capacity_ = entries_.size();
 }
 
 }  // namespace trn::core

@@ -56,15 +56,22 @@ struct Operand {
   bool write = false;
 };
 
+/// Consecutive filter cells an operand covers (one band row of its grid), and how it accesses them.
+struct CellRun {
+  std::uint32_t first = 0;
+  std::uint16_t count = 0;
+  bool write = false;
+};
+
 /// The data operands of instructions prepared for the race check (HazardDetector::prepare), and
-/// per operand the filter cells it covers: cell index * 2 + 1 for a write, * 2 for a read.
+/// per operand the filter cells it covers.
 struct PreparedAccesses {
   std::vector<Operand> operands;
-  std::vector<std::uint32_t> cells;
+  std::vector<CellRun> cellRuns;
 
   void clear() {
     operands.clear();
-    cells.clear();
+    cellRuns.clear();
   }
 };
 
@@ -72,8 +79,8 @@ struct PreparedAccesses {
 struct AccessSpan {
   std::uint32_t firstOperand = 0;
   std::uint32_t operandCount = 0;
-  std::uint32_t firstCell = 0;
-  std::uint32_t cellCount = 0;
+  std::uint32_t firstCellRun = 0;
+  std::uint32_t cellRunCount = 0;
 };
 
 /// Identifies the instruction behind an access, for messages.
@@ -133,13 +140,13 @@ class HazardDetector {
     [[nodiscard]] std::uint64_t start() const { return start_; }
     [[nodiscard]] std::uint64_t end() const { return end_; }
     [[nodiscard]] const Entry& at(std::uint64_t position) const {
-      return entries_[position & (entries_.size() - 1)];
+      return entries_[position & (capacity_ - 1)];
     }
     void push(const Entry& entry) {
-      if (end_ - start_ == entries_.size()) {
+      if (end_ - start_ == capacity_) {
         grow();
       }
-      entries_[end_ & (entries_.size() - 1)] = entry;
+      entries_[end_ & (capacity_ - 1)] = entry;
       ++end_;
     }
     /// Drops the entries before `position`.
@@ -149,6 +156,7 @@ class HazardDetector {
     void grow();
 
     std::vector<Entry> entries_;  ///< a power of two in size (or empty)
+    std::uint64_t capacity_ = 0;  ///< entries_.size()
     std::uint64_t start_ = 0;     ///< first live entry
     std::uint64_t end_ = 0;
   };
@@ -187,9 +195,7 @@ class HazardDetector {
     Frontier writes;
     Frontier accesses;
 
-    [[nodiscard]] bool sameFrontiers(const Cell& other) const {
-      return std::memcmp(this, &other, 2 * sizeof(Frontier)) == 0;
-    }
+    [[nodiscard]] bool sameFrontiers(const Cell& other) const;
   };
 
   void addGrid(std::int64_t rows, std::int64_t rowBytes, int bandShift, int maxGranules);
@@ -197,9 +203,9 @@ class HazardDetector {
   void prepareOperand(const isa::AccessPattern& ap, bool write, PreparedAccesses& out);
   /// Gives band row `band` its cells; returns the index of the first.
   std::uint32_t allocateRow(std::uint32_t band);
-  /// The agents with an access in `cells` that `now` has not seen and that may conflict with
+  /// The agents with an access in the cells of `runs` that `now` has not seen and that may conflict with
   /// `agent`'s access there; records that access at `epoch` in those cells.
-  std::uint32_t filterAndRecord(std::span<const std::uint32_t> cells, int agent,
+  std::uint32_t filterAndRecord(std::span<const CellRun> runs, int agent,
                                 std::uint32_t epoch, const VectorClock& now);
   /// The race between one of `operands` and the newest access in `other`'s history that `now`
   /// has not seen and conflicts with it; OK when there is none.
