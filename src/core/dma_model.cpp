@@ -104,6 +104,10 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
 DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
     : chip_(chip),
       enginesPerCore_(static_cast<int>(chip.core.dma.enginesPerCore)),
+      queuesPerCore_(static_cast<std::size_t>(chip.core.dma.queuesPerEngine)),
+      dgeBlocks_(static_cast<std::size_t>(chip.core.dma.dge.hardwareBlocks)),
+      fixedCost_(chip.core.dma.fixedCost.count()),
+      dgeCost_(chip.core.dma.dge.instructionCost.count()),
       engineBandwidth_(static_cast<double>(chip.core.dma.engineBandwidth.count())),
       stackBandwidth_(static_cast<double>(chip.hbm.bandwidth.count()) /
                       static_cast<double>(std::max<std::int64_t>(chip.hbm.stacks, 1))),
@@ -115,12 +119,11 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
                                : core);
   }
   const std::size_t slots = physicalCores.size();
-  queues_.assign(slots, std::vector<std::deque<std::uint32_t>>(
-                            static_cast<std::size_t>(chip.core.dma.queuesPerEngine)));
-  dgeFree_.assign(slots, std::vector<std::int64_t>(
-                             static_cast<std::size_t>(chip.core.dma.dge.hardwareBlocks), 0));
+  queues_.assign(slots * queuesPerCore_, QueueEnds{});
+  dgeFree_.assign(slots * dgeBlocks_, 0);
   nextEngine_.assign(slots, 0);
   slots_.assign(slots, SlotActivity{});
+  engineUsers_.assign(slots * static_cast<std::size_t>(enginesPerCore_) + 2 * slots, 0);
   int stacks = 1;
   for (const int stack : stackOfSlot_) {
     stacks = std::max(stacks, stack + 1);
@@ -130,7 +133,17 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
 
 std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
                                const TransferShape& shape) {
-  Transfer t;
+  std::uint32_t id;
+  if (freeIds_.empty()) {
+    id = static_cast<std::uint32_t>(transfers_.size());
+    transfers_.emplace_back();
+    nextInQueue_.push_back(kNoTransfer);
+  } else {
+    id = freeIds_.back();
+    freeIds_.pop_back();
+    transfers_[id] = Transfer{};
+  }
+  Transfer& t = transfers_[id];
   t.slot = slot;
   t.queue = queue;
   t.issued = issued;
@@ -142,43 +155,34 @@ std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
       {static_cast<std::int64_t>(enginesPerCore_), shape.rows, shape.descriptors}));
   int& next = nextEngine_[static_cast<std::size_t>(slot)];
   t.firstEngine = next;
-  next = (next + t.engines) % enginesPerCore_;
-  std::int64_t queued = issued.count() + chip_.core.dma.fixedCost.count();
-  auto& blocks = dgeFree_[static_cast<std::size_t>(slot)];
-  if (!blocks.empty()) {
-    auto block = std::min_element(blocks.begin(), blocks.end());
-    *block = std::max(*block, issued.count()) + chip_.core.dma.dge.instructionCost.count();
+  next += t.engines;
+  if (next >= enginesPerCore_) {
+    next -= enginesPerCore_;
+  }
+  std::int64_t queued = issued.count() + fixedCost_;
+  if (dgeBlocks_ > 0) {
+    // The block that frees first builds the descriptors.
+    std::int64_t* blocks = dgeFree_.data() + static_cast<std::size_t>(slot) * dgeBlocks_;
+    std::int64_t* block = std::min_element(blocks, blocks + dgeBlocks_);
+    *block = std::max(*block, issued.count()) + dgeCost_;
     queued = std::max(queued, *block);
   }
   t.queued = Picoseconds(queued);
-  std::uint32_t id;
-  if (freeIds_.empty()) {
-    id = static_cast<std::uint32_t>(transfers_.size());
-    transfers_.push_back(t);
-  } else {
-    id = freeIds_.back();
-    freeIds_.pop_back();
-    transfers_[id] = t;
-  }
   pending_.push({queued, id});
   return id;
 }
 
+std::int64_t DmaModel::nextEventTime() const {
+  const std::int64_t next = pending_.empty() ? kNever : pending_.top().queued;
+  return std::min(next, firstFinish_);
+}
+
 std::optional<Picoseconds> DmaModel::nextEvent() const {
-  std::int64_t next = std::numeric_limits<std::int64_t>::max();
-  if (!pending_.empty()) {
-    next = pending_.top().queued;
-  }
-  next = std::min(next, firstFinish_);
-  if (next == std::numeric_limits<std::int64_t>::max()) {
+  const std::int64_t next = nextEventTime();
+  if (next == kNever) {
     return std::nullopt;
   }
   return Picoseconds(next);
-}
-
-bool DmaModel::usesEngine(const Transfer& t, int engine) const {
-  const int offset = (engine - t.firstEngine + enginesPerCore_) % enginesPerCore_;
-  return offset < t.engines;
 }
 
 void DmaModel::progressTo(std::int64_t t) {
@@ -190,28 +194,76 @@ void DmaModel::progressTo(std::int64_t t) {
   now_ = t;
 }
 
-void DmaModel::recomputeRates(std::int64_t t) {
-  // Queue heads that have data to move.
-  active_.clear();
-  firstFinish_ = std::numeric_limits<std::int64_t>::max();
-  for (auto& slotQueues : queues_) {
-    for (auto& queue : slotQueues) {
-      if (!queue.empty()) {
-        active_.push_back(queue.front());
+void DmaModel::finishHeads(std::int64_t t, std::vector<std::uint32_t>& finished) {
+  std::size_t kept = 0;
+  for (std::uint32_t id : active_) {
+    Transfer& tr = transfers_[id];
+    if (tr.finishAt == t) {
+      tr.active = false;
+      tr.remaining = 0;
+      tr.finished = Picoseconds(t);
+      SlotActivity& slot = slots_[static_cast<std::size_t>(tr.slot)];
+      if (--slot.active == 0) {
+        slot.busy += t - slot.since;
       }
+      finished.push_back(id);
+      QueueEnds& queue = queues_[queueIndex(tr)];
+      queue.head = nextInQueue_[id];
+      if (queue.head == kNoTransfer) {
+        queue.tail = kNoTransfer;
+        continue;
+      }
+      id = queue.head;
     }
+    active_[kept++] = id;
   }
+  active_.resize(kept);
+}
+
+bool DmaModel::join(std::uint32_t id) {
+  const std::size_t index = queueIndex(transfers_[id]);
+  QueueEnds& queue = queues_[index];
+  nextInQueue_[id] = kNoTransfer;
+  if (queue.tail != kNoTransfer) {
+    nextInQueue_[queue.tail] = id;
+    queue.tail = id;
+    return false;
+  }
+  queue.head = id;
+  queue.tail = id;
+  // Insert in queue order.
+  auto at = active_.end();
+  while (at != active_.begin() && queueIndex(transfers_[*(at - 1)]) > index) {
+    --at;
+  }
+  active_.insert(at, id);
+  return true;
+}
+
+namespace {
+
+/// When a transfer with `remaining` engine-bytes at `rate` bytes/s at time `t` finishes.
+std::int64_t finishTime(std::int64_t t, double remaining, double rate) {
+  return t + static_cast<std::int64_t>(std::ceil(remaining * kPsPerSecond / rate - 1e-6));
+}
+
+}  // namespace
+
+void DmaModel::recomputeRates(std::int64_t t) {
   // Engine sharing: each engine splits its bandwidth among the heads that use it. Heads that
   // use every engine of their core (the common case) are counted once per core.
-  const std::size_t slots = queues_.size();
+  const std::size_t slots = slots_.size();
   const auto engines = static_cast<std::size_t>(enginesPerCore_);
   std::vector<int>& partial = engineUsers_;
-  partial.assign(slots * engines + 2 * slots, 0);
+  std::fill(partial.begin(), partial.end(), 0);
   int* everyEngine = partial.data() + slots * engines;  // per slot
   int* mostPartial = everyEngine + slots;               // per slot
   auto engineIndex = [&](const Transfer& tr, int k) {
-    return static_cast<std::size_t>(tr.slot) * engines +
-           static_cast<std::size_t>((tr.firstEngine + k) % enginesPerCore_);
+    int engine = tr.firstEngine + k;
+    if (engine >= enginesPerCore_) {
+      engine -= enginesPerCore_;
+    }
+    return static_cast<std::size_t>(tr.slot) * engines + static_cast<std::size_t>(engine);
   };
   for (const std::uint32_t id : active_) {
     const Transfer& tr = transfers_[id];
@@ -241,6 +293,7 @@ void DmaModel::recomputeRates(std::int64_t t) {
     stackDemand[stack] += tr.rate * static_cast<double>(tr.shape.hbmBytes) / tr.work;
   }
   // HBM stack sharing: scale down the HBM users of an oversubscribed stack in proportion.
+  firstFinish_ = kNever;
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
     const auto stack = static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(tr.slot)]);
@@ -255,45 +308,45 @@ void DmaModel::recomputeRates(std::int64_t t) {
         slot.since = t;
       }
     }
-    tr.finishAt =
-        t + static_cast<std::int64_t>(std::ceil(tr.remaining * kPsPerSecond / tr.rate - 1e-6));
+    tr.finishAt = finishTime(t, tr.remaining, tr.rate);
+    firstFinish_ = std::min(firstFinish_, tr.finishAt);
+  }
+}
+
+void DmaModel::recomputeFinishTimes(std::int64_t t) {
+  // The same arithmetic as recomputeRates from the same remaining work, so a finish time is the
+  // one a full recomputation would give.
+  firstFinish_ = kNever;
+  for (const std::uint32_t id : active_) {
+    Transfer& tr = transfers_[id];
+    tr.finishAt = finishTime(t, tr.remaining, tr.rate);
     firstFinish_ = std::min(firstFinish_, tr.finishAt);
   }
 }
 
 void DmaModel::advance(Picoseconds now, std::vector<std::uint32_t>& finished) {
   while (true) {
-    const std::optional<Picoseconds> next = nextEvent();
-    if (!next || *next > now) {
+    const std::int64_t t = nextEventTime();
+    if (t == kNever || t > now.count()) {
       break;
     }
-    const std::int64_t t = next->count();
     progressTo(t);
-    bool changed = false;
-    for (const std::uint32_t id : active_) {
-      Transfer& tr = transfers_[id];
-      if (tr.finishAt == t) {
-        tr.active = false;
-        tr.remaining = 0;
-        tr.finished = Picoseconds(t);
-        SlotActivity& slot = slots_[static_cast<std::size_t>(tr.slot)];
-        if (--slot.active == 0) {
-          slot.busy += t - slot.since;
-        }
-        queues_[static_cast<std::size_t>(tr.slot)][static_cast<std::size_t>(tr.queue)].pop_front();
-        finished.push_back(id);
-        changed = true;
-      }
-    }
+    const std::size_t finishedBefore = finished.size();
+    finishHeads(t, finished);
+    bool headsChanged = finished.size() != finishedBefore;
+    bool joined = false;
     while (!pending_.empty() && pending_.top().queued <= t) {
-      const Transfer& tr = transfers_[pending_.top().id];
-      queues_[static_cast<std::size_t>(tr.slot)][static_cast<std::size_t>(tr.queue)].push_back(
-          pending_.top().id);
+      headsChanged |= join(pending_.top().id);
       pending_.pop();
-      changed = true;
+      joined = true;
     }
-    if (changed) {
+    // A transfer joining behind a head changes no rate (they depend only on the set of heads),
+    // but the finish times are still recomputed from the progressed remaining work: rounding
+    // makes them differ by a picosecond now and then, and the model's results include that.
+    if (headsChanged) {
       recomputeRates(t);
+    } else if (joined) {
+      recomputeFinishTimes(t);
     }
   }
   progressTo(std::max(now.count(), now_));

@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <optional>
 #include <queue>
@@ -78,6 +77,9 @@ class DmaModel {
   }
 
  private:
+  static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  static constexpr std::uint32_t kNoTransfer = std::numeric_limits<std::uint32_t>::max();
+
   struct Pending {
     std::int64_t queued;
     std::uint32_t id;
@@ -85,17 +87,11 @@ class DmaModel {
       return queued != other.queued ? queued > other.queued : id > other.id;
     }
   };
-
-  void progressTo(std::int64_t t);
-  void recomputeRates(std::int64_t t);
-  [[nodiscard]] bool usesEngine(const Transfer& t, int engine) const;
-
-  const spec::ChipSpec& chip_;
-  std::vector<int> stackOfSlot_;
-  int enginesPerCore_;
-  double engineBandwidth_;  ///< bytes per second
-  double stackBandwidth_;   ///< bytes per second per HBM stack
-  double overheadBytes_;    ///< per descriptor
+  /// A FIFO queue as a list linked through nextInQueue_.
+  struct QueueEnds {
+    std::uint32_t head = kNoTransfer;
+    std::uint32_t tail = kNoTransfer;
+  };
   /// Per core: transfers moving data and the union of their active times.
   struct SlotActivity {
     int active = 0;
@@ -103,16 +99,46 @@ class DmaModel {
     std::int64_t busy = 0;
   };
 
+  [[nodiscard]] std::int64_t nextEventTime() const;
+  [[nodiscard]] std::size_t queueIndex(const Transfer& t) const {
+    return static_cast<std::size_t>(t.slot) * queuesPerCore_ + static_cast<std::size_t>(t.queue);
+  }
+  void progressTo(std::int64_t t);
+  /// Retires the heads finishing at `t`; their successors take their places in active_.
+  void finishHeads(std::int64_t t, std::vector<std::uint32_t>& finished);
+  /// Appends a transfer to its queue; returns whether it became the head.
+  bool join(std::uint32_t id);
+  /// Rates of all heads (after the set of heads changed), then their finish times.
+  void recomputeRates(std::int64_t t);
+  /// Finish times of all heads from their remaining work at `t` and their (unchanged) rates.
+  void recomputeFinishTimes(std::int64_t t);
+
+  const spec::ChipSpec& chip_;
+  std::vector<int> stackOfSlot_;
+  int enginesPerCore_;
+  std::size_t queuesPerCore_;
+  std::size_t dgeBlocks_;  ///< hardware descriptor-generation blocks per core
+  std::int64_t fixedCost_;
+  std::int64_t dgeCost_;    ///< per instruction and block
+  double engineBandwidth_;  ///< bytes per second
+  double stackBandwidth_;   ///< bytes per second per HBM stack
+  double overheadBytes_;    ///< per descriptor
+
   std::vector<Transfer> transfers_;
+  std::vector<std::uint32_t> nextInQueue_;  ///< [id] the transfer behind it in its queue
   std::vector<std::uint32_t> freeIds_;
   std::vector<SlotActivity> slots_;
-  std::vector<std::vector<std::deque<std::uint32_t>>> queues_;  ///< [slot][queue]
-  std::vector<std::vector<std::int64_t>> dgeFree_;              ///< [slot][block] free time
-  std::vector<int> nextEngine_;                                 ///< [slot] rotation
+  std::vector<QueueEnds> queues_;       ///< [slot * queuesPerCore_ + queue]
+  std::vector<std::int64_t> dgeFree_;   ///< [slot * dgeBlocks_ + block] free time
+  std::vector<int> nextEngine_;         ///< [slot] rotation
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
+  /// Queue heads (transfers moving data) in queue order: the order of every sum over heads and
+  /// of the finished list.
   std::vector<std::uint32_t> active_;
-  std::int64_t firstFinish_ = std::numeric_limits<std::int64_t>::max();  ///< over active_
-  std::vector<int> engineUsers_;     ///< scratch: heads using each engine
+  std::int64_t firstFinish_ = kNever;  ///< over active_
+  /// Scratch for recomputeRates, per slot: heads using each engine (slots × engines), heads
+  /// using every engine, and the most heads on one engine among the others.
+  std::vector<int> engineUsers_;
   std::vector<double> stackDemand_;  ///< scratch: HBM bytes/s asked of each stack
   std::int64_t now_ = 0;
 };
