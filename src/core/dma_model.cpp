@@ -14,35 +14,50 @@ namespace {
 
 constexpr double kPsPerSecond = 1e12;
 
-/// Elements in each contiguous run of `ap` (merging dimensions that continue each other, and HBM
-/// rows that follow each other).
-std::int64_t contiguousRun(const AccessPattern& ap) {
+/// The elements of an access pattern and how many of them each contiguous run holds.
+struct Extent {
+  std::int64_t elements;
+  std::int64_t run;
+};
+
+/// The extent of `ap` placed in `memory`: runs merge dimensions that continue each other, and
+/// HBM rows that follow each other.
+Extent extentOf(const AccessPattern& ap, isa::Memory memory) {
+  std::int64_t freeSize = 1;
   std::int64_t run = 1;
+  bool contiguous = true;
   for (int d = ap.numDims - 1; d >= 0; --d) {
     const isa::Dim& dim = ap.dims[static_cast<std::size_t>(d)];
-    if (dim.count == 1) {
-      continue;
+    freeSize *= dim.count;
+    if (contiguous && dim.count != 1) {
+      if (dim.stride == run) {
+        run *= dim.count;
+      } else {
+        contiguous = false;
+      }
     }
-    if (dim.stride != run) {
-      return run;
-    }
-    run *= dim.count;
   }
-  if (ap.memory == isa::Memory::kHbm && ap.partitionCount > 1 && ap.partitionStride == run) {
+  if (contiguous && memory == isa::Memory::kHbm && ap.partitionCount > 1 &&
+      ap.partitionStride == run) {
     run *= ap.partitionCount;
   }
-  return run;
+  return {ap.partitionCount * freeSize, run};
 }
 
-/// Accumulates one side of a transfer into `shape`.
-void addSide(TransferShape& shape, const AccessPattern& ap, std::int64_t& read,
-             std::int64_t& written, bool write) {
-  const std::int64_t elements = ap.elementCount();
-  const std::int64_t bytes = elements * byteSize(ap.dtype);
-  (write ? written : read) += bytes;
-  shape.hbmBytes += ap.memory == isa::Memory::kHbm ? bytes : 0;
-  shape.descriptors = std::max(shape.descriptors, elements / contiguousRun(ap));
+/// Accumulates one side of a transfer into `shape` and its bytes into `sideBytes`: the elements
+/// of `ap`, in `memory` as `dtype`.
+void addSide(TransferShape& shape, const AccessPattern& ap, isa::Memory memory, DType dtype,
+             std::int64_t& sideBytes) {
+  const Extent extent = extentOf(ap, memory);
+  const std::int64_t bytes = extent.elements * byteSize(dtype);
+  sideBytes += bytes;
+  shape.hbmBytes += memory == isa::Memory::kHbm ? bytes : 0;
+  shape.descriptors = std::max(shape.descriptors, extent.elements / extent.run);
   shape.rows = std::max(shape.rows, ap.partitionCount);
+}
+
+void addSide(TransferShape& shape, const AccessPattern& ap, std::int64_t& sideBytes) {
+  addSide(shape, ap, ap.memory, ap.dtype, sideBytes);
 }
 
 }  // namespace
@@ -52,46 +67,40 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
   TransferShape shape;
   std::int64_t read = 0;
   std::int64_t written = 0;
-  std::visit(
-      [&]<typename I>(const I& instr) {
-        if constexpr (std::is_same_v<I, isa::DmaCopy>) {
-          if (!instr.srcIndex && !instr.dstIndex) {
-            addSide(shape, instr.src, read, written, false);
-            addSide(shape, instr.dst, read, written, true);
-          } else {
-            // The indexed side (a whole table) moves as many rows as the other side holds.
-            const AccessPattern& plain = instr.srcIndex ? instr.dst : instr.src;
-            AccessPattern src = plain;
-            AccessPattern dst = plain;
-            src.memory = instr.src.memory;
-            src.dtype = instr.src.dtype;
-            dst.memory = instr.dst.memory;
-            dst.dtype = instr.dst.dtype;
-            addSide(shape, src, read, written, false);
-            addSide(shape, dst, read, written, true);
-          }
-        } else if constexpr (std::is_same_v<I, isa::DmaTranspose>) {
-          addSide(shape, instr.src, read, written, false);
-          addSide(shape, instr.dst, read, written, true);
-          const bool fromHbm = instr.src.memory == isa::Memory::kHbm;
-          shape.efficiency =
-              (fromHbm ? dma.transpose.hbmToSbufEfficiency : dma.transpose.sbufToSbufEfficiency)
-                  .toDouble();
-          // The published efficiency is of the whole transpose: the descriptors are those of
-          // a copy between the same two layouts.
-        } else if constexpr (std::is_same_v<I, isa::DmaCompute>) {
-          for (const auto& [source, scale] : instr.sources()) {
-            if (*source) {
-              addSide(shape, **source, read, written, false);
-            }
-          }
-          addSide(shape, instr.dst, read, written, true);
-          shape.efficiency = dma.computeEfficiency.toDouble();
-        } else {
+  if (const auto* copy = std::get_if<isa::DmaCopy>(&body)) {
+    if (!copy->srcIndex && !copy->dstIndex) {
+      addSide(shape, copy->src, read);
+      addSide(shape, copy->dst, written);
+    } else {
+      // The indexed side (a whole table) moves as many rows as the other side holds.
+      const AccessPattern& plain = copy->srcIndex ? copy->dst : copy->src;
+      addSide(shape, plain, copy->src.memory, copy->src.dtype, read);
+      addSide(shape, plain, copy->dst.memory, copy->dst.dtype, written);
+    }
+  } else if (const auto* transpose = std::get_if<isa::DmaTranspose>(&body)) {
+    addSide(shape, transpose->src, read);
+    addSide(shape, transpose->dst, written);
+    const bool fromHbm = transpose->src.memory == isa::Memory::kHbm;
+    shape.efficiency =
+        (fromHbm ? dma.transpose.hbmToSbufEfficiency : dma.transpose.sbufToSbufEfficiency)
+            .toDouble();
+    // The published efficiency is of the whole transpose: the descriptors are those of a copy
+    // between the same two layouts.
+  } else if (const auto* compute = std::get_if<isa::DmaCompute>(&body)) {
+    for (const auto& [source, scale] : compute->sources()) {
+      if (*source) {
+        addSide(shape, **source, read);
+      }
+    }
+    addSide(shape, compute->dst, written);
+    shape.efficiency = dma.computeEfficiency.toDouble();
+  } else {
+    std::visit(
+        []<typename I>(const I&) {
           TRN_UNREACHABLE() << "not a DMA instruction: " << I::kInfo.mnemonic;
-        }
-      },
-      body);
+        },
+        body);
+  }
   shape.bytes = std::max(read, written);
   if (maxBufferBytes > 0) {
     shape.descriptors =
