@@ -132,7 +132,7 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
   dgeFree_.assign(slots * dgeBlocks_, 0);
   nextEngine_.assign(slots, 0);
   slots_.assign(slots, SlotActivity{});
-  engineUsers_.assign(slots * static_cast<std::size_t>(enginesPerCore_) + 2 * slots, 0);
+  partialUsers_.assign(slots * static_cast<std::size_t>(enginesPerCore_), 0);
   int stacks = 1;
   for (const int stack : stackOfSlot_) {
     stacks = std::max(stacks, stack + 1);
@@ -142,31 +142,15 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
 
 std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
                                const TransferShape& shape) {
-  std::uint32_t id;
-  if (freeIds_.empty()) {
-    id = static_cast<std::uint32_t>(transfers_.size());
-    transfers_.emplace_back();
-    nextInQueue_.push_back(kNoTransfer);
-  } else {
-    id = freeIds_.back();
-    freeIds_.pop_back();
-    transfers_[id] = Transfer{};
-  }
-  Transfer& t = transfers_[id];
-  t.slot = slot;
-  t.queue = queue;
-  t.issued = issued;
-  t.shape = shape;
-  t.work = static_cast<double>(shape.bytes) / shape.efficiency +
-           static_cast<double>(shape.descriptors) * overheadBytes_;
-  t.remaining = t.work;
-  t.engines = static_cast<int>(std::min<std::int64_t>(
+  const double work = static_cast<double>(shape.bytes) / shape.efficiency +
+                      static_cast<double>(shape.descriptors) * overheadBytes_;
+  const int engines = static_cast<int>(std::min<std::int64_t>(
       {static_cast<std::int64_t>(enginesPerCore_), shape.rows, shape.descriptors}));
-  int& next = nextEngine_[static_cast<std::size_t>(slot)];
-  t.firstEngine = next;
-  next += t.engines;
-  if (next >= enginesPerCore_) {
-    next -= enginesPerCore_;
+  int& nextEngine = nextEngine_[static_cast<std::size_t>(slot)];
+  const int firstEngine = nextEngine;
+  nextEngine += engines;
+  if (nextEngine >= enginesPerCore_) {
+    nextEngine -= enginesPerCore_;
   }
   std::int64_t queued = issued.count() + fixedCost_;
   if (dgeBlocks_ > 0) {
@@ -176,7 +160,25 @@ std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
     *block = std::max(*block, issued.count()) + dgeCost_;
     queued = std::max(queued, *block);
   }
-  t.queued = Picoseconds(queued);
+  const Transfer transfer{.slot = slot,
+                          .queue = queue,
+                          .issued = issued,
+                          .queued = Picoseconds(queued),
+                          .shape = shape,
+                          .work = work,
+                          .engines = engines,
+                          .firstEngine = firstEngine,
+                          .remaining = work};
+  std::uint32_t id;
+  if (freeIds_.empty()) {
+    id = static_cast<std::uint32_t>(transfers_.size());
+    transfers_.push_back(transfer);
+    nextInQueue_.push_back(kNoTransfer);
+  } else {
+    id = freeIds_.back();
+    freeIds_.pop_back();
+    transfers_[id] = transfer;
+  }
   pending_.push({queued, id});
   return id;
 }
@@ -216,6 +218,7 @@ void DmaModel::finishHeads(std::int64_t t, std::vector<std::uint32_t>& finished)
         slot.busy += t - slot.since;
       }
       finished.push_back(id);
+      removeHead(tr);
       QueueEnds& queue = queues_[queueIndex(tr)];
       queue.head = nextInQueue_[id];
       if (queue.head == kNoTransfer) {
@@ -223,6 +226,7 @@ void DmaModel::finishHeads(std::int64_t t, std::vector<std::uint32_t>& finished)
         continue;
       }
       id = queue.head;
+      addHead(transfers_[id]);
     }
     active_[kept++] = id;
   }
@@ -240,6 +244,7 @@ bool DmaModel::join(std::uint32_t id) {
   }
   queue.head = id;
   queue.tail = id;
+  addHead(transfers_[id]);
   // Insert in queue order.
   auto at = active_.end();
   while (at != active_.begin() && queueIndex(transfers_[*(at - 1)]) > index) {
@@ -258,45 +263,62 @@ std::int64_t finishTime(std::int64_t t, double remaining, double rate) {
 
 }  // namespace
 
-void DmaModel::recomputeRates(std::int64_t t) {
-  // Engine sharing: each engine splits its bandwidth among the heads that use it. Heads that
-  // use every engine of their core (the common case) are counted once per core.
-  const std::size_t slots = slots_.size();
-  const auto engines = static_cast<std::size_t>(enginesPerCore_);
-  std::vector<int>& partial = engineUsers_;
-  std::fill(partial.begin(), partial.end(), 0);
-  int* everyEngine = partial.data() + slots * engines;  // per slot
-  int* mostPartial = everyEngine + slots;               // per slot
-  auto engineIndex = [&](const Transfer& tr, int k) {
-    int engine = tr.firstEngine + k;
-    if (engine >= enginesPerCore_) {
-      engine -= enginesPerCore_;
-    }
-    return static_cast<std::size_t>(tr.slot) * engines + static_cast<std::size_t>(engine);
-  };
-  for (const std::uint32_t id : active_) {
-    const Transfer& tr = transfers_[id];
-    if (tr.engines == enginesPerCore_) {
-      ++everyEngine[tr.slot];
-      continue;
-    }
-    for (int k = 0; k < tr.engines; ++k) {
-      const int users = ++partial[engineIndex(tr, k)];
-      mostPartial[tr.slot] = std::max(mostPartial[tr.slot], users);
+int* DmaModel::slotEngineUsers(int slot) {
+  return partialUsers_.data() + static_cast<std::size_t>(slot) * static_cast<std::size_t>(enginesPerCore_);
+}
+
+void DmaModel::addHead(const Transfer& head) {
+  SlotActivity& slot = slots_[static_cast<std::size_t>(head.slot)];
+  if (head.engines == enginesPerCore_) {
+    ++slot.everyEngineHeads;
+    return;
+  }
+  int* users = slotEngineUsers(head.slot);
+  for (int k = 0, engine = head.firstEngine; k < head.engines; ++k) {
+    slot.busiestPartial = std::max(slot.busiestPartial, ++users[engine]);
+    if (++engine == enginesPerCore_) {
+      engine = 0;
     }
   }
+}
+
+void DmaModel::removeHead(const Transfer& head) {
+  SlotActivity& slot = slots_[static_cast<std::size_t>(head.slot)];
+  if (head.engines == enginesPerCore_) {
+    --slot.everyEngineHeads;
+    return;
+  }
+  int* users = slotEngineUsers(head.slot);
+  for (int k = 0, engine = head.firstEngine; k < head.engines; ++k) {
+    --users[engine];
+    if (++engine == enginesPerCore_) {
+      engine = 0;
+    }
+  }
+  slot.busiestPartial = *std::max_element(users, users + enginesPerCore_);
+}
+
+void DmaModel::recomputeRates(std::int64_t t) {
+  // Engine sharing: each engine splits its bandwidth among the heads that use it, and a head
+  // moves at the rate of its most contended engine. Heads that use every engine of their core
+  // (the common case) are counted once per core.
   std::vector<double>& stackDemand = stackDemand_;
   std::fill(stackDemand.begin(), stackDemand.end(), 0.0);
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
-    int busiest = mostPartial[tr.slot];
+    const SlotActivity& slot = slots_[static_cast<std::size_t>(tr.slot)];
+    int busiest = slot.busiestPartial;
     if (tr.engines != enginesPerCore_) {
+      const int* users = slotEngineUsers(tr.slot);
       busiest = 0;
-      for (int k = 0; k < tr.engines; ++k) {
-        busiest = std::max(busiest, partial[engineIndex(tr, k)]);
+      for (int k = 0, engine = tr.firstEngine; k < tr.engines; ++k) {
+        busiest = std::max(busiest, users[engine]);
+        if (++engine == enginesPerCore_) {
+          engine = 0;
+        }
       }
     }
-    busiest += everyEngine[tr.slot];
+    busiest += slot.everyEngineHeads;
     tr.rate = static_cast<double>(tr.engines) * engineBandwidth_ / static_cast<double>(busiest);
     const auto stack = static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(tr.slot)]);
     stackDemand[stack] += tr.rate * static_cast<double>(tr.shape.hbmBytes) / tr.work;

@@ -53,10 +53,10 @@ class DmaModel {
   struct Transfer {
     int slot = 0;
     int queue = 0;
-    Picoseconds issued;
-    Picoseconds queued;   ///< fixed cost and descriptor generation done
-    Picoseconds started;  ///< became the head of its queue and began moving data
-    Picoseconds finished;
+    Picoseconds issued{};
+    Picoseconds queued{};   ///< fixed cost and descriptor generation done
+    Picoseconds started{};  ///< became the head of its queue and began moving data
+    Picoseconds finished{};
     TransferShape shape;
     double work = 0;  ///< engine-bytes: payload / efficiency + descriptor overheads
     int engines = 1;
@@ -92,11 +92,15 @@ class DmaModel {
     std::uint32_t head = kNoTransfer;
     std::uint32_t tail = kNoTransfer;
   };
-  /// Per core: transfers moving data and the union of their active times.
+  /// Per core: transfers moving data and the union of their active times; how the heads share
+  /// the engines: those using every engine, and the most heads on one engine among the others
+  /// (whose users per engine are in partialUsers_).
   struct SlotActivity {
     int active = 0;
     std::int64_t since = 0;
     std::int64_t busy = 0;
+    int everyEngineHeads = 0;
+    int busiestPartial = 0;
   };
 
   [[nodiscard]] std::int64_t nextEventTime() const;
@@ -108,6 +112,10 @@ class DmaModel {
   void finishHeads(std::int64_t t, std::vector<std::uint32_t>& finished);
   /// Appends a transfer to its queue; returns whether it became the head.
   bool join(std::uint32_t id);
+  /// Counts a new head's engines / stops counting a finished head's.
+  void addHead(const Transfer& head);
+  void removeHead(const Transfer& head);
+  [[nodiscard]] int* slotEngineUsers(int slot);
   /// Rates of all heads (after the set of heads changed), then their finish times.
   void recomputeRates(std::int64_t t);
   /// Finish times of all heads from their remaining work at `t` and their (unchanged) rates.
@@ -136,9 +144,8 @@ class DmaModel {
   /// of the finished list.
   std::vector<std::uint32_t> active_;
   std::int64_t firstFinish_ = kNever;  ///< over active_
-  /// Scratch for recomputeRates, per slot: heads using each engine (slots × engines), heads
-  /// using every engine, and the most heads on one engine among the others.
-  std::vector<int> engineUsers_;
+  /// [slot * enginesPerCore_ + engine] heads using the engine, among those not using every one.
+  std::vector<int> partialUsers_;
   std::vector<double> stackDemand_;  ///< scratch: HBM bytes/s asked of each stack
   std::int64_t now_ = 0;
 };
