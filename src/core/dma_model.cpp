@@ -1,7 +1,6 @@
 #include "trn/core/dma_model.h"
 
 #include <algorithm>
-#include <cmath>
 #include <variant>
 
 #include "trn/base/check.h"
@@ -160,31 +159,53 @@ std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
     *block = std::max(*block, issued.count()) + dgeCost_;
     queued = std::max(queued, *block);
   }
-  const Transfer transfer{.slot = slot,
-                          .queue = queue,
-                          .issued = issued,
-                          .queued = Picoseconds(queued),
-                          .shape = shape,
-                          .work = work,
-                          .engines = engines,
-                          .firstEngine = firstEngine,
-                          .remaining = work};
   std::uint32_t id;
   if (freeIds_.empty()) {
     id = static_cast<std::uint32_t>(transfers_.size());
-    transfers_.push_back(transfer);
+    transfers_.emplace_back();
     nextInQueue_.push_back(kNoTransfer);
   } else {
     id = freeIds_.back();
     freeIds_.pop_back();
-    transfers_[id] = transfer;
   }
-  pending_.push({queued, id});
+  transfers_[id] = Transfer{.slot = slot,
+                            .queue = queue,
+                            .issued = issued,
+                            .queued = Picoseconds(queued),
+                            .shape = shape,
+                            .work = work,
+                            .engines = engines,
+                            .firstEngine = firstEngine,
+                            .remaining = work};
+  addPending({queued, id});
   return id;
 }
 
+void DmaModel::addPending(Pending pending) {
+  // Transfers mostly join in the order they are issued: insert from the back.
+  pending_.push_back(pending);
+  std::size_t at = pending_.size() - 1;
+  while (at > pendingFront_ && pending < pending_[at - 1]) {
+    pending_[at] = pending_[at - 1];
+    --at;
+  }
+  pending_[at] = pending;
+}
+
+void DmaModel::popPending() {
+  ++pendingFront_;
+  if (pendingFront_ == pending_.size()) {
+    pending_.clear();
+    pendingFront_ = 0;
+  } else if (pendingFront_ >= 64 && 2 * pendingFront_ >= pending_.size()) {
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(pendingFront_));
+    pendingFront_ = 0;
+  }
+}
+
 std::int64_t DmaModel::nextEventTime() const {
-  const std::int64_t next = pending_.empty() ? kNever : pending_.top().queued;
+  const std::int64_t next =
+      pendingFront_ < pending_.size() ? pending_[pendingFront_].queued : kNever;
   return std::min(next, firstFinish_);
 }
 
@@ -197,6 +218,9 @@ std::optional<Picoseconds> DmaModel::nextEvent() const {
 }
 
 void DmaModel::progressTo(std::int64_t t) {
+  if (t == now_) {
+    return;  // nothing moves (and x - rate * 0 == x)
+  }
   const double seconds = static_cast<double>(t - now_) / kPsPerSecond;
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
@@ -246,25 +270,35 @@ bool DmaModel::join(std::uint32_t id) {
   queue.tail = id;
   addHead(transfers_[id]);
   // Insert in queue order.
-  auto at = active_.end();
-  while (at != active_.begin() && queueIndex(transfers_[*(at - 1)]) > index) {
+  active_.push_back(id);
+  std::size_t at = active_.size() - 1;
+  while (at > 0 && queueIndex(transfers_[active_[at - 1]]) > index) {
+    active_[at] = active_[at - 1];
     --at;
   }
-  active_.insert(at, id);
+  active_[at] = id;
   return true;
 }
 
 namespace {
 
 /// When a transfer with `remaining` engine-bytes at `rate` bytes/s at time `t` finishes.
+/// std::ceil(x) as an integer, for -2^63 < x < 2^63, without a library call.
+std::int64_t ceilToInt(double x) {
+  const auto truncated = static_cast<std::int64_t>(x);
+  return static_cast<double>(truncated) < x ? truncated + 1 : truncated;
+}
+
+/// When a transfer with `remaining` engine-bytes at `rate` bytes/s at time `t` finishes.
 std::int64_t finishTime(std::int64_t t, double remaining, double rate) {
-  return t + static_cast<std::int64_t>(std::ceil(remaining * kPsPerSecond / rate - 1e-6));
+  return t + ceilToInt(remaining * kPsPerSecond / rate - 1e-6);
 }
 
 }  // namespace
 
 int* DmaModel::slotEngineUsers(int slot) {
-  return partialUsers_.data() + static_cast<std::size_t>(slot) * static_cast<std::size_t>(enginesPerCore_);
+  return partialUsers_.data() +
+         static_cast<std::size_t>(slot) * static_cast<std::size_t>(enginesPerCore_);
 }
 
 void DmaModel::addHead(const Transfer& head) {
@@ -303,7 +337,9 @@ void DmaModel::recomputeRates(std::int64_t t) {
   // moves at the rate of its most contended engine. Heads that use every engine of their core
   // (the common case) are counted once per core.
   std::vector<double>& stackDemand = stackDemand_;
-  std::fill(stackDemand.begin(), stackDemand.end(), 0.0);
+  for (const std::uint32_t id : active_) {
+    stackDemand[stackOf(transfers_[id])] = 0;
+  }
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
     const SlotActivity& slot = slots_[static_cast<std::size_t>(tr.slot)];
@@ -320,14 +356,14 @@ void DmaModel::recomputeRates(std::int64_t t) {
     }
     busiest += slot.everyEngineHeads;
     tr.rate = static_cast<double>(tr.engines) * engineBandwidth_ / static_cast<double>(busiest);
-    const auto stack = static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(tr.slot)]);
+    const std::size_t stack = stackOf(tr);
     stackDemand[stack] += tr.rate * static_cast<double>(tr.shape.hbmBytes) / tr.work;
   }
   // HBM stack sharing: scale down the HBM users of an oversubscribed stack in proportion.
   firstFinish_ = kNever;
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
-    const auto stack = static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(tr.slot)]);
+    const std::size_t stack = stackOf(tr);
     if (tr.shape.hbmBytes > 0 && stackDemand[stack] > stackBandwidth_) {
       tr.rate *= stackBandwidth_ / stackDemand[stack];
     }
@@ -362,18 +398,20 @@ void DmaModel::advance(Picoseconds now, std::vector<std::uint32_t>& finished) {
       break;
     }
     progressTo(t);
-    const std::size_t finishedBefore = finished.size();
-    finishHeads(t, finished);
-    bool headsChanged = finished.size() != finishedBefore;
+    bool headsChanged = false;
+    if (firstFinish_ == t) {
+      finishHeads(t, finished);
+      headsChanged = true;
+    }
     bool joined = false;
-    while (!pending_.empty() && pending_.top().queued <= t) {
-      headsChanged |= join(pending_.top().id);
-      pending_.pop();
+    while (pendingFront_ < pending_.size() && pending_[pendingFront_].queued <= t) {
+      headsChanged |= join(pending_[pendingFront_].id);
+      popPending();
       joined = true;
     }
     // A transfer joining behind a head changes no rate (they depend only on the set of heads),
     // but the finish times are still recomputed from the progressed remaining work: rounding
-    // makes them differ by a picosecond now and then, and the model's results include that.
+    // can make them differ by a picosecond, and the model's results include that.
     if (headsChanged) {
       recomputeRates(t);
     } else if (joined) {

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <queue>
 #include <vector>
 
 #include "trn/base/units.h"
@@ -83,8 +82,8 @@ class DmaModel {
   struct Pending {
     std::int64_t queued;
     std::uint32_t id;
-    bool operator>(const Pending& other) const {
-      return queued != other.queued ? queued > other.queued : id > other.id;
+    bool operator<(const Pending& other) const {
+      return queued != other.queued ? queued < other.queued : id < other.id;
     }
   };
   /// A FIFO queue as a list linked through nextInQueue_.
@@ -104,8 +103,13 @@ class DmaModel {
   };
 
   [[nodiscard]] std::int64_t nextEventTime() const;
+  void addPending(Pending pending);
+  void popPending();
   [[nodiscard]] std::size_t queueIndex(const Transfer& t) const {
     return static_cast<std::size_t>(t.slot) * queuesPerCore_ + static_cast<std::size_t>(t.queue);
+  }
+  [[nodiscard]] std::size_t stackOf(const Transfer& t) const {
+    return static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(t.slot)]);
   }
   void progressTo(std::int64_t t);
   /// Retires the heads finishing at `t`; their successors take their places in active_.
@@ -139,7 +143,10 @@ class DmaModel {
   std::vector<QueueEnds> queues_;       ///< [slot * queuesPerCore_ + queue]
   std::vector<std::int64_t> dgeFree_;   ///< [slot * dgeBlocks_ + block] free time
   std::vector<int> nextEngine_;         ///< [slot] rotation
-  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
+  /// Transfers waiting to join their queues, sorted by (queued, id) from pendingFront_ on (the
+  /// entries before it have joined).
+  std::vector<Pending> pending_;
+  std::size_t pendingFront_ = 0;
   /// Queue heads (transfers moving data) in queue order: the order of every sum over heads and
   /// of the finished list.
   std::vector<std::uint32_t> active_;
