@@ -21,7 +21,7 @@ struct Extent {
 
 /// The extent of `ap` placed in `memory`: runs merge dimensions that continue each other, and
 /// HBM rows that follow each other.
-Extent extentOf(const AccessPattern& ap, isa::Memory memory) {
+inline Extent extentOf(const AccessPattern& ap, isa::Memory memory) {
   std::int64_t freeSize = 1;
   std::int64_t run = 1;
   bool contiguous = true;
@@ -44,9 +44,9 @@ Extent extentOf(const AccessPattern& ap, isa::Memory memory) {
 }
 
 /// Accumulates one side of a transfer into `shape` and its bytes into `sideBytes`: the elements
-/// of `ap`, in `memory` as `dtype`.
-void addSide(TransferShape& shape, const AccessPattern& ap, isa::Memory memory, DType dtype,
-             std::int64_t& sideBytes) {
+/// of `ap`, in `memory` as `dtype`. (Inline, like extentOf: both run for every DMA instruction.)
+inline void addSide(TransferShape& shape, const AccessPattern& ap, isa::Memory memory,
+                    DType dtype, std::int64_t& sideBytes) {
   const Extent extent = extentOf(ap, memory);
   const std::int64_t bytes = extent.elements * byteSize(dtype);
   sideBytes += bytes;
