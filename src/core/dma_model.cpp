@@ -13,6 +13,17 @@ namespace {
 
 constexpr double kPsPerSecond = 1e12;
 
+/// std::ceil(x) as an integer, for -2^63 < x < 2^63, without a library call.
+std::int64_t ceilToInt(double x) {
+  const auto truncated = static_cast<std::int64_t>(x);
+  return static_cast<double>(truncated) < x ? truncated + 1 : truncated;
+}
+
+/// When a transfer with `remaining` engine-bytes at `rate` bytes/s at time `t` finishes.
+std::int64_t finishTime(std::int64_t t, double remaining, double rate) {
+  return t + ceilToInt(remaining * kPsPerSecond / rate - 1e-6);
+}
+
 /// The elements of an access pattern and how many of them each contiguous run holds.
 struct Extent {
   std::int64_t elements;
@@ -110,8 +121,7 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
 }
 
 DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
-    : chip_(chip),
-      enginesPerCore_(static_cast<int>(chip.core.dma.enginesPerCore)),
+    : enginesPerCore_(static_cast<int>(chip.core.dma.enginesPerCore)),
       queuesPerCore_(static_cast<std::size_t>(chip.core.dma.queuesPerEngine)),
       dgeBlocks_(static_cast<std::size_t>(chip.core.dma.dge.hardwareBlocks)),
       fixedCost_(chip.core.dma.fixedCost.count()),
@@ -280,22 +290,6 @@ bool DmaModel::join(std::uint32_t id) {
   return true;
 }
 
-namespace {
-
-/// When a transfer with `remaining` engine-bytes at `rate` bytes/s at time `t` finishes.
-/// std::ceil(x) as an integer, for -2^63 < x < 2^63, without a library call.
-std::int64_t ceilToInt(double x) {
-  const auto truncated = static_cast<std::int64_t>(x);
-  return static_cast<double>(truncated) < x ? truncated + 1 : truncated;
-}
-
-/// When a transfer with `remaining` engine-bytes at `rate` bytes/s at time `t` finishes.
-std::int64_t finishTime(std::int64_t t, double remaining, double rate) {
-  return t + ceilToInt(remaining * kPsPerSecond / rate - 1e-6);
-}
-
-}  // namespace
-
 int* DmaModel::slotEngineUsers(int slot) {
   return partialUsers_.data() +
          static_cast<std::size_t>(slot) * static_cast<std::size_t>(enginesPerCore_);
@@ -333,13 +327,13 @@ void DmaModel::removeHead(const Transfer& head) {
 }
 
 void DmaModel::recomputeRates(std::int64_t t) {
-  // Engine sharing: each engine splits its bandwidth among the heads that use it, and a head
-  // moves at the rate of its most contended engine. Heads that use every engine of their core
-  // (the common case) are counted once per core.
   std::vector<double>& stackDemand = stackDemand_;
   for (const std::uint32_t id : active_) {
     stackDemand[stackOf(transfers_[id])] = 0;
   }
+  // Engine sharing: each engine splits its bandwidth among the heads that use it, and a head
+  // moves at the rate of its most contended engine. Heads that use every engine of their core
+  // (the common case) are counted once per core (addHead, removeHead).
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
     const SlotActivity& slot = slots_[static_cast<std::size_t>(tr.slot)];

@@ -125,7 +125,6 @@ class DmaModel {
   /// Finish times of all heads from their remaining work at `t` and their (unchanged) rates.
   void recomputeFinishTimes(std::int64_t t);
 
-  const spec::ChipSpec& chip_;
   std::vector<int> stackOfSlot_;
   int enginesPerCore_;
   std::size_t queuesPerCore_;
