@@ -1,7 +1,6 @@
 #include "trn/core/dma_model.h"
 
 #include <algorithm>
-#include <cmath>
 #include <variant>
 
 #include "trn/base/check.h"
@@ -14,35 +13,61 @@ namespace {
 
 constexpr double kPsPerSecond = 1e12;
 
-/// Elements in each contiguous run of `ap` (merging dimensions that continue each other, and HBM
-/// rows that follow each other).
-std::int64_t contiguousRun(const AccessPattern& ap) {
-  std::int64_t run = 1;
-  for (int d = ap.numDims - 1; d >= 0; --d) {
-    const isa::Dim& dim = ap.dims[static_cast<std::size_t>(d)];
-    if (dim.count == 1) {
-      continue;
-    }
-    if (dim.stride != run) {
-      return run;
-    }
-    run *= dim.count;
-  }
-  if (ap.memory == isa::Memory::kHbm && ap.partitionCount > 1 && ap.partitionStride == run) {
-    run *= ap.partitionCount;
-  }
-  return run;
+/// std::ceil(x) as an integer, for -2^63 < x < 2^63, without a library call.
+std::int64_t ceilToInt(double x) {
+  const auto truncated = static_cast<std::int64_t>(x);
+  return static_cast<double>(truncated) < x ? truncated + 1 : truncated;
 }
 
-/// Accumulates one side of a transfer into `shape`.
-void addSide(TransferShape& shape, const AccessPattern& ap, std::int64_t& read,
-             std::int64_t& written, bool write) {
-  const std::int64_t elements = ap.elementCount();
-  const std::int64_t bytes = elements * byteSize(ap.dtype);
-  (write ? written : read) += bytes;
-  shape.hbmBytes += ap.memory == isa::Memory::kHbm ? bytes : 0;
-  shape.descriptors = std::max(shape.descriptors, elements / contiguousRun(ap));
+/// When a transfer with `remaining` engine-bytes at `rate` bytes/s at time `t` finishes.
+std::int64_t finishTime(std::int64_t t, double remaining, double rate) {
+  return t + ceilToInt(remaining * kPsPerSecond / rate - 1e-6);
+}
+
+/// The elements of an access pattern and how many of them each contiguous run holds.
+struct Extent {
+  std::int64_t elements;
+  std::int64_t run;
+};
+
+/// The extent of `ap` placed in `memory`: runs merge dimensions that continue each other, and
+/// HBM rows that follow each other.
+inline Extent extentOf(const AccessPattern& ap, isa::Memory memory) {
+  std::int64_t freeSize = 1;
+  std::int64_t run = 1;
+  bool contiguous = true;
+  for (int d = ap.numDims - 1; d >= 0; --d) {
+    const isa::Dim& dim = ap.dims[static_cast<std::size_t>(d)];
+    freeSize *= dim.count;
+    if (contiguous && dim.count != 1) {
+      if (dim.stride == run) {
+        run *= dim.count;
+      } else {
+        contiguous = false;
+      }
+    }
+  }
+  if (contiguous && memory == isa::Memory::kHbm && ap.partitionCount > 1 &&
+      ap.partitionStride == run) {
+    run *= ap.partitionCount;
+  }
+  return {ap.partitionCount * freeSize, run};
+}
+
+/// Accumulates one side of a transfer into `shape` and its bytes into `sideBytes`: the elements
+/// of `ap`, in `memory` as `dtype`. (Inline, like extentOf: both run for every DMA instruction.)
+inline void addSide(TransferShape& shape, const AccessPattern& ap, isa::Memory memory,
+                    DType dtype, std::int64_t& sideBytes) {
+  const Extent extent = extentOf(ap, memory);
+  const std::int64_t bytes = extent.elements * byteSize(dtype);
+  sideBytes += bytes;
+  shape.hbmBytes += memory == isa::Memory::kHbm ? bytes : 0;
+  shape.descriptors = std::max(shape.descriptors, extent.elements / extent.run);
   shape.rows = std::max(shape.rows, ap.partitionCount);
+}
+
+void addSide(TransferShape& shape, const AccessPattern& ap, std::int64_t& sideBytes) {
+  addSide(shape, ap, ap.memory, ap.dtype, sideBytes);
 }
 
 }  // namespace
@@ -52,46 +77,40 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
   TransferShape shape;
   std::int64_t read = 0;
   std::int64_t written = 0;
-  std::visit(
-      [&]<typename I>(const I& instr) {
-        if constexpr (std::is_same_v<I, isa::DmaCopy>) {
-          if (!instr.srcIndex && !instr.dstIndex) {
-            addSide(shape, instr.src, read, written, false);
-            addSide(shape, instr.dst, read, written, true);
-          } else {
-            // The indexed side (a whole table) moves as many rows as the other side holds.
-            const AccessPattern& plain = instr.srcIndex ? instr.dst : instr.src;
-            AccessPattern src = plain;
-            AccessPattern dst = plain;
-            src.memory = instr.src.memory;
-            src.dtype = instr.src.dtype;
-            dst.memory = instr.dst.memory;
-            dst.dtype = instr.dst.dtype;
-            addSide(shape, src, read, written, false);
-            addSide(shape, dst, read, written, true);
-          }
-        } else if constexpr (std::is_same_v<I, isa::DmaTranspose>) {
-          addSide(shape, instr.src, read, written, false);
-          addSide(shape, instr.dst, read, written, true);
-          const bool fromHbm = instr.src.memory == isa::Memory::kHbm;
-          shape.efficiency =
-              (fromHbm ? dma.transpose.hbmToSbufEfficiency : dma.transpose.sbufToSbufEfficiency)
-                  .toDouble();
-          // The published efficiency is of the whole transpose: the descriptors are those of
-          // a copy between the same two layouts.
-        } else if constexpr (std::is_same_v<I, isa::DmaCompute>) {
-          for (const auto& [source, scale] : instr.sources()) {
-            if (*source) {
-              addSide(shape, **source, read, written, false);
-            }
-          }
-          addSide(shape, instr.dst, read, written, true);
-          shape.efficiency = dma.computeEfficiency.toDouble();
-        } else {
+  if (const auto* copy = std::get_if<isa::DmaCopy>(&body)) {
+    if (!copy->srcIndex && !copy->dstIndex) {
+      addSide(shape, copy->src, read);
+      addSide(shape, copy->dst, written);
+    } else {
+      // The indexed side (a whole table) moves as many rows as the other side holds.
+      const AccessPattern& plain = copy->srcIndex ? copy->dst : copy->src;
+      addSide(shape, plain, copy->src.memory, copy->src.dtype, read);
+      addSide(shape, plain, copy->dst.memory, copy->dst.dtype, written);
+    }
+  } else if (const auto* transpose = std::get_if<isa::DmaTranspose>(&body)) {
+    addSide(shape, transpose->src, read);
+    addSide(shape, transpose->dst, written);
+    const bool fromHbm = transpose->src.memory == isa::Memory::kHbm;
+    shape.efficiency =
+        (fromHbm ? dma.transpose.hbmToSbufEfficiency : dma.transpose.sbufToSbufEfficiency)
+            .toDouble();
+    // The published efficiency is of the whole transpose: the descriptors are those of a copy
+    // between the same two layouts.
+  } else if (const auto* compute = std::get_if<isa::DmaCompute>(&body)) {
+    for (const auto& [source, scale] : compute->sources()) {
+      if (*source) {
+        addSide(shape, **source, read);
+      }
+    }
+    addSide(shape, compute->dst, written);
+    shape.efficiency = dma.computeEfficiency.toDouble();
+  } else {
+    std::visit(
+        []<typename I>(const I&) {
           TRN_UNREACHABLE() << "not a DMA instruction: " << I::kInfo.mnemonic;
-        }
-      },
-      body);
+        },
+        body);
+  }
   shape.bytes = std::max(read, written);
   if (maxBufferBytes > 0) {
     shape.descriptors =
@@ -102,8 +121,11 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
 }
 
 DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
-    : chip_(chip),
-      enginesPerCore_(static_cast<int>(chip.core.dma.enginesPerCore)),
+    : enginesPerCore_(static_cast<int>(chip.core.dma.enginesPerCore)),
+      queuesPerCore_(static_cast<std::size_t>(chip.core.dma.queuesPerEngine)),
+      dgeBlocks_(static_cast<std::size_t>(chip.core.dma.dge.hardwareBlocks)),
+      fixedCost_(chip.core.dma.fixedCost.count()),
+      dgeCost_(chip.core.dma.dge.instructionCost.count()),
       engineBandwidth_(static_cast<double>(chip.core.dma.engineBandwidth.count())),
       stackBandwidth_(static_cast<double>(chip.hbm.bandwidth.count()) /
                       static_cast<double>(std::max<std::int64_t>(chip.hbm.stacks, 1))),
@@ -115,12 +137,11 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
                                : core);
   }
   const std::size_t slots = physicalCores.size();
-  queues_.assign(slots, std::vector<std::deque<std::uint32_t>>(
-                            static_cast<std::size_t>(chip.core.dma.queuesPerEngine)));
-  dgeFree_.assign(slots, std::vector<std::int64_t>(
-                             static_cast<std::size_t>(chip.core.dma.dge.hardwareBlocks), 0));
+  queues_.assign(slots * queuesPerCore_, QueueEnds{});
+  dgeFree_.assign(slots * dgeBlocks_, 0);
   nextEngine_.assign(slots, 0);
   slots_.assign(slots, SlotActivity{});
+  partialUsers_.assign(slots * static_cast<std::size_t>(enginesPerCore_), 0);
   int stacks = 1;
   for (const int stack : stackOfSlot_) {
     stacks = std::max(stacks, stack + 1);
@@ -130,58 +151,86 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
 
 std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
                                const TransferShape& shape) {
-  Transfer t;
-  t.slot = slot;
-  t.queue = queue;
-  t.issued = issued;
-  t.shape = shape;
-  t.work = static_cast<double>(shape.bytes) / shape.efficiency +
-           static_cast<double>(shape.descriptors) * overheadBytes_;
-  t.remaining = t.work;
-  t.engines = static_cast<int>(std::min<std::int64_t>(
+  const double work = static_cast<double>(shape.bytes) / shape.efficiency +
+                      static_cast<double>(shape.descriptors) * overheadBytes_;
+  const int engines = static_cast<int>(std::min<std::int64_t>(
       {static_cast<std::int64_t>(enginesPerCore_), shape.rows, shape.descriptors}));
-  int& next = nextEngine_[static_cast<std::size_t>(slot)];
-  t.firstEngine = next;
-  next = (next + t.engines) % enginesPerCore_;
-  std::int64_t queued = issued.count() + chip_.core.dma.fixedCost.count();
-  auto& blocks = dgeFree_[static_cast<std::size_t>(slot)];
-  if (!blocks.empty()) {
-    auto block = std::min_element(blocks.begin(), blocks.end());
-    *block = std::max(*block, issued.count()) + chip_.core.dma.dge.instructionCost.count();
+  int& nextEngine = nextEngine_[static_cast<std::size_t>(slot)];
+  const int firstEngine = nextEngine;
+  nextEngine += engines;
+  if (nextEngine >= enginesPerCore_) {
+    nextEngine -= enginesPerCore_;
+  }
+  std::int64_t queued = issued.count() + fixedCost_;
+  if (dgeBlocks_ > 0) {
+    // The block that frees first builds the descriptors.
+    std::int64_t* blocks = dgeFree_.data() + static_cast<std::size_t>(slot) * dgeBlocks_;
+    std::int64_t* block = std::min_element(blocks, blocks + dgeBlocks_);
+    *block = std::max(*block, issued.count()) + dgeCost_;
     queued = std::max(queued, *block);
   }
-  t.queued = Picoseconds(queued);
   std::uint32_t id;
   if (freeIds_.empty()) {
     id = static_cast<std::uint32_t>(transfers_.size());
-    transfers_.push_back(t);
+    transfers_.emplace_back();
+    nextInQueue_.push_back(kNoTransfer);
   } else {
     id = freeIds_.back();
     freeIds_.pop_back();
-    transfers_[id] = t;
   }
-  pending_.push({queued, id});
+  transfers_[id] = Transfer{.slot = slot,
+                            .queue = queue,
+                            .issued = issued,
+                            .queued = Picoseconds(queued),
+                            .shape = shape,
+                            .work = work,
+                            .engines = engines,
+                            .firstEngine = firstEngine,
+                            .remaining = work};
+  addPending({queued, id});
   return id;
 }
 
-std::optional<Picoseconds> DmaModel::nextEvent() const {
-  std::int64_t next = std::numeric_limits<std::int64_t>::max();
-  if (!pending_.empty()) {
-    next = pending_.top().queued;
+void DmaModel::addPending(Pending pending) {
+  // Transfers mostly join in the order they are issued: insert from the back.
+  pending_.push_back(pending);
+  std::size_t at = pending_.size() - 1;
+  while (at > pendingFront_ && pending < pending_[at - 1]) {
+    pending_[at] = pending_[at - 1];
+    --at;
   }
-  next = std::min(next, firstFinish_);
-  if (next == std::numeric_limits<std::int64_t>::max()) {
+  pending_[at] = pending;
+}
+
+void DmaModel::popPending() {
+  ++pendingFront_;
+  if (pendingFront_ == pending_.size()) {
+    pending_.clear();
+    pendingFront_ = 0;
+  } else if (pendingFront_ >= 64 && 2 * pendingFront_ >= pending_.size()) {
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(pendingFront_));
+    pendingFront_ = 0;
+  }
+}
+
+std::int64_t DmaModel::nextEventTime() const {
+  const std::int64_t next =
+      pendingFront_ < pending_.size() ? pending_[pendingFront_].queued : kNever;
+  return std::min(next, firstFinish_);
+}
+
+std::optional<Picoseconds> DmaModel::nextEvent() const {
+  const std::int64_t next = nextEventTime();
+  if (next == kNever) {
     return std::nullopt;
   }
   return Picoseconds(next);
 }
 
-bool DmaModel::usesEngine(const Transfer& t, int engine) const {
-  const int offset = (engine - t.firstEngine + enginesPerCore_) % enginesPerCore_;
-  return offset < t.engines;
-}
-
 void DmaModel::progressTo(std::int64_t t) {
+  if (t == now_) {
+    return;  // nothing moves (and x - rate * 0 == x)
+  }
   const double seconds = static_cast<double>(t - now_) / kPsPerSecond;
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
@@ -190,60 +239,125 @@ void DmaModel::progressTo(std::int64_t t) {
   now_ = t;
 }
 
-void DmaModel::recomputeRates(std::int64_t t) {
-  // Queue heads that have data to move.
-  active_.clear();
-  firstFinish_ = std::numeric_limits<std::int64_t>::max();
-  for (auto& slotQueues : queues_) {
-    for (auto& queue : slotQueues) {
-      if (!queue.empty()) {
-        active_.push_back(queue.front());
+void DmaModel::finishHeads(std::int64_t t, std::vector<std::uint32_t>& finished) {
+  std::size_t kept = 0;
+  for (std::uint32_t id : active_) {
+    Transfer& tr = transfers_[id];
+    if (tr.finishAt == t) {
+      tr.active = false;
+      tr.remaining = 0;
+      tr.finished = Picoseconds(t);
+      SlotActivity& slot = slots_[static_cast<std::size_t>(tr.slot)];
+      if (--slot.active == 0) {
+        slot.busy += t - slot.since;
       }
+      finished.push_back(id);
+      removeHead(tr);
+      QueueEnds& queue = queues_[queueIndex(tr)];
+      queue.head = nextInQueue_[id];
+      if (queue.head == kNoTransfer) {
+        queue.tail = kNoTransfer;
+        continue;
+      }
+      id = queue.head;
+      addHead(transfers_[id]);
+    }
+    active_[kept++] = id;
+  }
+  active_.resize(kept);
+}
+
+bool DmaModel::join(std::uint32_t id) {
+  const std::size_t index = queueIndex(transfers_[id]);
+  QueueEnds& queue = queues_[index];
+  nextInQueue_[id] = kNoTransfer;
+  if (queue.tail != kNoTransfer) {
+    nextInQueue_[queue.tail] = id;
+    queue.tail = id;
+    return false;
+  }
+  queue.head = id;
+  queue.tail = id;
+  addHead(transfers_[id]);
+  // Insert in queue order.
+  active_.push_back(id);
+  std::size_t at = active_.size() - 1;
+  while (at > 0 && queueIndex(transfers_[active_[at - 1]]) > index) {
+    active_[at] = active_[at - 1];
+    --at;
+  }
+  active_[at] = id;
+  return true;
+}
+
+int* DmaModel::slotEngineUsers(int slot) {
+  return partialUsers_.data() +
+         static_cast<std::size_t>(slot) * static_cast<std::size_t>(enginesPerCore_);
+}
+
+void DmaModel::addHead(const Transfer& head) {
+  SlotActivity& slot = slots_[static_cast<std::size_t>(head.slot)];
+  if (head.engines == enginesPerCore_) {
+    ++slot.everyEngineHeads;
+    return;
+  }
+  int* users = slotEngineUsers(head.slot);
+  for (int k = 0, engine = head.firstEngine; k < head.engines; ++k) {
+    slot.busiestPartial = std::max(slot.busiestPartial, ++users[engine]);
+    if (++engine == enginesPerCore_) {
+      engine = 0;
     }
   }
-  // Engine sharing: each engine splits its bandwidth among the heads that use it. Heads that
-  // use every engine of their core (the common case) are counted once per core.
-  const std::size_t slots = queues_.size();
-  const auto engines = static_cast<std::size_t>(enginesPerCore_);
-  std::vector<int>& partial = engineUsers_;
-  partial.assign(slots * engines + 2 * slots, 0);
-  int* everyEngine = partial.data() + slots * engines;  // per slot
-  int* mostPartial = everyEngine + slots;               // per slot
-  auto engineIndex = [&](const Transfer& tr, int k) {
-    return static_cast<std::size_t>(tr.slot) * engines +
-           static_cast<std::size_t>((tr.firstEngine + k) % enginesPerCore_);
-  };
-  for (const std::uint32_t id : active_) {
-    const Transfer& tr = transfers_[id];
-    if (tr.engines == enginesPerCore_) {
-      ++everyEngine[tr.slot];
-      continue;
-    }
-    for (int k = 0; k < tr.engines; ++k) {
-      const int users = ++partial[engineIndex(tr, k)];
-      mostPartial[tr.slot] = std::max(mostPartial[tr.slot], users);
+}
+
+void DmaModel::removeHead(const Transfer& head) {
+  SlotActivity& slot = slots_[static_cast<std::size_t>(head.slot)];
+  if (head.engines == enginesPerCore_) {
+    --slot.everyEngineHeads;
+    return;
+  }
+  int* users = slotEngineUsers(head.slot);
+  for (int k = 0, engine = head.firstEngine; k < head.engines; ++k) {
+    --users[engine];
+    if (++engine == enginesPerCore_) {
+      engine = 0;
     }
   }
+  slot.busiestPartial = *std::max_element(users, users + enginesPerCore_);
+}
+
+void DmaModel::recomputeRates(std::int64_t t) {
   std::vector<double>& stackDemand = stackDemand_;
-  std::fill(stackDemand.begin(), stackDemand.end(), 0.0);
+  for (const std::uint32_t id : active_) {
+    stackDemand[stackOf(transfers_[id])] = 0;
+  }
+  // Engine sharing: each engine splits its bandwidth among the heads that use it, and a head
+  // moves at the rate of its most contended engine. Heads that use every engine of their core
+  // (the common case) are counted once per core (addHead, removeHead).
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
-    int busiest = mostPartial[tr.slot];
+    const SlotActivity& slot = slots_[static_cast<std::size_t>(tr.slot)];
+    int busiest = slot.busiestPartial;
     if (tr.engines != enginesPerCore_) {
+      const int* users = slotEngineUsers(tr.slot);
       busiest = 0;
-      for (int k = 0; k < tr.engines; ++k) {
-        busiest = std::max(busiest, partial[engineIndex(tr, k)]);
+      for (int k = 0, engine = tr.firstEngine; k < tr.engines; ++k) {
+        busiest = std::max(busiest, users[engine]);
+        if (++engine == enginesPerCore_) {
+          engine = 0;
+        }
       }
     }
-    busiest += everyEngine[tr.slot];
+    busiest += slot.everyEngineHeads;
     tr.rate = static_cast<double>(tr.engines) * engineBandwidth_ / static_cast<double>(busiest);
-    const auto stack = static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(tr.slot)]);
+    const std::size_t stack = stackOf(tr);
     stackDemand[stack] += tr.rate * static_cast<double>(tr.shape.hbmBytes) / tr.work;
   }
   // HBM stack sharing: scale down the HBM users of an oversubscribed stack in proportion.
+  firstFinish_ = kNever;
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
-    const auto stack = static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(tr.slot)]);
+    const std::size_t stack = stackOf(tr);
     if (tr.shape.hbmBytes > 0 && stackDemand[stack] > stackBandwidth_) {
       tr.rate *= stackBandwidth_ / stackDemand[stack];
     }
@@ -255,45 +369,47 @@ void DmaModel::recomputeRates(std::int64_t t) {
         slot.since = t;
       }
     }
-    tr.finishAt =
-        t + static_cast<std::int64_t>(std::ceil(tr.remaining * kPsPerSecond / tr.rate - 1e-6));
+    tr.finishAt = finishTime(t, tr.remaining, tr.rate);
+    firstFinish_ = std::min(firstFinish_, tr.finishAt);
+  }
+}
+
+void DmaModel::recomputeFinishTimes(std::int64_t t) {
+  // The same arithmetic as recomputeRates from the same remaining work, so a finish time is the
+  // one a full recomputation would give.
+  firstFinish_ = kNever;
+  for (const std::uint32_t id : active_) {
+    Transfer& tr = transfers_[id];
+    tr.finishAt = finishTime(t, tr.remaining, tr.rate);
     firstFinish_ = std::min(firstFinish_, tr.finishAt);
   }
 }
 
 void DmaModel::advance(Picoseconds now, std::vector<std::uint32_t>& finished) {
   while (true) {
-    const std::optional<Picoseconds> next = nextEvent();
-    if (!next || *next > now) {
+    const std::int64_t t = nextEventTime();
+    if (t == kNever || t > now.count()) {
       break;
     }
-    const std::int64_t t = next->count();
     progressTo(t);
-    bool changed = false;
-    for (const std::uint32_t id : active_) {
-      Transfer& tr = transfers_[id];
-      if (tr.finishAt == t) {
-        tr.active = false;
-        tr.remaining = 0;
-        tr.finished = Picoseconds(t);
-        SlotActivity& slot = slots_[static_cast<std::size_t>(tr.slot)];
-        if (--slot.active == 0) {
-          slot.busy += t - slot.since;
-        }
-        queues_[static_cast<std::size_t>(tr.slot)][static_cast<std::size_t>(tr.queue)].pop_front();
-        finished.push_back(id);
-        changed = true;
-      }
+    bool headsChanged = false;
+    if (firstFinish_ == t) {
+      finishHeads(t, finished);
+      headsChanged = true;
     }
-    while (!pending_.empty() && pending_.top().queued <= t) {
-      const Transfer& tr = transfers_[pending_.top().id];
-      queues_[static_cast<std::size_t>(tr.slot)][static_cast<std::size_t>(tr.queue)].push_back(
-          pending_.top().id);
-      pending_.pop();
-      changed = true;
+    bool joined = false;
+    while (pendingFront_ < pending_.size() && pending_[pendingFront_].queued <= t) {
+      headsChanged |= join(pending_[pendingFront_].id);
+      popPending();
+      joined = true;
     }
-    if (changed) {
+    // A transfer joining behind a head changes no rate (they depend only on the set of heads),
+    // but the finish times are still recomputed from the progressed remaining work: rounding
+    // can make them differ by a picosecond, and the model's results include that.
+    if (headsChanged) {
       recomputeRates(t);
+    } else if (joined) {
+      recomputeFinishTimes(t);
     }
   }
   progressTo(std::max(now.count(), now_));

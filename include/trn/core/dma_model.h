@@ -11,10 +11,8 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <optional>
-#include <queue>
 #include <vector>
 
 #include "trn/base/units.h"
@@ -54,10 +52,10 @@ class DmaModel {
   struct Transfer {
     int slot = 0;
     int queue = 0;
-    Picoseconds issued;
-    Picoseconds queued;   ///< fixed cost and descriptor generation done
-    Picoseconds started;  ///< became the head of its queue and began moving data
-    Picoseconds finished;
+    Picoseconds issued{};
+    Picoseconds queued{};   ///< fixed cost and descriptor generation done
+    Picoseconds started{};  ///< became the head of its queue and began moving data
+    Picoseconds finished{};
     TransferShape shape;
     double work = 0;  ///< engine-bytes: payload / efficiency + descriptor overheads
     int engines = 1;
@@ -78,41 +76,82 @@ class DmaModel {
   }
 
  private:
+  static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  static constexpr std::uint32_t kNoTransfer = std::numeric_limits<std::uint32_t>::max();
+
   struct Pending {
     std::int64_t queued;
     std::uint32_t id;
-    bool operator>(const Pending& other) const {
-      return queued != other.queued ? queued > other.queued : id > other.id;
+    bool operator<(const Pending& other) const {
+      return queued != other.queued ? queued < other.queued : id < other.id;
     }
   };
-
-  void progressTo(std::int64_t t);
-  void recomputeRates(std::int64_t t);
-  [[nodiscard]] bool usesEngine(const Transfer& t, int engine) const;
-
-  const spec::ChipSpec& chip_;
-  std::vector<int> stackOfSlot_;
-  int enginesPerCore_;
-  double engineBandwidth_;  ///< bytes per second
-  double stackBandwidth_;   ///< bytes per second per HBM stack
-  double overheadBytes_;    ///< per descriptor
-  /// Per core: transfers moving data and the union of their active times.
+  /// A FIFO queue as a list linked through nextInQueue_.
+  struct QueueEnds {
+    std::uint32_t head = kNoTransfer;
+    std::uint32_t tail = kNoTransfer;
+  };
+  /// Per core: transfers moving data and the union of their active times; how the heads share
+  /// the engines: those using every engine, and the most heads on one engine among the others
+  /// (whose users per engine are in partialUsers_).
   struct SlotActivity {
     int active = 0;
     std::int64_t since = 0;
     std::int64_t busy = 0;
+    int everyEngineHeads = 0;
+    int busiestPartial = 0;
   };
 
+  [[nodiscard]] std::int64_t nextEventTime() const;
+  void addPending(Pending pending);
+  void popPending();
+  [[nodiscard]] std::size_t queueIndex(const Transfer& t) const {
+    return static_cast<std::size_t>(t.slot) * queuesPerCore_ + static_cast<std::size_t>(t.queue);
+  }
+  [[nodiscard]] std::size_t stackOf(const Transfer& t) const {
+    return static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(t.slot)]);
+  }
+  void progressTo(std::int64_t t);
+  /// Retires the heads finishing at `t`; their successors take their places in active_.
+  void finishHeads(std::int64_t t, std::vector<std::uint32_t>& finished);
+  /// Appends a transfer to its queue; returns whether it became the head.
+  bool join(std::uint32_t id);
+  /// Counts a new head's engines / stops counting a finished head's.
+  void addHead(const Transfer& head);
+  void removeHead(const Transfer& head);
+  [[nodiscard]] int* slotEngineUsers(int slot);
+  /// Rates of all heads (after the set of heads changed), then their finish times.
+  void recomputeRates(std::int64_t t);
+  /// Finish times of all heads from their remaining work at `t` and their (unchanged) rates.
+  void recomputeFinishTimes(std::int64_t t);
+
+  std::vector<int> stackOfSlot_;
+  int enginesPerCore_;
+  std::size_t queuesPerCore_;
+  std::size_t dgeBlocks_;  ///< hardware descriptor-generation blocks per core
+  std::int64_t fixedCost_;
+  std::int64_t dgeCost_;    ///< per instruction and block
+  double engineBandwidth_;  ///< bytes per second
+  double stackBandwidth_;   ///< bytes per second per HBM stack
+  double overheadBytes_;    ///< per descriptor
+
   std::vector<Transfer> transfers_;
+  std::vector<std::uint32_t> nextInQueue_;  ///< [id] the transfer behind it in its queue
   std::vector<std::uint32_t> freeIds_;
   std::vector<SlotActivity> slots_;
-  std::vector<std::vector<std::deque<std::uint32_t>>> queues_;  ///< [slot][queue]
-  std::vector<std::vector<std::int64_t>> dgeFree_;              ///< [slot][block] free time
-  std::vector<int> nextEngine_;                                 ///< [slot] rotation
-  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
+  std::vector<QueueEnds> queues_;       ///< [slot * queuesPerCore_ + queue]
+  std::vector<std::int64_t> dgeFree_;   ///< [slot * dgeBlocks_ + block] free time
+  std::vector<int> nextEngine_;         ///< [slot] rotation
+  /// Transfers waiting to join their queues, sorted by (queued, id) from pendingFront_ on (the
+  /// entries before it have joined).
+  std::vector<Pending> pending_;
+  std::size_t pendingFront_ = 0;
+  /// Queue heads (transfers moving data) in queue order: the order of every sum over heads and
+  /// of the finished list.
   std::vector<std::uint32_t> active_;
-  std::int64_t firstFinish_ = std::numeric_limits<std::int64_t>::max();  ///< over active_
-  std::vector<int> engineUsers_;     ///< scratch: heads using each engine
+  std::int64_t firstFinish_ = kNever;  ///< over active_
+  /// [slot * enginesPerCore_ + engine] heads using the engine, among those not using every one.
+  std::vector<int> partialUsers_;
   std::vector<double> stackDemand_;  ///< scratch: HBM bytes/s asked of each stack
   std::int64_t now_ = 0;
 };
