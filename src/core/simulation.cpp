@@ -140,14 +140,11 @@ void prefetchSync(const isa::Instruction& instr) {
 
 /// What the timing model needs of one instruction.
 struct Planned {
-  static constexpr std::size_t kInlineWaits = 3;
   InstructionCost cost;
   Kind kind;
   Completion completion;  ///< the instruction's semaphore updates (core and record unset)
-  /// The semaphore waits, copied when there are few (else read from the instruction).
-  std::array<isa::SemaphoreWait, kInlineWaits> waits{};
-  std::uint8_t waitCount = 0;
-  bool waitsInline = false;
+  std::uint32_t firstWait = 0;  ///< the semaphore waits, in PlanWindow::waits
+  std::uint32_t waitCount = 0;
   AccessSpan accesses;  ///< in PlanWindow::accesses
   TransferShape shape;  ///< for a DMA
 };
@@ -160,6 +157,9 @@ struct Planned {
 struct PlanWindow {
   static constexpr std::size_t kSize = 256;
   std::vector<Planned> plans;
+  /// The plans' semaphore waits, copied so that issuing does not reach back into instructions
+  /// that have left the cache.
+  std::vector<isa::SemaphoreWait> waits;
   PreparedAccesses accesses;  ///< operands of the plans and their cells, when races are checked
   std::size_t first = 0;      ///< stream index of plans[0]
 };
@@ -328,6 +328,7 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
   const std::int64_t maxBuffer = chip_->core.dma.descriptors.maxBufferBytes.count();
   window.first = pc;
   window.plans.resize(std::min(PlanWindow::kSize, stream.size() - pc));
+  window.waits.clear();
   window.accesses.clear();
   for (std::size_t i = 0; i < window.plans.size(); ++i) {
     const isa::Instruction& instr = stream[pc + i];
@@ -340,13 +341,9 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
     Planned& p = window.plans[i];
     p.kind = kindOf(instr);
     p.completion = completionOf(c, instr);
-    p.waitsInline = instr.sync.waits.size() <= Planned::kInlineWaits;
-    if (p.waitsInline) {
-      p.waitCount = static_cast<std::uint8_t>(instr.sync.waits.size());
-      for (std::size_t w = 0; w < p.waitCount; ++w) {
-        p.waits[w] = instr.sync.waits[w];
-      }
-    }
+    p.firstWait = static_cast<std::uint32_t>(window.waits.size());
+    p.waitCount = static_cast<std::uint32_t>(instr.sync.waits.size());
+    window.waits.insert(window.waits.end(), instr.sync.waits.begin(), instr.sync.waits.end());
     Result<InstructionCost> cost = cr.costs->cost(engine, instr.body);
     if (!cost.ok()) {
       if (i > 0) {
@@ -453,8 +450,9 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     TRN_ASSIGN_OR_RETURN(plan, planned(c, engine, es.pc));
   }
   const std::span<const isa::SemaphoreWait> waits =
-      plan != nullptr && plan->waitsInline ? std::span(plan->waits.data(), plan->waitCount)
-                                           : std::span(instr.sync.waits);
+      plan != nullptr
+          ? std::span(cr.windows[e].waits).subspan(plan->firstWait, plan->waitCount)
+          : std::span(instr.sync.waits);
   es.blockedOn = firstUnmetWait(cr, waits);
   if (es.blockedOn >= 0) {
     es.blocked = true;
