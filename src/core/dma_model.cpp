@@ -178,15 +178,20 @@ std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
     id = freeIds_.back();
     freeIds_.pop_back();
   }
-  transfers_[id] = Transfer{.slot = slot,
-                            .queue = queue,
-                            .issued = issued,
-                            .queued = Picoseconds(queued),
-                            .shape = shape,
-                            .work = work,
-                            .engines = engines,
-                            .firstEngine = firstEngine,
-                            .remaining = work};
+  // Written in place, field by field: a temporary built on the stack and copied over stalls on
+  // store forwarding (narrow stores read back by wide loads), which cost more than the rest of
+  // this function.
+  Transfer& t = transfers_[id];
+  t = Transfer{};
+  t.slot = slot;
+  t.queue = queue;
+  t.issued = issued;
+  t.queued = Picoseconds(queued);
+  t.shape = shape;
+  t.work = work;
+  t.engines = engines;
+  t.firstEngine = firstEngine;
+  t.remaining = work;
   addPending({queued, id});
   return id;
 }
