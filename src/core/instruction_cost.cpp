@@ -177,10 +177,11 @@ Result<CostCalculator> CostCalculator::create(const spec::ChipSpec& chip) {
   return calc;
 }
 
-Result<InstructionCost> CostCalculator::cost(isa::Engine engine, const isa::InstructionBody& body) {
+Result<const InstructionCost*> CostCalculator::cost(isa::Engine engine,
+                                                    const isa::InstructionBody& body) {
   const spec::CostClass* cls = classes_[body.index()];
   if (cls == nullptr) {
-    return dispatch_[static_cast<std::size_t>(engine)];
+    return &dispatch_[static_cast<std::size_t>(engine)];
   }
   Key key;
   key.body = static_cast<std::uint32_t>(body.index());
@@ -192,12 +193,12 @@ Result<InstructionCost> CostCalculator::cost(isa::Engine engine, const isa::Inst
       },
       body);
   auto& last = last_[body.index()];
-  if (last.first == key && !last.second.variant.empty()) {
+  if (last.second != nullptr && last.first == key) {
     return last.second;
   }
   if (const auto hit = cache_.find(key); hit != cache_.end()) {
-    last = *hit;
-    return hit->second;
+    last = {key, &hit->second};
+    return &hit->second;
   }
   TRN_ASSIGN_OR_RETURN(const spec::CostEstimate estimate, cls->estimate(queryOf(key)));
   const spec::CostVariant* variant = cls->select(queryOf(key));
@@ -205,9 +206,9 @@ Result<InstructionCost> CostCalculator::cost(isa::Engine engine, const isa::Inst
       estimate.cycles,
       cyclesToTime(estimate.cycles, clocks_[static_cast<std::size_t>(engine)]).count(),
       variant ? std::string_view(variant->name) : "", flopsOf(key)};
-  cache_.emplace(key, result);
-  last = {key, result};
-  return result;
+  const InstructionCost* cached = &cache_.emplace(key, result).first->second;
+  last = {key, cached};
+  return cached;
 }
 
 }  // namespace trn::core

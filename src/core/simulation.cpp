@@ -75,9 +75,10 @@ struct Completion {
   }
 };
 
-/// A completion for `instr`, with its updates copied when they fit.
-Completion completionOf(std::uint32_t core, const isa::Instruction& instr) {
-  Completion done;
+/// Makes `done` the completion of `instr`, with its updates copied when they fit. Written in place:
+/// a Completion built on the stack and copied stalls on store forwarding.
+void setCompletion(Completion& done, std::uint32_t core, const isa::Instruction& instr) {
+  done = Completion{};
   done.core = core;
   const auto& updates = instr.sync.updates;
   if (updates.size() <= Completion::kInlineUpdates) {
@@ -88,7 +89,6 @@ Completion completionOf(std::uint32_t core, const isa::Instruction& instr) {
   } else {
     done.instr = &instr;
   }
-  return done;
 }
 
 struct EngineState {
@@ -340,11 +340,11 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
     }
     Planned& p = window.plans[i];
     p.kind = kindOf(instr);
-    p.completion = completionOf(c, instr);
+    setCompletion(p.completion, c, instr);
     p.firstWait = static_cast<std::uint32_t>(window.waits.size());
     p.waitCount = static_cast<std::uint32_t>(instr.sync.waits.size());
     window.waits.insert(window.waits.end(), instr.sync.waits.begin(), instr.sync.waits.end());
-    Result<InstructionCost> cost = cr.costs->cost(engine, instr.body);
+    Result<const InstructionCost*> cost = cr.costs->cost(engine, instr.body);
     if (!cost.ok()) {
       if (i > 0) {
         window.plans.resize(i);  // report it when (and if) the instruction is reached
@@ -353,7 +353,7 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
       return cost.status().withContext(
           describe(c, AccessOwner{engine, static_cast<std::uint32_t>(pc)}));
     }
-    p.cost = *cost;
+    p.cost = **cost;
     if (p.kind.dma) {
       p.shape = transferShape(instr.body, maxBuffer, chip_->core.dma);
     }
@@ -467,7 +467,11 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   const bool dma = kind.dma;
 
   // Happens-before and race check.
-  Completion done = plan != nullptr ? plan->completion : completionOf(c, instr);
+  Completion unplanned;
+  if (plan == nullptr) {
+    setCompletion(unplanned, c, instr);
+  }
+  const Completion& done = plan != nullptr ? plan->completion : unplanned;
   // The accessor's clock, kept for the completion; its own epoch advances once it is kept.
   const VectorClock* clock = nullptr;
   const int accessor = dma ? HazardDetector::queueAgent(kind.queue) : agent;
@@ -527,8 +531,9 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   totals.busy += Picoseconds(duration);
   totals.waiting += Picoseconds(now - es.readySince);
   stats.flops += cost.flops;
+  std::uint32_t record = kNoRecord;
   if (options.record) {
-    done.record = static_cast<std::uint32_t>(stats.records.size());
+    record = static_cast<std::uint32_t>(stats.records.size());
     stats.records.push_back(InstructionRecord{engine, owner.index, Picoseconds(es.readySince),
                                               Picoseconds(now), Picoseconds(end), Picoseconds(end),
                                               cost.cycles, cost.variant, limit, cost.flops});
@@ -542,13 +547,15 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     if (transferCompletions_.size() <= id) {
       transferCompletions_.resize(id + 1);
     }
-    transferCompletions_[id] = done;
+    Completion& pending = transferCompletions_[id];
+    pending = done;
+    pending.record = record;
     keepClock(transferClocks_, id, clock);
     scheduleDma();
   } else {
     const std::int64_t complete = end + (timing_ ? latency_[e] : 0);
-    if (done.record != kNoRecord) {
-      stats.records[done.record].complete = Picoseconds(complete);
+    if (record != kNoRecord) {
+      stats.records[record].complete = Picoseconds(complete);
     }
     cr.lastActivity = std::max(cr.lastActivity, complete);
     if (!done.updateList().empty()) {
@@ -561,6 +568,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
         freeCompletions_.pop_back();
         completions_[slot] = done;
       }
+      completions_[slot].record = record;
       keepClock(completionClocks_, slot, clock);
       schedule(complete, EventKind::kComplete, c, slot);
     }

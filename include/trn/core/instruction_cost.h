@@ -33,8 +33,10 @@ class CostCalculator {
   /// class a compute instruction needs is missing.
   static Result<CostCalculator> create(const spec::ChipSpec& chip);
 
-  /// The cost of `instr` when executed by `engine`.
-  Result<InstructionCost> cost(isa::Engine engine, const isa::InstructionBody& body);
+  /// The cost of `instr` when executed by `engine`. The cost is held by the calculator (a
+  /// pointer rather than a copy: a copy returned through the stack stalls the simulator's
+  /// planning loop on store forwarding) and lives as long as it.
+  Result<const InstructionCost*> cost(isa::Engine engine, const isa::InstructionBody& body);
 
   /// The compact description of an instruction that determines its cost (public for hashing).
   struct Key {
@@ -57,7 +59,7 @@ class CostCalculator {
   std::unordered_map<Key, InstructionCost, KeyHash> cache_;
   /// The last key and cost of each instruction type: streams repeat shapes, so most lookups
   /// end here without hashing.
-  std::vector<std::pair<Key, InstructionCost>> last_;
+  std::vector<std::pair<Key, const InstructionCost*>> last_;
 };
 
 }  // namespace trn::core
