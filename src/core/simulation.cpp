@@ -156,7 +156,8 @@ struct Planned {
 /// a long program costs no memory per instruction.
 struct PlanWindow {
   static constexpr std::size_t kSize = 256;
-  std::vector<Planned> plans;
+  std::vector<Planned> plans;  ///< kSize entries, of which the first `count` are planned
+  std::size_t count = 0;
   /// The plans' semaphore waits, copied so that issuing does not reach back into instructions
   /// that have left the cache.
   std::vector<isa::SemaphoreWait> waits;
@@ -226,13 +227,13 @@ class Simulation {
   }
   /// The ready slot that comes first, or nullptr when no engine is waiting to issue.
   [[nodiscard]] Event* firstReady() {
-    Event* first = nullptr;
-    for (Event& slot : ready_) {
-      if (slot.time != kNever && (first == nullptr || *first > slot)) {
+    Event* first = ready_.data();  // an empty slot's time is kNever: it never comes first
+    for (Event& slot : std::span(ready_).subspan(1)) {
+      if (*first > slot) {
         first = &slot;
       }
     }
-    return first;
+    return first->time != kNever ? first : nullptr;
   }
   /// Whether any event is pending at or before `time`.
   [[nodiscard]] bool anyPendingBy(std::int64_t time) const {
@@ -321,33 +322,46 @@ Status Simulation::setUp() {
 Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::size_t pc) {
   CoreRun& cr = cores_[c];
   PlanWindow& window = cr.windows[static_cast<std::size_t>(engine)];
-  if (pc >= window.first && pc < window.first + window.plans.size()) {
+  if (pc >= window.first && pc < window.first + window.count) {
     return &window.plans[pc - window.first];
   }
-  const auto& stream = cr.core->program().stream(engine);
+  // Sizes and pointers are read once: stores into the window would otherwise make the compiler
+  // reload them for every instruction.
+  const std::span<const isa::Instruction> stream = cr.core->program().stream(engine);
+  const std::size_t end = stream.size();
+  const std::size_t count = std::min(PlanWindow::kSize, end - pc);
   const std::int64_t maxBuffer = chip_->core.dma.descriptors.maxBufferBytes.count();
+  CostCalculator& costs = *cr.costs;
+  HazardDetector* hazards = cr.hazards ? &*cr.hazards : nullptr;
+  if (window.plans.empty()) {
+    window.plans.resize(PlanWindow::kSize);
+  }
+  Planned* plans = window.plans.data();
+  std::vector<isa::SemaphoreWait>& waits = window.waits;
   window.first = pc;
-  window.plans.resize(std::min(PlanWindow::kSize, stream.size() - pc));
-  window.waits.clear();
+  window.count = count;
+  waits.clear();
   window.accesses.clear();
-  for (std::size_t i = 0; i < window.plans.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     const isa::Instruction& instr = stream[pc + i];
-    if (pc + i + kPrefetchAhead < stream.size()) {
+    if (pc + i + kPrefetchAhead < end) {
       prefetch(stream[pc + i + kPrefetchAhead]);
     }
-    if (pc + i + kPrefetchAhead / 2 < stream.size()) {
+    if (pc + i + kPrefetchAhead / 2 < end) {
       prefetchSync(stream[pc + i + kPrefetchAhead / 2]);
     }
-    Planned& p = window.plans[i];
+    Planned& p = plans[i];
     p.kind = kindOf(instr);
     setCompletion(p.completion, c, instr);
-    p.firstWait = static_cast<std::uint32_t>(window.waits.size());
+    p.firstWait = static_cast<std::uint32_t>(waits.size());
     p.waitCount = static_cast<std::uint32_t>(instr.sync.waits.size());
-    window.waits.insert(window.waits.end(), instr.sync.waits.begin(), instr.sync.waits.end());
-    Result<const InstructionCost*> cost = cr.costs->cost(engine, instr.body);
+    for (const isa::SemaphoreWait& w : instr.sync.waits) {
+      waits.push_back(w);
+    }
+    Result<const InstructionCost*> cost = costs.cost(engine, instr.body);
     if (!cost.ok()) {
       if (i > 0) {
-        window.plans.resize(i);  // report it when (and if) the instruction is reached
+        window.count = i;  // report it when (and if) the instruction is reached
         break;
       }
       return cost.status().withContext(
@@ -357,11 +371,11 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
     if (p.kind.dma) {
       p.shape = transferShape(instr.body, maxBuffer, chip_->core.dma);
     }
-    if (cr.hazards) {
-      p.accesses = cr.hazards->prepare(instr.body, window.accesses);
+    if (hazards != nullptr) {
+      p.accesses = hazards->prepare(instr.body, window.accesses);
     }
   }
-  return &window.plans.front();
+  return &plans[0];
 }
 
 std::int32_t Simulation::firstUnmetWait(const CoreRun& cr,
