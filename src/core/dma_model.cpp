@@ -218,20 +218,6 @@ void DmaModel::popPending() {
   }
 }
 
-std::int64_t DmaModel::nextEventTime() const {
-  const std::int64_t next =
-      pendingFront_ < pending_.size() ? pending_[pendingFront_].queued : kNever;
-  return std::min(next, firstFinish_);
-}
-
-std::optional<Picoseconds> DmaModel::nextEvent() const {
-  const std::int64_t next = nextEventTime();
-  if (next == kNever) {
-    return std::nullopt;
-  }
-  return Picoseconds(next);
-}
-
 void DmaModel::progressTo(std::int64_t t) {
   if (t == now_) {
     return;  // nothing moves (and x - rate * 0 == x)

@@ -10,6 +10,7 @@
 // other core of the pair; when the stack is oversubscribed their rates scale down in proportion.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -44,7 +45,12 @@ class DmaModel {
   std::uint32_t submit(int slot, int queue, Picoseconds issued, const TransferShape& shape);
 
   /// The next time the model changes state (a transfer joins its queue or finishes), if any.
-  [[nodiscard]] std::optional<Picoseconds> nextEvent() const;
+  /// Inline: an optional returned out of line goes through the stack and stalls the caller on
+  /// store forwarding.
+  [[nodiscard]] std::optional<Picoseconds> nextEvent() const {
+    const std::int64_t next = nextEventTime();
+    return next != kNever ? std::optional(Picoseconds(next)) : std::nullopt;
+  }
 
   /// Processes everything up to and including `now`; appends the ids that finished.
   void advance(Picoseconds now, std::vector<std::uint32_t>& finished);
@@ -102,7 +108,11 @@ class DmaModel {
     int busiestPartial = 0;
   };
 
-  [[nodiscard]] std::int64_t nextEventTime() const;
+  [[nodiscard]] std::int64_t nextEventTime() const {
+    const std::int64_t pending =
+        pendingFront_ < pending_.size() ? pending_[pendingFront_].queued : kNever;
+    return std::min(pending, firstFinish_);
+  }
   void addPending(Pending pending);
   void popPending();
   [[nodiscard]] std::size_t queueIndex(const Transfer& t) const {
