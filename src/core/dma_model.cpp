@@ -56,8 +56,8 @@ inline Extent extentOf(const AccessPattern& ap, isa::Memory memory) {
 
 /// Accumulates one side of a transfer into `shape` and its bytes into `sideBytes`: the elements
 /// of `ap`, in `memory` as `dtype`. (Inline, like extentOf: both run for every DMA instruction.)
-inline void addSide(TransferShape& shape, const AccessPattern& ap, isa::Memory memory,
-                    DType dtype, std::int64_t& sideBytes) {
+inline void addSide(TransferShape& shape, const AccessPattern& ap, isa::Memory memory, DType dtype,
+                    std::int64_t& sideBytes) {
   const Extent extent = extentOf(ap, memory);
   const std::int64_t bytes = extent.elements * byteSize(dtype);
   sideBytes += bytes;

@@ -391,9 +391,9 @@ Status HazardDetector::access(int agent, AccessOwner owner, const PreparedAccess
   const std::uint32_t epoch = now[static_cast<std::size_t>(agent)];
   const std::span<const Operand> operands =
       std::span(prepared.operands).subspan(span.firstOperand, span.operandCount);
-  std::uint32_t suspects = filterAndRecord(
-      std::span(prepared.cellRuns).subspan(span.firstCellRun, span.cellRunCount), agent, epoch,
-      now);
+  std::uint32_t suspects =
+      filterAndRecord(std::span(prepared.cellRuns).subspan(span.firstCellRun, span.cellRunCount),
+                      agent, epoch, now);
   suspects &= ~(std::uint32_t{1} << agent);
   if (suspects != 0) {
     footprints_.assign(operands.size(), Footprint{});

@@ -142,7 +142,7 @@ void prefetchSync(const isa::Instruction& instr) {
 struct Planned {
   InstructionCost cost;
   Kind kind;
-  Completion completion;  ///< the instruction's semaphore updates (core and record unset)
+  Completion completion;        ///< the instruction's semaphore updates (core and record unset)
   std::uint32_t firstWait = 0;  ///< the semaphore waits, in PlanWindow::waits
   std::uint32_t waitCount = 0;
   AccessSpan accesses;  ///< in PlanWindow::accesses
@@ -464,9 +464,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     TRN_ASSIGN_OR_RETURN(plan, planned(c, engine, es.pc));
   }
   const std::span<const isa::SemaphoreWait> waits =
-      plan != nullptr
-          ? std::span(cr.windows[e].waits).subspan(plan->firstWait, plan->waitCount)
-          : std::span(instr.sync.waits);
+      plan != nullptr ? std::span(cr.windows[e].waits).subspan(plan->firstWait, plan->waitCount)
+                      : std::span(instr.sync.waits);
   es.blockedOn = firstUnmetWait(cr, waits);
   if (es.blockedOn >= 0) {
     es.blocked = true;

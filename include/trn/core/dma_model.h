@@ -149,9 +149,9 @@ class DmaModel {
   std::vector<std::uint32_t> nextInQueue_;  ///< [id] the transfer behind it in its queue
   std::vector<std::uint32_t> freeIds_;
   std::vector<SlotActivity> slots_;
-  std::vector<QueueEnds> queues_;       ///< [slot * queuesPerCore_ + queue]
-  std::vector<std::int64_t> dgeFree_;   ///< [slot * dgeBlocks_ + block] free time
-  std::vector<int> nextEngine_;         ///< [slot] rotation
+  std::vector<QueueEnds> queues_;      ///< [slot * queuesPerCore_ + queue]
+  std::vector<std::int64_t> dgeFree_;  ///< [slot * dgeBlocks_ + block] free time
+  std::vector<int> nextEngine_;        ///< [slot] rotation
   /// Transfers waiting to join their queues, sorted by (queued, id) from pendingFront_ on (the
   /// entries before it have joined).
   std::vector<Pending> pending_;

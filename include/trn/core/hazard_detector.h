@@ -203,10 +203,10 @@ class HazardDetector {
   void prepareOperand(const isa::AccessPattern& ap, bool write, PreparedAccesses& out);
   /// Gives band row `band` its cells; returns the index of the first.
   std::uint32_t allocateRow(std::uint32_t band);
-  /// The agents with an access in the cells of `runs` that `now` has not seen and that may conflict with
-  /// `agent`'s access there; records that access at `epoch` in those cells.
-  std::uint32_t filterAndRecord(std::span<const CellRun> runs, int agent,
-                                std::uint32_t epoch, const VectorClock& now);
+  /// The agents with an access in the cells of `runs` that `now` has not seen and that may conflict
+  /// with `agent`'s access there; records that access at `epoch` in those cells.
+  std::uint32_t filterAndRecord(std::span<const CellRun> runs, int agent, std::uint32_t epoch,
+                                const VectorClock& now);
   /// The race between one of `operands` and the newest access in `other`'s history that `now`
   /// has not seen and conflicts with it; OK when there is none.
   [[nodiscard]] Status scan(int other, const VectorClock& now, AccessOwner owner,

@@ -33,9 +33,15 @@ class CostCalculator {
   /// class a compute instruction needs is missing.
   static Result<CostCalculator> create(const spec::ChipSpec& chip);
 
+  /// Move-only: the memo of the last cost per instruction type points into the cache.
+  CostCalculator(CostCalculator&&) = default;
+  CostCalculator& operator=(CostCalculator&&) = default;
+  CostCalculator(const CostCalculator&) = delete;
+  CostCalculator& operator=(const CostCalculator&) = delete;
+
   /// The cost of `instr` when executed by `engine`. The cost is held by the calculator (a
   /// pointer rather than a copy: a copy returned through the stack stalls the simulator's
-  /// planning loop on store forwarding) and lives as long as it.
+  /// planning loop on store forwarding); read it before the calculator is moved or destroyed.
   Result<const InstructionCost*> cost(isa::Engine engine, const isa::InstructionBody& body);
 
   /// The compact description of an instruction that determines its cost (public for hashing).
@@ -53,6 +59,8 @@ class CostCalculator {
   };
 
  private:
+  CostCalculator() = default;
+
   std::array<InstructionCost, isa::kNumEngines> dispatch_{};  ///< control and DMA triggers
   std::array<Hertz, isa::kNumEngines> clocks_{};
   std::vector<const spec::CostClass*> classes_;  ///< by InstructionBody alternative
