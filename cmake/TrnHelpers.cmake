@@ -17,6 +17,10 @@ function(trn_set_sanitizers target)
                                              -fno-sanitize-recover=all)
     target_link_options(${target} PRIVATE -fsanitize=${TRN_SANITIZE})
   endif()
+  if(TRN_FUZZ)
+    # Coverage feedback for libFuzzer from every library, not only the fuzz target's own file.
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
 endfunction()
 
 # trn_add_module(<name> SOURCES <files...> DEPS <targets...>)
