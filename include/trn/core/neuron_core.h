@@ -82,6 +82,8 @@ class NeuronCore {
 
  private:
   NeuronCore(isa::Program program, CoreOptions options);
+  /// Maps SBUF, PSUM and the HBM tensors (committed only when touched) in the data modes.
+  Status allocateMemories();
 
   isa::Program program_;
   CoreOptions options_;

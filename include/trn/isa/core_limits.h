@@ -29,6 +29,8 @@ struct CoreLimits {
   std::int64_t matmulMinTile = 32;
 
   [[nodiscard]] std::int64_t psumPartitionBytes() const { return psumBanks * psumBankBytes; }
+  [[nodiscard]] std::int64_t sbufBytes() const { return partitions * sbufPartitionBytes; }
+  [[nodiscard]] std::int64_t psumBytes() const { return partitions * psumPartitionBytes(); }
 
   auto operator<=>(const CoreLimits&) const = default;
 };
