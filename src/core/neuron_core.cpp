@@ -231,6 +231,11 @@ Result<std::unique_ptr<NeuronCore>> NeuronCore::create(isa::Program program, Cor
                                        options.physicalCore, options.chip->name,
                                        options.chip->chip.neuronCores - 1));
   }
+  if (options.poison && !hasData(options.mode)) {
+    return invalidArgument(fmt::format("poison detection needs data values; {} mode has none "
+                                       "(use functional+timing or functional-only)",
+                                       runModeName(options.mode)));
+  }
   if (options.detectRaces && isa::kNumEngines + options.limits.dmaQueues > kMaxAgents) {
     return unsupported(fmt::format(
         "race detection follows at most {} DMA queues but the core has {}; run without it "

@@ -573,7 +573,9 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   totals.waiting += Picoseconds(now - es.readySince);
   stats.flops += cost.flops;
   std::uint32_t record = kNoRecord;
-  if (options.record) {
+  if (options.record && stats.records.size() >= options.maxRecords) {
+    ++stats.unrecorded;
+  } else if (options.record) {
     record = static_cast<std::uint32_t>(stats.records.size());
     stats.records.push_back(InstructionRecord{engine, owner.index, Picoseconds(es.readySince),
                                               Picoseconds(now), Picoseconds(end), Picoseconds(end),

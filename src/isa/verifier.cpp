@@ -250,6 +250,34 @@ Status verifyProgram(const Program& program, const CoreLimits& limits) {
   return {};
 }
 
+std::vector<std::string> programWarnings(const Program& program) {
+  std::vector<bool> written(program.tensors.size(), false);
+  for (const auto& stream : program.streams) {
+    for (const Instruction& instr : stream) {
+      std::visit(
+          [&](const auto& body) {
+            forEachAccessPattern(body, [&](std::string_view, FieldRole role,
+                                           const AccessPattern& ap) {
+              if (role == FieldRole::kOutput && ap.memory == Memory::kHbm && ap.tensor >= 0 &&
+                  static_cast<std::size_t>(ap.tensor) < written.size()) {
+                written[static_cast<std::size_t>(ap.tensor)] = true;
+              }
+            });
+          },
+          instr.body);
+    }
+  }
+  std::vector<std::string> warnings;
+  for (std::size_t t = 0; t < program.tensors.size(); ++t) {
+    if (program.tensors[t].kind == TensorKind::kOutput && !written[t]) {
+      warnings.push_back(fmt::format("output tensor '{}' is never written by the program; it "
+                                     "reads back as zeros",
+                                     program.tensors[t].name));
+    }
+  }
+  return warnings;
+}
+
 Status requireMemory(std::string_view operand, const AccessPattern& ap,
                      std::initializer_list<Memory> memories) {
   for (const Memory m : memories) {

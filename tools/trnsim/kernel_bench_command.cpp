@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "spec_command.h"
+#include "messages.h"
+#include "run_options.h"
 #include "trn/kernels/check.h"
 #include "trn/profile/trace.h"
 #include "trn/spec/loader.h"
@@ -25,6 +26,7 @@ struct BenchArgs {
   std::string trace;
   std::uint64_t seed = 1;
   bool allowRaces = false;
+  std::uint64_t maxInstructions = core::CoreOptions{}.maxInstructions;
 };
 
 /// Splits "name=value" into (name, value); plain "value" gives an empty name.
@@ -163,6 +165,7 @@ int bench(const BenchArgs& args) {
   options.seed = args.seed;
   options.detectRaces = !args.allowRaces;
   options.record = !args.trace.empty();
+  options.maxInstructions = args.maxInstructions;
   fmt::print("{} on {} ({}): {}\n", entry->name, options.chip->name, core::runModeName(*mode),
              describeInputs(*specs));
   Result<kernels::CheckResult> result = kernels::checkKernel(*entry, *specs, options);
@@ -210,7 +213,8 @@ void registerKernelBenchCommand(CLI::App& kernelsGroup, int& exitCode) {
   cmd->add_option("--mode", args->mode, "functional+timing, timing-only or functional-only")
       ->capture_default_str();
   cmd->add_option("--trace", args->trace, "write a Perfetto trace of the run");
-  cmd->add_option("--seed", args->seed, "seed of the random inputs")->capture_default_str();
+  addSeedOption(cmd, args->seed, "seed of the random inputs");
+  addMaxInstructionsOption(cmd, args->maxInstructions);
   cmd->add_flag("--allow-races", args->allowRaces, "do not check for races");
   cmd->callback([args, &exitCode] { exitCode = bench(*args); });
 }
