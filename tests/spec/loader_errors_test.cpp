@@ -39,7 +39,9 @@ INSTANTIATE_TEST_SUITE_P(
     Spec, BadFile,
     ::testing::Values(
         BadCase{"malformed_yaml.yaml", "malformed_yaml.yaml:7:7: ", "",
-                "YAML syntax error: end of map flow not found", ErrorCode::kParseError},
+                "YAML syntax error: did not find expected ',' or '}' (while parsing a flow "
+                "mapping at line 6, column 9)",
+                ErrorCode::kParseError},
         BadCase{"unknown_key.yaml", "unknown_key.yaml:7:5: ", "core.sbuf.partition_byte: ",
                 "unknown key 'partition_byte'; did you mean 'partition_bytes'?"},
         BadCase{"missing_key.yaml", "missing_key.yaml:8:7: ", "costs.classes.my_class.engines: ",
