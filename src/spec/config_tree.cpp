@@ -184,7 +184,7 @@ class TreeBuilder {
           break;
         case YAML_SEQUENCE_END_EVENT:
         case YAML_MAPPING_END_EVENT:
-          TRN_RETURN_IF_ERROR(endCollection(at));
+          TRN_RETURN_IF_ERROR(endCollection());
           break;
         default:
           break;
@@ -312,7 +312,7 @@ class TreeBuilder {
     Frame frame;
     frame.node.kind = kind;
     frame.node.mark = at;
-    frame.extent = Extent{1, 0, 1};
+    frame.extent = Extent{1, 0, 0};
     if (!anchor.empty()) {
       frame.anchor = std::string(anchor);
       frame.anchorSerial = ++serial_;
@@ -322,13 +322,13 @@ class TreeBuilder {
     return {};
   }
 
-  Status endCollection(Mark at) {
+  Status endCollection() {
     Frame frame = std::move(stack_.back());
     stack_.pop_back();
     if (!frame.anchor.empty()) {
       Anchor& anchor = anchors_[frame.anchor];
       if (anchor.serial == frame.anchorSerial) {
-        TRN_RETURN_IF_ERROR(charge(frame.extent, at, "the anchors keep"));
+        TRN_RETURN_IF_ERROR(charge(frame.extent, frame.node.mark, "the anchors keep"));
         anchor = Anchor{frame.anchorSerial, false, std::make_shared<const ConfigNode>(frame.node),
                         frame.extent};
       }

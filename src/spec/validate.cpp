@@ -199,9 +199,9 @@ void checkCore(const ChipSpec& s, Checker& c) {
                   dma.transpose.sbufToSbufEfficiency}}) {
     c.require(!dma.transpose.supported || !(efficiency < minEfficiency),
               {key, "core.dma.transpose.supported"},
-              fmt::format("'{}' is out of range; expected a value >= 0.01 when "
+              fmt::format("{} is {}; the DMA model divides by it, so it must be >= 0.01 when "
                           "core.dma.transpose.supported is true",
-                          efficiency.toString()));
+                          key, efficiency.toString()));
   }
   c.require((dma.queueScheduling == QueueScheduling::kQos) == (dma.qosClasses > 0),
             {"core.dma.qos_classes", "core.dma.queue_scheduling"},
