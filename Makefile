@@ -4,7 +4,10 @@ PRESET ?= release
 BUILD_DIR := build/$(PRESET)
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build demo test bench asan clean
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS ?=
+
+.PHONY: all deps configure build demo test bench asan fuzz fuzz-build fuzz-smoke clean
 
 all: build
 
@@ -20,14 +23,28 @@ build: configure
 demo: build
 	$(BUILD_DIR)/tools/trnsim/trnsim demo
 
+# The whole suite: the unit tests (which replay the fuzz corpora too), then the same corpora
+# under AddressSanitizer and UndefinedBehaviorSanitizer.
 test: build
 	ctest --preset $(PRESET) -j $(JOBS)
+	$(MAKE) fuzz-smoke
 
 bench: build
 	bash scripts/run-benchmarks.sh $(BUILD_DIR)
 
 asan:
 	$(MAKE) test PRESET=asan
+
+# libFuzzer targets (clang, ASan+UBSan); docs/fuzzing.md.
+fuzz-build: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j $(JOBS)
+
+fuzz: fuzz-build
+	bash scripts/run-fuzzers.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke: fuzz-build
+	bash scripts/run-fuzzers.sh --replay build/fuzz
 
 clean:
 	rm -rf build

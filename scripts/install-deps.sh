@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs everything trnsim needs to build, test and benchmark on Debian 12, from Debian
-# packages only. Idempotent: when every package is already present it does nothing.
+# Installs everything trnsim needs to build, test, fuzz and benchmark on Debian 12, from Debian
+# packages only. Idempotent: when every package is already present it does nothing. clang-16
+# builds the fuzz targets (libFuzzer, ASan+UBSan): clang 14 cannot compile std::source_location
+# with Debian's libstdc++ 12.
 set -euo pipefail
 
 packages=(
@@ -8,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-dev libfmt-dev libcli11-dev libhwy-dev
   libopenblas-dev nlohmann-json3-dev
+  clang-16 libclang-rt-16-dev
 )
 
 missing=()

@@ -19,9 +19,14 @@ std::int64_t ceilToInt(double x) {
   return static_cast<double>(truncated) < x ? truncated + 1 : truncated;
 }
 
-/// When a transfer with `remaining` engine-bytes at `rate` bytes/s at time `t` finishes.
+/// When a transfer with `remaining` engine-bytes at `rate` bytes/s at time `t` finishes; past
+/// kMaxSimulatedTime (or at a zero rate) just after it, which the scheduler reports as an overflow.
 std::int64_t finishTime(std::int64_t t, double remaining, double rate) {
-  return t + ceilToInt(remaining * kPsPerSecond / rate - 1e-6);
+  const double duration = remaining * kPsPerSecond / rate - 1e-6;
+  if (!(duration < static_cast<double>(kMaxSimulatedTime.count() - t))) {
+    return kMaxSimulatedTime.count() + 1;
+  }
+  return t + ceilToInt(duration);
 }
 
 /// The elements of an access pattern and how many of them each contiguous run holds.

@@ -201,10 +201,18 @@ Result<const InstructionCost*> CostCalculator::cost(isa::Engine engine,
     return &hit->second;
   }
   TRN_ASSIGN_OR_RETURN(const spec::CostEstimate estimate, cls->estimate(queryOf(key)));
+  const Hertz clock = clocks_[static_cast<std::size_t>(engine)];
+  if (static_cast<double>(estimate.cycles) * 1e12 / static_cast<double>(clock.count()) >=
+      static_cast<double>(kMaxSimulatedTime.count())) {
+    return outOfRange(fmt::format("cost class '{}' gives {} cycles at {}, longer than the {} "
+                                  "trnsim can simulate",
+                                  cls->name, estimate.cycles, toString(clock),
+                                  toString(kMaxSimulatedTime)));
+  }
   const spec::CostVariant* variant = cls->select(queryOf(key));
   InstructionCost result{
       estimate.cycles,
-      cyclesToTime(estimate.cycles, clocks_[static_cast<std::size_t>(engine)]).count(),
+      cyclesToTime(estimate.cycles, clock).count(),
       variant ? std::string_view(variant->name) : "", flopsOf(key)};
   const InstructionCost* cached = &cache_.emplace(key, result).first->second;
   last = {key, cached};

@@ -7,6 +7,7 @@
 #include "sequencer_state.h"
 #include "trn/base/rng.h"
 #include "trn/core/hazard_detector.h"
+#include "trn/core/host_memory.h"
 #include "trn/isa/exec_context.h"
 #include "trn/isa/program_text.h"
 #include "trn/isa/verifier.h"
@@ -162,20 +163,23 @@ class NeuronCore::Context final : public isa::ExecContext {
 
   void checkInitialised(const TrackedBytes& memory, std::size_t address, std::size_t bytes,
                         const AccessPattern& ap) {
-    if (!fault_.ok() || memory.allWritten(address, bytes)) {
+    if (!fault_.ok()) {
+      return;
+    }
+    const std::optional<std::size_t> hole = memory.firstUnwritten(address, bytes);
+    if (!hole) {
       return;
     }
     std::string where;
     if (ap.memory == Memory::kHbm) {
-      where =
-          fmt::format("tensor '{}' byte {}",
-                      core_.program_.tensors[static_cast<std::size_t>(ap.tensor)].name, address);
+      where = fmt::format("tensor '{}' byte {}",
+                          core_.program_.tensors[static_cast<std::size_t>(ap.tensor)].name, *hole);
     } else {
       const auto partitionBytes = static_cast<std::size_t>(
           ap.memory == Memory::kSbuf ? core_.options_.limits.sbufPartitionBytes
                                      : core_.options_.limits.psumPartitionBytes());
       where = fmt::format("{} partition {} byte {}", isa::memoryName(ap.memory),
-                          address / partitionBytes, address % partitionBytes);
+                          *hole / partitionBytes, *hole % partitionBytes);
     }
     fault_ = failedPrecondition(fmt::format("poison: reads never-written memory at {}", where));
   }
@@ -194,18 +198,26 @@ class NeuronCore::Context final : public isa::ExecContext {
 };
 
 NeuronCore::NeuronCore(isa::Program program, CoreOptions options)
-    : program_(std::move(program)), options_(std::move(options)) {
+    : program_(std::move(program)), options_(std::move(options)) {}
+
+Status NeuronCore::allocateMemories() {
   if (!hasData(options_.mode)) {
-    return;  // timing-only: no memory is allocated
+    return {};  // timing-only: no memory is allocated
   }
+  TRN_RETURN_IF_ERROR(checkHostMemory(program_, options_.limits, options_.poison));
   const isa::CoreLimits& limits = options_.limits;
-  sbuf_ = TrackedBytes(static_cast<std::size_t>(limits.partitions * limits.sbufPartitionBytes),
-                       options_.poison);
-  psum_ = TrackedBytes(static_cast<std::size_t>(limits.partitions * limits.psumPartitionBytes()),
-                       options_.poison);
+  const bool poison = options_.poison;
+  TRN_ASSIGN_OR_RETURN(sbuf_, TrackedBytes::create(static_cast<std::size_t>(limits.sbufBytes()),
+                                                   poison, "SBUF"));
+  TRN_ASSIGN_OR_RETURN(psum_, TrackedBytes::create(static_cast<std::size_t>(limits.psumBytes()),
+                                                   poison, "PSUM"));
+  hbm_.reserve(program_.tensors.size());
   for (const isa::TensorDecl& t : program_.tensors) {
-    hbm_.emplace_back(static_cast<std::size_t>(t.byteSize()), options_.poison);
+    TRN_ASSIGN_OR_RETURN(hbm_.emplace_back(),
+                         TrackedBytes::create(static_cast<std::size_t>(t.byteSize()), poison,
+                                              fmt::format("HBM tensor '{}'", t.name)));
   }
+  return {};
 }
 
 Result<std::unique_ptr<NeuronCore>> NeuronCore::create(isa::Program program, CoreOptions options) {
@@ -219,6 +231,11 @@ Result<std::unique_ptr<NeuronCore>> NeuronCore::create(isa::Program program, Cor
                                        options.physicalCore, options.chip->name,
                                        options.chip->chip.neuronCores - 1));
   }
+  if (options.poison && !hasData(options.mode)) {
+    return invalidArgument(fmt::format("poison detection needs data values; {} mode has none "
+                                       "(use functional+timing or functional-only)",
+                                       runModeName(options.mode)));
+  }
   if (options.detectRaces && isa::kNumEngines + options.limits.dmaQueues > kMaxAgents) {
     return unsupported(fmt::format(
         "race detection follows at most {} DMA queues but the core has {}; run without it "
@@ -226,7 +243,9 @@ Result<std::unique_ptr<NeuronCore>> NeuronCore::create(isa::Program program, Cor
         kMaxAgents - isa::kNumEngines, options.limits.dmaQueues));
   }
   TRN_RETURN_IF_ERROR(isa::verifyProgram(program, options.limits));
-  return std::unique_ptr<NeuronCore>(new NeuronCore(std::move(program), std::move(options)));
+  std::unique_ptr<NeuronCore> core(new NeuronCore(std::move(program), std::move(options)));
+  TRN_RETURN_IF_ERROR(core->allocateMemories());
+  return core;
 }
 
 Status NeuronCore::setTensor(std::string_view name, std::span<const std::byte> data) {

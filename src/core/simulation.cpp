@@ -16,6 +16,7 @@
 //   an instruction starts (a DMA when it is issued); the race detector (hazard_detector.h) checks
 //   every access in every mode.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <bit>
@@ -24,6 +25,7 @@
 #include <optional>
 #include <queue>
 #include <span>
+#include <utility>
 #include <variant>
 
 #include "sequencer_state.h"
@@ -31,6 +33,7 @@
 #include "trn/core/hazard_detector.h"
 #include "trn/core/instruction_cost.h"
 #include "trn/core/neuron_core.h"
+#include "trn/core/wait_race_detector.h"
 #include "trn/isa/program_text.h"
 
 namespace trn::core {
@@ -67,6 +70,8 @@ struct Completion {
   /// The updates, copied when there are few; else `instr`'s own list.
   std::array<isa::SemaphoreUpdate, kInlineUpdates> updates{};
   std::uint8_t updateCount = 0;
+  std::uint8_t agent = 0;  ///< the race detector's agent that makes the updates
+  AccessOwner owner;       ///< the instruction, for messages
   const isa::Instruction* instr = nullptr;
 
   [[nodiscard]] std::span<const isa::SemaphoreUpdate> updateList() const {
@@ -77,9 +82,12 @@ struct Completion {
 
 /// Makes `done` the completion of `instr`, with its updates copied when they fit. Written in place:
 /// a Completion built on the stack and copied stalls on store forwarding.
-void setCompletion(Completion& done, std::uint32_t core, const isa::Instruction& instr) {
+void setCompletion(Completion& done, std::uint32_t core, AccessOwner owner, int agent,
+                   const isa::Instruction& instr) {
   done = Completion{};
   done.core = core;
+  done.owner = owner;
+  done.agent = static_cast<std::uint8_t>(agent);
   const auto& updates = instr.sync.updates;
   if (updates.size() <= Completion::kInlineUpdates) {
     for (std::size_t i = 0; i < updates.size(); ++i) {
@@ -120,6 +128,11 @@ Kind kindOf(const isa::Instruction& instr) {
         return kind;
       },
       instr.body);
+}
+
+/// The race detector's agent of an instruction: its DMA queue for a transfer, else its engine.
+int updatingAgent(Engine engine, Kind kind) {
+  return kind.dma ? HazardDetector::queueAgent(kind.queue) : HazardDetector::engineAgent(engine);
 }
 
 constexpr std::size_t kPrefetchAhead = 8;
@@ -173,6 +186,7 @@ struct CoreRun {
   /// Per semaphore, a bit for each engine blocked on it (EngineState::blockedOn).
   std::vector<std::uint8_t> waiters;
   std::optional<HazardDetector> hazards;
+  std::optional<WaitRaceDetector> waitRaces;  ///< with hazards
   std::optional<CostCalculator> costs;
   RunStats stats;
   std::int64_t lastActivity = 0;
@@ -201,8 +215,8 @@ class Simulation {
   Status tryIssue(std::uint32_t c, Engine engine, std::int64_t now, std::int64_t& nextReady);
   /// Issues instructions of `engine` from `now` for as long as it is the next thing to happen.
   Status runEngine(std::uint32_t c, Engine engine, std::int64_t now);
-  void finishInstruction(std::uint32_t c, const Completion& done, const VectorClock* clock,
-                         std::int64_t now);
+  Status finishInstruction(std::uint32_t c, const Completion& done, const VectorClock* clock,
+                           std::int64_t now);
   /// Stores `value` at `slot` of `slots` (growing it) when races are checked.
   static void keepClock(std::vector<VectorClock>& slots, std::uint32_t slot,
                         const VectorClock* value) {
@@ -249,6 +263,7 @@ class Simulation {
                                                    std::span<const isa::SemaphoreWait> waits);
   [[nodiscard]] std::string describe(std::uint32_t c, AccessOwner owner) const;
   [[nodiscard]] Status deadlock() const;
+  [[nodiscard]] static Status timeOverflow();
   void finalise();
 
   std::vector<CoreRun> cores_;
@@ -301,6 +316,8 @@ Status Simulation::setUp() {
           [&program](std::int32_t tensor) {
             return program.tensors[static_cast<std::size_t>(tensor)].name;
           });
+      cr.waitRaces.emplace(program, options.limits.semaphores,
+                           [this, c](AccessOwner owner) { return describe(c, owner); });
     }
     if (timing_) {
       TRN_ASSIGN_OR_RETURN(CostCalculator calc, CostCalculator::create(*chip_));
@@ -352,7 +369,8 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
     }
     Planned& p = plans[i];
     p.kind = kindOf(instr);
-    setCompletion(p.completion, c, instr);
+    setCompletion(p.completion, c, AccessOwner{engine, static_cast<std::uint32_t>(pc + i)},
+                  updatingAgent(engine, p.kind), instr);
     p.firstWait = static_cast<std::uint32_t>(waits.size());
     p.waitCount = static_cast<std::uint32_t>(instr.sync.waits.size());
     for (const isa::SemaphoreWait& w : instr.sync.waits) {
@@ -482,7 +500,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   // Happens-before and race check.
   Completion unplanned;
   if (plan == nullptr) {
-    setCompletion(unplanned, c, instr);
+    setCompletion(unplanned, c, owner, updatingAgent(engine, kind), instr);
   }
   const Completion& done = plan != nullptr ? plan->completion : unplanned;
   // The accessor's clock, kept for the completion; its own epoch advances once it is kept.
@@ -490,6 +508,9 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   const int accessor = dma ? HazardDetector::queueAgent(kind.queue) : agent;
   if (cr.hazards) {
     HazardDetector& hazards = *cr.hazards;
+    for (const isa::SemaphoreWait& w : waits) {
+      TRN_RETURN_IF_ERROR(cr.waitRaces->passed(w, agent, hazards.clock(agent), owner));
+    }
     for (const isa::SemaphoreWait& w : waits) {
       hazards.acquire(agent, w.semaphore);
     }
@@ -518,11 +539,18 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     duration = cost.picoseconds;
     if (engine == Engine::kPe && !cost.variant.empty()) {
       limit = throttle(cr, now);
-      duration = static_cast<std::int64_t>(std::ceil(static_cast<double>(duration) / limit));
+      const double stretched = std::ceil(static_cast<double>(duration) / limit);
+      if (!(stretched < static_cast<double>(kMaxSimulatedTime.count()))) {
+        return timeOverflow().withContext(describe(c, owner));
+      }
+      duration = static_cast<std::int64_t>(stretched);
       cr.peLastEnd = now + duration;
     }
   }
-  const std::int64_t end = now + duration;
+  const std::int64_t end = now + duration;  // both below 2^62: no overflow
+  if (end > kMaxSimulatedTime.count()) {
+    return timeOverflow().withContext(describe(c, owner));
+  }
 
   // Data.
   std::int64_t jump = -1;
@@ -545,7 +573,9 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   totals.waiting += Picoseconds(now - es.readySince);
   stats.flops += cost.flops;
   std::uint32_t record = kNoRecord;
-  if (options.record) {
+  if (options.record && stats.records.size() >= options.maxRecords) {
+    ++stats.unrecorded;
+  } else if (options.record) {
     record = static_cast<std::uint32_t>(stats.records.size());
     stats.records.push_back(InstructionRecord{engine, owner.index, Picoseconds(es.readySince),
                                               Picoseconds(now), Picoseconds(end), Picoseconds(end),
@@ -598,24 +628,36 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   return {};
 }
 
-void Simulation::finishInstruction(std::uint32_t c, const Completion& done,
-                                   const VectorClock* clock, std::int64_t now) {
+Status Simulation::finishInstruction(std::uint32_t c, const Completion& done,
+                                     const VectorClock* clock, std::int64_t now) {
   CoreRun& cr = cores_[c];
   std::uint32_t woken = 0;  ///< a bit per engine to wake
   for (const isa::SemaphoreUpdate& u : done.updateList()) {
     std::int32_t& value = cr.semaphores[static_cast<std::size_t>(u.semaphore)];
+    std::int64_t next = u.value;
     switch (u.op) {
       case isa::SemaphoreUpdateOp::kAdd:
-        value += u.value;
+        next = std::int64_t{value} + u.value;
         break;
       case isa::SemaphoreUpdateOp::kSubtract:
-        value -= u.value;
+        next = std::int64_t{value} - u.value;
         break;
       case isa::SemaphoreUpdateOp::kSet:
-        value = u.value;
         break;
     }
-    if (cr.hazards) {
+    if (!std::in_range<std::int32_t>(next)) {
+      return outOfRange(fmt::format("semaphore s{} would become {}, outside the 32-bit range of a "
+                                    "semaphore (it was {})",
+                                    u.semaphore, next, value))
+          .withContext(describe(c, done.owner));
+    }
+    if (cr.waitRaces) {
+      TRN_RETURN_IF_ERROR(cr.waitRaces->updated(u.semaphore, value,
+                                                static_cast<std::int32_t>(next), done.agent,
+                                                *clock, done.owner));
+    }
+    value = static_cast<std::int32_t>(next);
+  if (cr.hazards) {
       cr.hazards->release(u.semaphore, *clock);
     }
     // Only an engine blocked on a semaphore that changed can proceed.
@@ -635,6 +677,7 @@ void Simulation::finishInstruction(std::uint32_t c, const Completion& done,
     schedule(now + semaphoreDelay_[static_cast<std::size_t>(e)], EventKind::kReady, c,
              static_cast<std::uint32_t>(e));
   }
+  return {};
 }
 
 void Simulation::scheduleDma() {
@@ -669,7 +712,7 @@ Status Simulation::advanceDma(std::int64_t now) {
     }
     const Completion finished = done;
     const VectorClock* clock = cr.hazards ? &transferClocks_[id] : nullptr;
-    finishInstruction(finished.core, finished, clock, now);
+    TRN_RETURN_IF_ERROR(finishInstruction(finished.core, finished, clock, now));
     dma_->release(id);
   }
   scheduleDma();
@@ -686,16 +729,32 @@ Status Simulation::deadlock() const {
         continue;
       }
       const isa::Instruction& instr = cr.core->program().stream(engine)[es.pc];
+      const AccessOwner owner{engine, static_cast<std::uint32_t>(es.pc)};
+      std::vector<std::string> waits;
       for (const isa::SemaphoreWait& w : instr.sync.waits) {
-        pending +=
-            fmt::format("\n  {}{}#{} waits for s{} {} {} (s{} = {})",
-                        cores_.size() > 1 ? fmt::format("core {}: ", c) : "",
-                        isa::engineName(engine), es.pc, w.semaphore, isa::enumName(w.compare),
-                        w.value, w.semaphore, cr.semaphores[static_cast<std::size_t>(w.semaphore)]);
+        if (cr.waitRaces) {
+          // A wait that missed a window of its condition is a race, not only a deadlock.
+          std::string race = cr.waitRaces->couldHavePassed(
+              w, cr.hazards->clock(HazardDetector::engineAgent(engine)), owner);
+          if (!race.empty()) {
+            return failedPrecondition(std::move(race));
+          }
+        }
+        waits.push_back(fmt::format("s{} {} {} (s{} = {})", w.semaphore, isa::enumName(w.compare),
+                                    w.value, w.semaphore,
+                                    cr.semaphores[static_cast<std::size_t>(w.semaphore)]));
       }
+      pending += fmt::format("\n  {} waits for {}", describe(c, owner), fmt::join(waits, " and "));
     }
   }
   return failedPrecondition(fmt::format("deadlock: no engine can proceed{}", pending));
+}
+
+Status Simulation::timeOverflow() {
+  return outOfRange(fmt::format(
+      "simulated time would pass {} ({:.1f} days), the latest time trnsim represents; a clock or "
+      "bandwidth of the chip description is probably far too low for this workload",
+      toString(kMaxSimulatedTime), static_cast<double>(kMaxSimulatedTime.count()) / 864e14));
 }
 
 void Simulation::finalise() {
@@ -730,12 +789,16 @@ Result<std::vector<RunStats>> Simulation::run() {
     } else {
       break;
     }
+    if (event.time > kMaxSimulatedTime.count()) {
+      return timeOverflow().withContext(event.kind() == EventKind::kDma ? "a DMA transfer"
+                                                                         : "an instruction");
+    }
     switch (event.kind()) {
       case EventKind::kComplete: {
         const Completion done = completions_[event.payload];
         const VectorClock* clock =
             cores_[event.core].hazards ? &completionClocks_[event.payload] : nullptr;
-        finishInstruction(event.core, done, clock, event.time);
+        TRN_RETURN_IF_ERROR(finishInstruction(event.core, done, clock, event.time));
         freeCompletions_.push_back(event.payload);
         break;
       }

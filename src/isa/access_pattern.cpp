@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include "trn/base/checked.h"
 
 namespace trn::isa {
 
@@ -17,7 +18,18 @@ std::string_view memoryName(Memory memory) {
   return {};
 }
 
+namespace {
+
+/// Debug builds: the unchecked sizes are used only on patterns whose checked extent exists.
+void checkRepresentable([[maybe_unused]] const AccessPattern& ap) {
+  TRN_DCHECK(ap.checkedExtent().has_value())
+      << "sizes of an access pattern whose arithmetic overflows (the verifier rejects it)";
+}
+
+}  // namespace
+
 std::int64_t AccessPattern::freeSize() const {
+  checkRepresentable(*this);
   std::int64_t size = 1;
   for (int d = 0; d < numDims; ++d) {
     size *= dims[static_cast<std::size_t>(d)].count;
@@ -25,7 +37,10 @@ std::int64_t AccessPattern::freeSize() const {
   return size;
 }
 
+std::int64_t AccessPattern::elementCount() const { return partitionCount * freeSize(); }
+
 std::int64_t AccessPattern::freeByteOffset(std::int64_t flat) const {
+  checkRepresentable(*this);
   std::int64_t elements = 0;
   for (int d = numDims - 1; d >= 0; --d) {
     const Dim& dim = dims[static_cast<std::size_t>(d)];
@@ -36,6 +51,7 @@ std::int64_t AccessPattern::freeByteOffset(std::int64_t flat) const {
 }
 
 AccessPattern::ByteRange AccessPattern::byteRange() const {
+  checkRepresentable(*this);
   const std::int64_t elementBytes = byteSize(dtype);
   std::int64_t low = 0;
   std::int64_t high = 0;
@@ -51,6 +67,40 @@ AccessPattern::ByteRange AccessPattern::byteRange() const {
     extend(partitionStride, partitionCount);
   }
   return {offset + low * elementBytes, offset + high * elementBytes + elementBytes};
+}
+
+std::optional<AccessPattern::Extent> AccessPattern::checkedExtent() const {
+  if (numDims < 1 || numDims > kMaxFreeDims || partitionCount < 1) {
+    return std::nullopt;
+  }
+  const std::int64_t elementBytes = byteSize(dtype);
+  Checked<std::int64_t> free = 1;
+  // Element offsets below and above element 0 (in elements); every partial sum of the per-dim
+  // spans lies between them, so unchecked code that adds a subset of the spans cannot overflow.
+  Checked<std::int64_t> low = 0;
+  Checked<std::int64_t> high = 0;
+  auto extend = [&](std::int64_t stride, std::int64_t count) {
+    // count >= 1, so the span has the sign of the stride.
+    (stride < 0 ? low : high) += (Checked<std::int64_t>(count) - 1) * stride;
+  };
+  for (int d = 0; d < numDims; ++d) {
+    const Dim& dim = dims[static_cast<std::size_t>(d)];
+    if (dim.count < 1) {
+      return std::nullopt;
+    }
+    free *= dim.count;
+    extend(dim.stride, dim.count);
+  }
+  if (memory == Memory::kHbm) {
+    extend(partitionStride, partitionCount);
+  }
+  const Checked<std::int64_t> elements = free * partitionCount;
+  const Checked<std::int64_t> begin = low * elementBytes + offset;
+  const Checked<std::int64_t> end = (high + 1) * elementBytes + offset;
+  if (!free.valid() || !elements.valid() || !begin.valid() || !end.valid()) {
+    return std::nullopt;
+  }
+  return Extent{free.value(), elements.value(), ByteRange{begin.value(), end.value()}};
 }
 
 std::string formatAccessPattern(const AccessPattern& ap,
@@ -143,7 +193,8 @@ Result<AccessPattern> parseAccessPattern(
         !in.readInt(end) || !in.consume(']')) {
       return fail("expected a partition range [start:end]");
     }
-    ap.partitionCount = end - ap.partitionStart;
+    const std::optional<std::int64_t> count = (Checked<std::int64_t>(end) - ap.partitionStart).get();
+    ap.partitionCount = count.value_or(0);
     if (ap.partitionStart < 0 || ap.partitionCount <= 0) {
       return fail(fmt::format("empty or negative partition range [{}:{}]", ap.partitionStart, end));
     }

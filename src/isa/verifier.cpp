@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+#include <optional>
+
+#include "trn/base/checked.h"
 #include "trn/isa/program_text.h"
 
 namespace trn::isa {
@@ -10,6 +14,7 @@ namespace {
 constexpr std::int64_t kMaxCount = 65535;   // uint16 size field
 constexpr std::int64_t kMinStride = -32768; // int16 stride field
 constexpr std::int64_t kMaxStride = 32767;
+constexpr std::int64_t kMaxHbmCount = std::numeric_limits<std::int64_t>::max();
 
 Status violation(std::string_view operand, std::string_view what) {
   return failedPrecondition(fmt::format("operand '{}': {}", operand, what));
@@ -20,9 +25,11 @@ Status checkPartitions(std::string_view operand, const AccessPattern& ap,
                        const CoreLimits& limits, bool computeEngine) {
   const std::int64_t start = ap.partitionStart;
   const std::int64_t count = ap.partitionCount;
-  if (start < 0 || count < 1 || start + count > limits.partitions) {
+  if (start < 0 || count < 1 || start >= limits.partitions || count > limits.partitions - start) {
+    const std::optional<std::int64_t> end = (Checked<std::int64_t>(start) + count).get();
     return violation(operand, fmt::format("partitions [{}:{}] are outside 0..{}", start,
-                                          start + count, limits.partitions));
+                                          end ? fmt::to_string(*end) : "beyond 2^63",
+                                          limits.partitions));
   }
   if (!computeEngine) {
     return {};
@@ -45,9 +52,13 @@ Status checkPartitions(std::string_view operand, const AccessPattern& ap,
   return {};
 }
 
-/// Dimension counts, encodable sizes and strides, alignment and bounds.
-Status checkPattern(std::string_view operand, const AccessPattern& ap, const Program& program,
-                    const CoreLimits& limits) {
+/// Dimension counts, encodable sizes and strides, alignment and bounds. Every size is computed
+/// with checked arithmetic (AccessPattern::checkedExtent) and bounded by the real size of the
+/// memory it names, so that nothing downstream can overflow: an on-chip operand visits at most as
+/// many elements per partition as the partition has bytes, and an operand that writes HBM at most
+/// as many elements as its tensor holds.
+Status checkPattern(std::string_view operand, FieldRole role, const AccessPattern& ap,
+                    const Program& program, const CoreLimits& limits) {
   if (ap.numDims < 1 || ap.numDims > kMaxFreeDims) {
     return violation(operand, fmt::format("{} free dimensions; the hardware allows 1 to {}",
                                           ap.numDims, kMaxFreeDims));
@@ -57,7 +68,7 @@ Status checkPattern(std::string_view operand, const AccessPattern& ap, const Pro
     const Dim& dim = ap.dims[static_cast<std::size_t>(d)];
     if (dim.count < 1 || (onChip && dim.count > kMaxCount)) {
       return violation(operand, fmt::format("free dimension {} has count {}; counts are 1..{}", d,
-                                            dim.count, kMaxCount));
+                                            dim.count, onChip ? kMaxCount : kMaxHbmCount));
     }
     if (onChip && (dim.stride < kMinStride || dim.stride > kMaxStride)) {
       return violation(operand, fmt::format("free dimension {} has stride {}; on-chip strides are "
@@ -65,25 +76,38 @@ Status checkPattern(std::string_view operand, const AccessPattern& ap, const Pro
                                             d, dim.stride, kMinStride, kMaxStride));
     }
   }
+  if (!onChip && ap.partitionCount < 1) {
+    return violation(operand, fmt::format("row count {} is not positive", ap.partitionCount));
+  }
   const std::int64_t elementBytes = byteSize(ap.dtype);
   if (ap.offset % elementBytes != 0) {
     return violation(operand, fmt::format("byte offset {} is not a multiple of the {}-byte {} "
                                           "element",
                                           ap.offset, elementBytes, dtypeName(ap.dtype)));
   }
-  const AccessPattern::ByteRange range = ap.byteRange();
+  const std::optional<AccessPattern::Extent> extent = ap.checkedExtent();
+  if (!extent) {
+    return violation(operand, "its size overflows 64-bit arithmetic: the product of its counts, "
+                              "or counts x strides x element bytes plus the offset, does not fit "
+                              "in a signed 64-bit integer");
+  }
+  const AccessPattern::ByteRange range = extent->bytes;
   if (ap.memory == Memory::kHbm) {
     if (ap.tensor < 0 || static_cast<std::size_t>(ap.tensor) >= program.tensors.size()) {
       return violation(operand, fmt::format("HBM tensor index {} is not declared", ap.tensor));
     }
     const TensorDecl& tensor = program.tensors[static_cast<std::size_t>(ap.tensor)];
-    if (ap.partitionCount < 1) {
-      return violation(operand, fmt::format("row count {} is not positive", ap.partitionCount));
-    }
     if (range.begin < 0 || range.end > tensor.byteSize()) {
       return violation(operand, fmt::format("bytes [{}, {}) fall outside tensor '{}' of {} bytes",
                                             range.begin, range.end, tensor.name,
                                             tensor.byteSize()));
+    }
+    const std::int64_t capacity = tensor.byteSize() / elementBytes;
+    if (role == FieldRole::kOutput && extent->elementCount > capacity) {
+      return violation(operand, fmt::format("writes {} {} elements into tensor '{}', which holds "
+                                            "{}; a write visits each element at most once",
+                                            extent->elementCount, dtypeName(ap.dtype),
+                                            tensor.name, capacity));
     }
     return {};
   }
@@ -93,6 +117,11 @@ Status checkPattern(std::string_view operand, const AccessPattern& ap, const Pro
     return violation(operand, fmt::format("bytes [{}, {}) of each partition fall outside {}'s {} "
                                           "bytes per partition",
                                           range.begin, range.end, memoryName(ap.memory), capacity));
+  }
+  if (extent->freeSize > capacity) {
+    return violation(operand, fmt::format("visits {} elements per partition, more than the {} "
+                                          "bytes of a {} partition",
+                                          extent->freeSize, capacity, memoryName(ap.memory)));
   }
   return {};
 }
@@ -159,7 +188,7 @@ Status verifyBody(const I& body, Engine engine, const Program& program, const Co
       status = checkPartitions(name, ap, limits, !I::kInfo.viaDma);
     }
     if (status.ok()) {
-      status = checkPattern(name, ap, program, limits);
+      status = checkPattern(name, role, ap, program, limits);
     }
   });
   TRN_RETURN_IF_ERROR(status);
@@ -219,6 +248,34 @@ Status verifyProgram(const Program& program, const CoreLimits& limits) {
     }
   }
   return {};
+}
+
+std::vector<std::string> programWarnings(const Program& program) {
+  std::vector<bool> written(program.tensors.size(), false);
+  for (const auto& stream : program.streams) {
+    for (const Instruction& instr : stream) {
+      std::visit(
+          [&](const auto& body) {
+            forEachAccessPattern(body, [&](std::string_view, FieldRole role,
+                                           const AccessPattern& ap) {
+              if (role == FieldRole::kOutput && ap.memory == Memory::kHbm && ap.tensor >= 0 &&
+                  static_cast<std::size_t>(ap.tensor) < written.size()) {
+                written[static_cast<std::size_t>(ap.tensor)] = true;
+              }
+            });
+          },
+          instr.body);
+    }
+  }
+  std::vector<std::string> warnings;
+  for (std::size_t t = 0; t < program.tensors.size(); ++t) {
+    if (program.tensors[t].kind == TensorKind::kOutput && !written[t]) {
+      warnings.push_back(fmt::format("output tensor '{}' is never written by the program; it "
+                                     "reads back as zeros",
+                                     program.tensors[t].name));
+    }
+  }
+  return warnings;
 }
 
 Status requireMemory(std::string_view operand, const AccessPattern& ap,

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "passes/engine_rules.h"
+#include "trn/base/checked.h"
 #include "trn/isa/verifier.h"
 
 namespace trn::kernel {
@@ -109,6 +110,31 @@ Tensor Kernel::declare(Buffer buffer, Loc loc) {
          fmt::format("tensor '{}' has {} dimensions; views have at most {}", buffer.name,
                      buffer.shape.size(), kMaxRank),
          loc);
+  }
+  Checked<std::int64_t> bytes = byteSize(buffer.dtype);
+  for (const std::int64_t d : buffer.shape) {
+    bytes *= d;
+  }
+  const Checked<std::int64_t> hbmTotal = bytes + (onChip ? 0 : hbmBytes_);
+  if (!hbmTotal.valid() || (!onChip && hbmTotal.value() > limits_.hbmBytes)) {
+    fail(ErrorCode::kOutOfRange,
+         fmt::format("{} tensor '{}' [{}] {} needs {} bytes{}; {} has {} bytes",
+                     isa::memoryName(buffer.memory), buffer.name, fmt::join(buffer.shape, "x"),
+                     dtypeName(buffer.dtype),
+                     bytes.valid() ? fmt::to_string(bytes.value()) : "more than 2^63",
+                     onChip || hbmBytes_ == 0
+                         ? ""
+                         : fmt::format(" after the {} bytes of the HBM tensors before it",
+                                       hbmBytes_),
+                     onChip ? isa::memoryName(buffer.memory) : "the core's HBM",
+                     onChip ? limits_.partitions * (buffer.memory == isa::Memory::kSbuf
+                                                        ? limits_.sbufPartitionBytes
+                                                        : limits_.psumPartitionBytes())
+                            : limits_.hbmBytes),
+         loc);
+  }
+  if (!onChip) {
+    hbmBytes_ = hbmTotal.value();
   }
   if (onChip) {
     const std::int64_t capacity = buffer.memory == isa::Memory::kSbuf
@@ -330,6 +356,14 @@ void Kernel::emit(isa::InstructionBody body, std::optional<isa::Engine> engine, 
   for (const isa::Engine e : candidates) {
     const Status status = isa::verifyInstructionBody(body, e, probe_, limits_);
     if (status.ok()) {
+      if (ir_.ops.size() >= kMaxTracedOps) {
+        fail(ErrorCode::kOutOfRange,
+             fmt::format("{}: the kernel traced more than {} tile operations, the most one kernel "
+                         "may have; its shapes are too large for one launch (use fewer, larger "
+                         "tiles, a dynamic loop, or split the work)",
+                         mnemonic, kMaxTracedOps),
+             loc);
+      }
       Op op;
       op.instr.engine = e;
       op.instr.body = std::move(body);

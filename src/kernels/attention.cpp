@@ -192,7 +192,7 @@ class FlashAttention {
     const Tensor v = v_.at(g);
     for (std::int64_t& c0 = loadedKeys_[g]; c0 < end; c0 += kChunk) {
       const std::int64_t n = std::min(kChunk, s_.s - c0);
-      nisa::dmaTranspose(kT(all, ds(c0, n)), key_(g, ds(c0, n)).reshape({n, s_.d}));
+      loadTransposed(kT(all, ds(c0, n)), key_(g, ds(c0, n)).reshape({n, s_.d}));
       const std::int64_t full = n / kTile;
       if (full > 0) {
         nisa::dmaCopy(
@@ -207,6 +207,25 @@ class FlashAttention {
     }
   }
 
+  /// dst [D, n] = src^T for an HBM src [n, D]: one DMA transpose where the chip has one (Trn2+),
+  /// else (Trn1) 128-row loads transposed on the tensor engine through PSUM.
+  void loadTransposed(const Tensor& dst, const Tensor& src) {
+    const std::int64_t elementBytes = byteSize(src.dtype());
+    if ((k_.limits().dmaTransposeElementBytes & (1u << elementBytes)) != 0) {
+      nisa::dmaTranspose(dst, src);
+      return;
+    }
+    const std::int64_t n = src.shape()[0];
+    for (std::int64_t r0 = 0; r0 < n; r0 += kTile) {
+      const std::int64_t m = std::min(kTile, n - r0);
+      Tensor rows = k_.sbuf({kTile, s_.d}, dt_, "rows")(ds(0, m), all);
+      nisa::dmaCopy(rows, src(ds(r0, m), all));
+      Tensor transposed = k_.psum({s_.d, kTile}, dt_, "rows_T")(all, ds(0, m));
+      nisa::ncTranspose(transposed, rows);
+      nisa::tensorCopy(dst(all, ds(r0, m)), transposed);
+    }
+  }
+
   /// q^T [D, up to 512 queries] of the query group holding item i's tile, loaded once (one DMA
   /// transpose per group has longer contiguous runs than one per tile).
   void loadQuery(std::int64_t i) {
@@ -218,7 +237,7 @@ class FlashAttention {
     }
     const std::int64_t n = std::min(kChunk, s_.s - g0);
     Tensor qT = k_.sbuf({s_.d, kChunk}, dt_, "qT")(all, ds(0, n));
-    nisa::dmaTranspose(qT, q_(it.head, ds(g0, n)).reshape({n, s_.d}));
+    loadTransposed(qT, q_(it.head, ds(g0, n)).reshape({n, s_.d}));
     qT_[key] = qT;
   }
 

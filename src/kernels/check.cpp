@@ -1,8 +1,12 @@
 #include "trn/kernels/check.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <future>
+#include <optional>
 
+#include "trn/core/host_memory.h"
 #include "trn/runtime/runner.h"
 
 namespace trn::kernels {
@@ -82,6 +86,37 @@ std::string_view boundBy(const profile::Report& report) {
   return "";
 }
 
+namespace {
+
+/// The harness keeps every input and output on the host several times (float64 values, the
+/// float32 array handed to the core, the reference's float64 result): about this many bytes an
+/// element, on top of what the core itself maps.
+constexpr std::uint64_t kHostBytesPerElement = 8 + 4 + 8;
+
+Status checkHostMemoryForData(const kernel::CompiledKernel& compiled) {
+  const std::optional<std::uint64_t> available = core::availableHostMemory();
+  if (!available) {
+    return {};
+  }
+  std::uint64_t elements = 0;
+  for (const isa::TensorDecl& t : compiled.program.tensors) {
+    if (t.kind != isa::TensorKind::kScratch) {
+      elements += static_cast<std::uint64_t>(t.elementCount());
+    }
+  }
+  const std::uint64_t need = elements * kHostBytesPerElement;
+  if (need <= *available) {
+    return {};
+  }
+  constexpr double kGiB = 1u << 30;
+  return outOfRange(fmt::format(
+      "checking this kernel keeps {} input and output elements on the host, about {:.3g} GiB, "
+      "but the host has {:.3g} GiB available; --mode timing-only needs no values",
+      elements, static_cast<double>(need) / kGiB, static_cast<double>(*available) / kGiB));
+}
+
+}  // namespace
+
 Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel::TensorSpec> specs,
                                 const CheckOptions& options, kernel::KernelCache* cache,
                                 std::span<const HostTensor> inputs) {
@@ -104,6 +139,9 @@ Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel
   }
 
   const bool data = core::hasData(options.mode);
+  if (data) {
+    TRN_RETURN_IF_ERROR(checkHostMemoryForData(*result.compiled));
+  }
   std::vector<runtime::NpyArray> arrays;
   if (data) {
     if (!inputs.empty()) {
@@ -129,6 +167,7 @@ Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel
   run.seed = options.seed;
   run.detectRaces = options.detectRaces;
   run.record = options.record;
+  run.maxInstructions = options.maxInstructions;
   TRN_ASSIGN_OR_RETURN(runtime::KernelRun ran, runtime::runKernel(*result.compiled, arrays, run));
   result.stats = std::move(ran.stats);
   result.report = profile::makeReport(result.stats, *options.chip);

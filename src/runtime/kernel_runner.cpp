@@ -25,9 +25,10 @@ Result<KernelRun> runKernel(const kernel::CompiledKernel& compiled,
   coreOptions.mode = options.mode;
   coreOptions.chip = options.chip;
   coreOptions.seed = options.seed;
-  coreOptions.poison = options.poison;
+  coreOptions.poison = options.poison && data;
   coreOptions.detectRaces = options.detectRaces;
   coreOptions.record = options.record;
+  coreOptions.maxInstructions = options.maxInstructions;
   TRN_ASSIGN_OR_RETURN(auto core, core::NeuronCore::create(compiled.program, coreOptions));
   if (data) {
     for (std::size_t i = 0; i < inputs.size(); ++i) {

@@ -82,6 +82,14 @@ isa::CoreLimits coreLimits(const spec::ChipSpec& chip) {
   limits.registers = boundedInt32(core.sequencer.registers, "core.sequencer.registers");
   limits.dmaQueues = boundedInt32(core.dma.queuesPerEngine, "core.dma.queues_per_engine");
   limits.fp8DoubleRow = core.pe.doubleRowFp8.supported;
+  limits.dmaTransposeElementBytes = 0;
+  if (core.dma.transpose.supported) {
+    for (const std::int64_t bytes : core.dma.transpose.elementBytes) {
+      if (bytes > 0 && bytes < 8) {
+        limits.dmaTransposeElementBytes |= static_cast<std::uint8_t>(1u << bytes);
+      }
+    }
+  }
   limits.matmulMinTile = core.pe.rows;  // no tiling mode unless the spec lists tile sizes
   for (const std::int64_t size : core.pe.tiling.rowTileSizes) {
     limits.matmulMinTile = std::min(limits.matmulMinTile, size);

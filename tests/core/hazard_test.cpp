@@ -217,8 +217,12 @@ pe: nop
     ASSERT_FALSE(status.ok()) << runModeName(mode);
     const std::string message = status.toString();
     EXPECT_NE(message.find("deadlock"), std::string::npos) << message;
-    EXPECT_NE(message.find("act#0 waits for s0 >= 1 (s0 = 0)"), std::string::npos) << message;
-    EXPECT_NE(message.find("dve#0 waits for s1 >= 1 (s1 = 0)"), std::string::npos) << message;
+    EXPECT_NE(message.find("act#0 'nop wait(s0>=1) signal(s1+=1)' waits for s0 >= 1 (s0 = 0)"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("dve#0 'nop wait(s1>=1) signal(s0+=1)' waits for s1 >= 1 (s1 = 0)"),
+              std::string::npos)
+        << message;
   }
 }
 

@@ -94,8 +94,8 @@ TEST(NeuronCore, ResultsAreBitIdenticalAcrossRuns) {
 
 TEST(NeuronCore, DeadlockListsEveryPendingWait) {
   auto core = NeuronCore::create(parse(R"(
-pe:  nop wait(s1>=1) signal(s2+=1)
-act: nop wait(s2>=1) signal(s1+=1)
+pe:  nop wait(s1>=1) signal(s2+=1) loc=attention.py:41
+act: nop wait(s2>=1) wait(s0==0) signal(s1+=1)
 dve: nop signal(s3+=1)
 )"),
                                  {});
@@ -104,8 +104,15 @@ dve: nop signal(s3+=1)
   ASSERT_FALSE(r.ok());
   const std::string message = r.status().message();
   EXPECT_NE(message.find("deadlock"), std::string::npos) << message;
-  EXPECT_NE(message.find("pe#0 waits for s1 >= 1 (s1 = 0)"), std::string::npos) << message;
-  EXPECT_NE(message.find("act#0 waits for s2 >= 1 (s2 = 0)"), std::string::npos) << message;
+  // Each blocked instruction by its text and source line, with every wait and the value it saw.
+  EXPECT_NE(message.find("pe#0 'nop wait(s1>=1) signal(s2+=1)' at attention.py:41 waits for "
+                         "s1 >= 1 (s1 = 0)"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("act#0 'nop wait(s2>=1) wait(s0==0) signal(s1+=1)' waits for s2 >= 1 "
+                         "(s2 = 0) and s0 == 0 (s0 = 0)"),
+            std::string::npos)
+      << message;
 }
 
 TEST(NeuronCore, PoisonModeReportsReadsOfNeverWrittenMemory) {

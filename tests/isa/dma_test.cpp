@@ -629,8 +629,8 @@ TEST(DmaVerifier, TransposeRules) {
   for (const char* t : {"fp8_e4m3", "int8", "uint8"}) {
     expectRejected(fmt::format("sp: dma_transpose dst=sbuf[0:8]:{0}[[1,4]] src=sbuf[0:4]:{0}[[1,8]]",
                                t),
-                   {fmt::format("operand 'src': dtype {} has 1-byte elements; a DMA transpose "
-                                "moves 2- or 4-byte elements",
+                   {fmt::format("operand 'src': dtype {} has 1-byte elements; this chip's DMA "
+                                "transposes 2- or 4-byte elements",
                                 t)});
   }
   expectRejected("sp: dma_transpose dst=sbuf[0:8]:bf16[[1,4]] src=hbm:a:fp32[[64,4],[1,8]]",
@@ -640,6 +640,27 @@ TEST(DmaVerifier, TransposeRules) {
                  {"operand 'dst': is [8 x 8] but the transpose of src [4 x 8] is [8 x 4]"});
   expectRejected("sp: dma_transpose dst=hbm:a:fp32[[64,8],[1,4]] src=sbuf[0:4]:fp32[[1,8]]",
                  {"operand 'dst': is in hbm; this instruction needs sbuf"});
+}
+
+TEST(DmaVerifier, TransposeNeedsAChipThatHasIt) {
+  // Trn1 has no DMA transpose (core.dma.transpose.supported: false): the instruction is rejected
+  // before it runs, instead of running at a zero rate.
+  CoreLimits trn1;
+  trn1.dmaTransposeElementBytes = 0;
+  const Result<Program> program = parseProgramText(
+      ".tensor a input fp32 [128, 64]\n"
+      "sp: dma_transpose dst=sbuf[0:8]:fp32[[1,4]] src=hbm:a:fp32[[64,4],[1,8]]\n",
+      "v.tasm");
+  ASSERT_TRUE(program.ok()) << program.status().toString();
+  const Status s = verifyProgram(*program, trn1);
+  ASSERT_FALSE(s.ok());
+  expectContains(s, {"sp#0 'dma_transpose", "this chip has no DMA transpose",
+                     "transpose on the tensor engine with nc_transpose"});
+  // A chip that transposes only 2-byte elements rejects fp32.
+  CoreLimits twoBytes;
+  twoBytes.dmaTransposeElementBytes = 1u << 2;
+  expectContains(verifyProgram(*program, twoBytes),
+                 {"dtype fp32 has 4-byte elements; this chip's DMA transposes 2-byte elements"});
 }
 
 TEST(DmaVerifier, ComputeRules) {

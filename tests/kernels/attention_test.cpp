@@ -18,6 +18,8 @@
 #include "../kernel/kernel_test_util.h"
 #include "trn/kernels/check.h"
 #include "trn/kernels/registry.h"
+#include "trn/runtime/runner.h"
+#include "trn/spec/loader.h"
 
 namespace trn::kernels {
 namespace {
@@ -52,12 +54,13 @@ std::string describe(const Shape& c) {
 constexpr Tolerance kFp32Tolerance{1e-4, 1e-6};
 
 void expectMatches(const std::string& name, const Shape& c,
-                   std::optional<Tolerance> tolerance = std::nullopt) {
-  SCOPED_TRACE(name + " " + describe(c));
+                   std::optional<Tolerance> tolerance = std::nullopt,
+                   std::shared_ptr<const spec::ChipSpec> chip = trn2()) {
+  SCOPED_TRACE(name + " " + describe(c) + " on " + chip->name);
   const KernelEntry* entry = findKernel(name);
   ASSERT_NE(entry, nullptr);
   CheckOptions options;
-  options.chip = trn2();
+  options.chip = chip;
   options.tolerance = tolerance;
   const std::vector<kernel::TensorSpec> specs = specsOf(c);
   auto result = checkKernel(*entry, specs, options);
@@ -79,6 +82,26 @@ TEST(AttentionKernels, FullBf16) { expectMatches("flash_attention_full", {2, 2, 
 TEST(AttentionKernels, GroupedQueryFourToOneRagged) {
   expectMatches("flash_attention", {8, 2, 160, 64});
   expectMatches("flash_attention_full", {4, 1, 130, 128});
+}
+
+// Trn1 has no DMA transpose: q^T and k^T are loaded in 128-row tiles and transposed on the
+// tensor engine instead, with the same results; no dma_transpose reaches the program.
+TEST(AttentionKernels, ChipWithoutDmaTransposeTransposesOnTheTensorEngine) {
+  Result<spec::ChipSpec> loaded = spec::loadChip("trn1");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().toString();
+  const auto trn1 = std::make_shared<const spec::ChipSpec>(std::move(*loaded));
+  expectMatches("flash_attention", {2, 1, 300, 64}, std::nullopt, trn1);
+  expectMatches("flash_attention_full", {1, 1, 200, 128, DType::kFp32}, kFp32Tolerance, trn1);
+  const KernelEntry* entry = findKernel("flash_attention");
+  ASSERT_NE(entry, nullptr);
+  auto compiled =
+      kernel::compile(entry->def, specsOf({2, 1, 300, 64}), runtime::coreLimits(*trn1), {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  for (const auto& stream : compiled->program.streams) {
+    for (const isa::Instruction& instr : stream) {
+      EXPECT_FALSE(std::holds_alternative<isa::DmaTranspose>(instr.body));
+    }
+  }
 }
 
 // More than one key block per query tile: the running max, the rescale and a ragged last chunk.

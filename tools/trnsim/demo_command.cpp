@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "spec_command.h"
+#include "messages.h"
+#include "run_options.h"
 #include "trn/kernels/decoder_layer.h"
 #include "trn/profile/trace.h"
 #include "trn/spec/loader.h"
@@ -23,6 +24,7 @@ struct DemoArgs {
   std::string mode = "functional+timing";
   std::string trace = "out/trace.json";
   std::uint64_t seed = 1;
+  std::uint64_t maxInstructions = core::CoreOptions{}.maxInstructions;
   bool small = false;
 };
 
@@ -108,6 +110,7 @@ Status runDemo(const DemoArgs& args) {
   options.chip = chip;
   options.mode = mode;
   options.seed = args.seed;
+  options.maxInstructions = args.maxInstructions;
   options.record = !args.trace.empty() && core::hasTiming(mode);
   TRN_ASSIGN_OR_RETURN(const kernels::DecoderLayerRun run,
                        kernels::runDecoderLayer(config, options));
@@ -148,7 +151,8 @@ void registerDemoCommand(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   demo->add_option("--trace", args->trace, "Perfetto trace of the layer ('' for none)")
       ->capture_default_str();
-  demo->add_option("--seed", args->seed, "seed of the inputs and weights")->capture_default_str();
+  addSeedOption(demo, args->seed, "seed of the inputs and weights");
+  addMaxInstructionsOption(demo, args->maxInstructions);
   demo->add_flag("--small", args->small, "small shapes (128 tokens, hidden 256), for a quick run");
   demo->callback([args, &exitCode] {
     const Status status = runDemo(*args);

@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <charconv>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "spec_command.h"
+#include "messages.h"
+#include "run_options.h"
+#include "trn/kernels/bench_inputs.h"
 #include "trn/kernels/check.h"
 #include "trn/profile/trace.h"
 #include "trn/spec/loader.h"
@@ -25,90 +26,8 @@ struct BenchArgs {
   std::string trace;
   std::uint64_t seed = 1;
   bool allowRaces = false;
+  std::uint64_t maxInstructions = core::CoreOptions{}.maxInstructions;
 };
-
-/// Splits "name=value" into (name, value); plain "value" gives an empty name.
-std::pair<std::string, std::string> splitAssignment(const std::string& text) {
-  const std::size_t eq = text.find('=');
-  if (eq == std::string::npos) {
-    return {"", text};
-  }
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
-
-/// "512x2048" (or "512,2048") as a shape; every extent a positive integer.
-Result<std::vector<std::int64_t>> parseShape(const std::string& text) {
-  std::vector<std::int64_t> shape;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = text.find_first_of("x,", begin);
-    const std::string_view part = std::string_view(text).substr(
-        begin, end == std::string::npos ? std::string::npos : end - begin);
-    std::int64_t extent = 0;
-    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), extent);
-    if (ec != std::errc() || ptr != part.data() + part.size() || extent <= 0) {
-      return invalidArgument(fmt::format(
-          "--shape '{}': expected positive extents separated by 'x', e.g. 512x2048", text));
-    }
-    shape.push_back(extent);
-    if (end == std::string::npos) {
-      break;
-    }
-    begin = end + 1;
-  }
-  return shape;
-}
-
-/// The input that `name` names, or the `position`-th when `name` is empty.
-Result<kernel::TensorSpec*> selectInput(std::vector<kernel::TensorSpec>& specs,
-                                        const std::string& name, std::size_t position,
-                                        std::string_view option) {
-  if (name.empty()) {
-    if (position >= specs.size()) {
-      return invalidArgument(
-          fmt::format("more {} values than the kernel's {} inputs", option, specs.size()));
-    }
-    return &specs[position];
-  }
-  for (kernel::TensorSpec& spec : specs) {
-    if (spec.name == name) {
-      return &spec;
-    }
-  }
-  std::vector<std::string> names;
-  for (const kernel::TensorSpec& spec : specs) {
-    names.push_back(spec.name);
-  }
-  return invalidArgument(fmt::format("{} {}=...: the kernel has no input '{}' (inputs: {})", option,
-                                     name, name, fmt::join(names, ", ")));
-}
-
-/// The default inputs with --shape and --dtype applied. A plain --dtype applies to every
-/// floating-point input; named ones to that input.
-Result<std::vector<kernel::TensorSpec>> benchInputs(const kernels::KernelEntry& entry,
-                                                    const BenchArgs& args) {
-  std::vector<kernel::TensorSpec> specs = entry.defaultInputs;
-  for (std::size_t i = 0; i < args.shapes.size(); ++i) {
-    const auto [name, value] = splitAssignment(args.shapes[i]);
-    TRN_ASSIGN_OR_RETURN(kernel::TensorSpec * spec, selectInput(specs, name, i, "--shape"));
-    TRN_ASSIGN_OR_RETURN(spec->shape, parseShape(value));
-  }
-  for (const std::string& text : args.dtypes) {
-    const auto [name, value] = splitAssignment(text);
-    TRN_ASSIGN_OR_RETURN(const DType dtype, parseDType(value));
-    if (name.empty()) {
-      for (kernel::TensorSpec& spec : specs) {
-        if (isFloat(spec.dtype)) {
-          spec.dtype = dtype;
-        }
-      }
-      continue;
-    }
-    TRN_ASSIGN_OR_RETURN(kernel::TensorSpec * spec, selectInput(specs, name, 0, "--dtype"));
-    spec->dtype = dtype;
-  }
-  return specs;
-}
 
 std::string describeInputs(std::span<const kernel::TensorSpec> specs) {
   std::vector<std::string> parts;
@@ -150,7 +69,8 @@ int bench(const BenchArgs& args) {
     printError(fmt::format("no kernel '{}'; 'trnsim kernels list' shows them", args.name));
     return 1;
   }
-  Result<std::vector<kernel::TensorSpec>> specs = benchInputs(*entry, args);
+  Result<std::vector<kernel::TensorSpec>> specs =
+      kernels::benchInputs(*entry, args.shapes, args.dtypes);
   Result<spec::ChipSpec> chip = specs.ok() ? spec::loadChip(args.chip) : specs.status();
   Result<core::RunMode> mode = chip.ok() ? core::parseRunMode(args.mode) : chip.status();
   if (!mode.ok()) {
@@ -163,6 +83,7 @@ int bench(const BenchArgs& args) {
   options.seed = args.seed;
   options.detectRaces = !args.allowRaces;
   options.record = !args.trace.empty();
+  options.maxInstructions = args.maxInstructions;
   fmt::print("{} on {} ({}): {}\n", entry->name, options.chip->name, core::runModeName(*mode),
              describeInputs(*specs));
   Result<kernels::CheckResult> result = kernels::checkKernel(*entry, *specs, options);
@@ -210,7 +131,8 @@ void registerKernelBenchCommand(CLI::App& kernelsGroup, int& exitCode) {
   cmd->add_option("--mode", args->mode, "functional+timing, timing-only or functional-only")
       ->capture_default_str();
   cmd->add_option("--trace", args->trace, "write a Perfetto trace of the run");
-  cmd->add_option("--seed", args->seed, "seed of the random inputs")->capture_default_str();
+  addSeedOption(cmd, args->seed, "seed of the random inputs");
+  addMaxInstructionsOption(cmd, args->maxInstructions);
   cmd->add_flag("--allow-races", args->allowRaces, "do not check for races");
   cmd->callback([args, &exitCode] { exitCode = bench(*args); });
 }

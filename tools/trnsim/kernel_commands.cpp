@@ -9,7 +9,7 @@
 #include <string>
 
 #include "kernel_bench_command.h"
-#include "spec_command.h"
+#include "messages.h"
 #include "trn/kernels/registry.h"
 #include "trn/runtime/runner.h"
 #include "trn/spec/loader.h"

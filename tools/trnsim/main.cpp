@@ -1,10 +1,16 @@
 // trnsim: the command-line front end. Each subcommand group lives in its own file and registers
-// itself on the CLI11 application here. User errors exit with status 1.
+// itself on the CLI11 application here. User errors exit with status 1, as do allocation
+// failures, which are reported rather than left to abort the process.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
 #include <cstdio>
+#include <new>
+#include <stdexcept>
 
 #include "demo_command.h"
 #include "kernel_commands.h"
+#include "messages.h"
 #include "program_commands.h"
 #include "spec_command.h"
 
@@ -24,6 +30,15 @@ int main(int argc, char** argv) {
     }
     trn::tools::printError(e.what());
     std::fprintf(stderr, "run 'trnsim --help' for usage\n");
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // The large allocations (device memory, files, IR) report their sizes themselves; this is
+    // the last line for the rest.
+    trn::tools::printError("out of host memory (an allocation failed); the input needs more "
+                           "memory than this host has");
+    return 1;
+  } catch (const std::length_error& e) {
+    trn::tools::printError(fmt::format("a size is too large to allocate ({})", e.what()));
     return 1;
   }
   return exitCode;

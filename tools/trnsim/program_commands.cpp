@@ -5,7 +5,8 @@
 #include <fstream>
 #include <memory>
 
-#include "spec_command.h"
+#include "messages.h"
+#include "run_options.h"
 #include "trn/core/neuron_core.h"
 #include "trn/isa/program_binary.h"
 #include "trn/isa/program_text.h"
@@ -31,6 +32,7 @@ struct RunOptions {
   std::string mode = "functional+timing";
   std::string trace;
   bool allowRaces = false;
+  std::uint64_t maxInstructions = core::CoreOptions{}.maxInstructions;
 };
 
 Status writeFile(const std::string& path, std::string_view contents) {
@@ -72,7 +74,12 @@ Status runProgram(const RunOptions& options) {
   coreOptions.chip = chip;
   coreOptions.detectRaces = !options.allowRaces;
   coreOptions.record = !options.trace.empty();
+  coreOptions.maxInstructions = options.maxInstructions;
   const bool data = core::hasData(coreOptions.mode);
+  if (options.poison && !data) {
+    return invalidArgument("--poison needs data values: timing-only mode computes none (use "
+                           "functional+timing or functional-only)");
+  }
   if (!options.trace.empty() && !core::hasTiming(coreOptions.mode)) {
     return invalidArgument("--trace needs a timed mode (functional+timing or timing-only)");
   }
@@ -99,6 +106,9 @@ Status runProgram(const RunOptions& options) {
   if (!unbound.empty()) {
     return invalidArgument(fmt::format("input tensor(s) {} of {} have no --in NAME=FILE.npy",
                                        fmt::join(unbound, ", "), options.program));
+  }
+  for (const std::string& warning : isa::programWarnings(program)) {
+    printWarning(fmt::format("{}: {}", options.program, warning));
   }
   TRN_ASSIGN_OR_RETURN(auto core, core::NeuronCore::create(std::move(program), coreOptions));
   for (const runtime::TensorBinding& b : inputs) {
@@ -135,6 +145,11 @@ Status runProgram(const RunOptions& options) {
     std::fputs(profile::formatReport(profile::makeReport(stats, *chip)).c_str(), stdout);
   }
   if (!options.trace.empty()) {
+    if (stats.unrecorded > 0) {
+      printWarning(fmt::format("the trace holds the first {} instructions; {} later ones were run "
+                               "but not recorded (the record limit bounds trace memory)",
+                               stats.records.size(), stats.unrecorded));
+    }
     TRN_RETURN_IF_ERROR(profile::writeTraceFile(options.trace, core->program(), stats));
     std::printf("trace: %s (open in ui.perfetto.dev or chrome://tracing)\n", options.trace.c_str());
   }
@@ -187,7 +202,8 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
   runCommand->add_option("--in", o->run.inputs, "input binding NAME=FILE.npy");
   runCommand->add_option("--out", o->run.outputs, "output binding NAME=FILE.npy[:fp32]");
   runCommand->add_option("--chip", o->run.chip, "chip name or YAML path (default trn2)");
-  runCommand->add_option("--seed", o->run.seed, "seed for stochastic rounding and the RNGs");
+  addSeedOption(runCommand, o->run.seed, "seed for stochastic rounding and the RNGs");
+  addMaxInstructionsOption(runCommand, o->run.maxInstructions);
   runCommand->add_option("--rounding", o->run.rounding, "rne (default) or stochastic");
   runCommand->add_flag("--poison", o->run.poison, "report reads of never-written memory");
   runCommand->add_option("--mode", o->run.mode,

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "messages.h"
 #include "trn/spec/loader.h"
 #include "trn/spec/report.h"
 
@@ -46,15 +47,6 @@ int list() {
 }
 
 }  // namespace
-
-void printError(std::string_view message) {
-  std::size_t start = 0;
-  while (start <= message.size()) {
-    const std::size_t end = std::min(message.find('\n', start), message.size());
-    fmt::print(stderr, "trnsim: error: {}\n", message.substr(start, end - start));
-    start = end + 1;
-  }
-}
 
 void registerSpecCommands(CLI::App& app, int& exitCode) {
   CLI::App* spec = app.add_subcommand("spec", "Hardware descriptions (configs/chips/*.yaml)");

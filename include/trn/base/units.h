@@ -52,6 +52,10 @@ using Bytes = Quantity<BytesTag>;           ///< size; 1 = one byte
 using Hertz = Quantity<FrequencyTag>;       ///< frequency; 1 = one cycle per second
 using BytesPerSecond = Quantity<BandwidthTag>;  ///< bandwidth; 1 = one byte per second
 
+/// The latest simulated time trnsim represents: 2^62 ps, about 53.4 days. The timing model reports
+/// an error rather than pass it, so the sum of two representable times always fits in 64 bits.
+inline constexpr Picoseconds kMaxSimulatedTime{std::int64_t{1} << 62};
+
 /// Parses a time: a decimal number followed by ps, ns, us (or µs), ms or s. "1.3us" = 1300000 ps.
 Result<Picoseconds> parseTime(std::string_view text);
 

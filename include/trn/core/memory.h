@@ -6,39 +6,61 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "trn/base/status.h"
 
 namespace trn::core {
 
-/// A zero-filled byte array with an optional written-bytes shadow. Storage comes from calloc, so
-/// a large memory costs nothing until its pages are touched: a 28 MiB SBUF of which a kernel uses
-/// a few tiles is cheap to create.
+/// Zero-filled host memory that is committed only when touched: an anonymous private mapping
+/// without swap reservation, so a program may declare the whole 96 GiB of a chip's HBM and pay
+/// only for the pages it uses. Move-only.
+class LazyBytes {
+ public:
+  LazyBytes() = default;
+  /// Maps `size` bytes; the error names `what` and the size when the host refuses.
+  static Result<LazyBytes> create(std::size_t size, std::string_view what);
+  LazyBytes(LazyBytes&& other) noexcept;
+  LazyBytes& operator=(LazyBytes&& other) noexcept;
+  LazyBytes(const LazyBytes&) = delete;
+  LazyBytes& operator=(const LazyBytes&) = delete;
+  ~LazyBytes();
+
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] std::byte* data() { return data_; }
+  [[nodiscard]] const std::byte* data() const { return data_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// A zero-filled byte array with an optional written-bytes shadow (one flag per byte).
 class TrackedBytes {
  public:
   TrackedBytes() = default;
-  TrackedBytes(std::size_t size, bool trackWrites);
+  /// `what` names the memory in an allocation error ("SBUF", "HBM tensor 'x'").
+  static Result<TrackedBytes> create(std::size_t size, bool trackWrites, std::string_view what);
 
-  [[nodiscard]] std::size_t size() const { return size_; }
-  [[nodiscard]] std::byte* data() { return bytes_.get(); }
-  [[nodiscard]] const std::byte* data() const { return bytes_.get(); }
+  [[nodiscard]] std::size_t size() const { return bytes_.size(); }
+  [[nodiscard]] std::byte* data() { return bytes_.data(); }
+  [[nodiscard]] const std::byte* data() const { return bytes_.data(); }
 
   /// Marks [offset, offset + length) as written (no-op without tracking).
   void markWritten(std::size_t offset, std::size_t length);
 
-  /// True if every byte of [offset, offset + length) was written (always true without tracking).
-  [[nodiscard]] bool allWritten(std::size_t offset, std::size_t length) const;
+  /// The first byte of [offset, offset + length) that was never written, or nullopt when all were
+  /// (always nullopt without tracking).
+  [[nodiscard]] std::optional<std::size_t> firstUnwritten(std::size_t offset,
+                                                          std::size_t length) const;
 
   /// Whether writes are tracked.
-  [[nodiscard]] bool tracking() const { return written_ != nullptr; }
+  [[nodiscard]] bool tracking() const { return written_.size() != 0; }
 
  private:
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  std::size_t size_ = 0;
-  std::unique_ptr<std::byte, Free> bytes_;
-  std::unique_ptr<std::uint8_t, Free> written_;  ///< one flag per byte; null when not tracking
+  LazyBytes bytes_;
+  LazyBytes written_;  ///< one flag per byte; empty when not tracking
 };
 
 }  // namespace trn::core

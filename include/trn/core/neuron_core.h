@@ -46,6 +46,9 @@ struct CoreOptions {
   bool detectRaces = true;
   /// Keep one record per executed instruction and DMA transfer (for traces).
   bool record = false;
+  /// The most instruction records kept (about 80 bytes each, with their transfers); later
+  /// instructions run unrecorded and are counted in RunStats::unrecorded.
+  std::uint64_t maxRecords = std::uint64_t{1} << 22;
 };
 
 struct SequencerState;
@@ -82,6 +85,8 @@ class NeuronCore {
 
  private:
   NeuronCore(isa::Program program, CoreOptions options);
+  /// Maps SBUF, PSUM and the HBM tensors (committed only when touched) in the data modes.
+  Status allocateMemories();
 
   isa::Program program_;
   CoreOptions options_;

@@ -82,9 +82,11 @@ struct RunStats {
   std::array<EngineTotals, isa::kNumEngines> engines{};
   DmaTotals dma;
   std::int64_t flops = 0;  ///< TensorE floating-point operations
-  /// Filled only when CoreOptions::record is set.
+  /// Filled only when CoreOptions::record is set, up to CoreOptions::maxRecords records.
   std::vector<InstructionRecord> records;
   std::vector<TransferRecord> transfers;
+  /// Instructions executed after the record limit was reached, so not recorded.
+  std::uint64_t unrecorded = 0;
 };
 
 }  // namespace trn::core

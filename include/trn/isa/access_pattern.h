@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -56,11 +57,16 @@ struct AccessPattern {
   std::array<Dim, kMaxFreeDims> dims{};
   std::int32_t numDims = 1;
 
+  // The sizes below use plain 64-bit arithmetic: they are exact only for a pattern whose
+  // checkedExtent() exists, which the verifier requires of every operand before a program runs
+  // (debug builds check it on every call). Code that meets unverified patterns uses
+  // checkedExtent().
+
   /// Number of elements visited in each partition (the product of the free counts).
   [[nodiscard]] std::int64_t freeSize() const;
 
   /// Total number of elements (partitions or rows times freeSize()).
-  [[nodiscard]] std::int64_t elementCount() const { return partitionCount * freeSize(); }
+  [[nodiscard]] std::int64_t elementCount() const;
 
   /// Byte offset, relative to the partition (or, for HBM, to the row) start, of the element with
   /// free index `flat` (0 <= flat < freeSize(), row-major over the free dimensions).
@@ -73,6 +79,16 @@ struct AccessPattern {
     std::int64_t end;
   };
   [[nodiscard]] ByteRange byteRange() const;
+
+  /// The pattern's sizes computed with checked arithmetic (base/checked.h).
+  struct Extent {
+    std::int64_t freeSize;      ///< elements per partition (or row)
+    std::int64_t elementCount;  ///< elements in all
+    ByteRange bytes;            ///< as byteRange()
+  };
+  /// The extent, or nullopt when a count is below 1 or any product or sum of counts, strides,
+  /// element bytes and the offset does not fit in 64 bits.
+  [[nodiscard]] std::optional<Extent> checkedExtent() const;
 
   friend bool operator==(const AccessPattern&, const AccessPattern&) = default;
 };

@@ -24,11 +24,16 @@ struct CoreLimits {
   std::int32_t registers = 64;                ///< 32-bit registers per sequencer
   std::int32_t dmaQueues = 16;
   bool fp8DoubleRow = true;                   ///< NC-v3+: perf_mode=double_row
+  /// dma_transpose: bit n set when n-byte elements can be transposed by DMA (spec
+  /// core.dma.transpose; NC-v3+: 2 and 4 bytes); 0 when the chip has no DMA transpose (Trn1).
+  std::uint8_t dmaTransposeElementBytes = (1u << 2) | (1u << 4);
   /// Smallest PE tiling-mode tile (rows or columns) of nc_matmul tile_size: 32 on NC-v3+ (4x32
   /// tiles), 64 on NC-v2 (2x64); spec core.pe.tiling.
   std::int64_t matmulMinTile = 32;
 
   [[nodiscard]] std::int64_t psumPartitionBytes() const { return psumBanks * psumBankBytes; }
+  [[nodiscard]] std::int64_t sbufBytes() const { return partitions * sbufPartitionBytes; }
+  [[nodiscard]] std::int64_t psumBytes() const { return partitions * psumPartitionBytes(); }
 
   auto operator<=>(const CoreLimits&) const = default;
 };

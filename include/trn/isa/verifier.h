@@ -7,7 +7,9 @@
 #pragma once
 
 #include <initializer_list>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "trn/base/status.h"
 #include "trn/isa/core_limits.h"
@@ -17,6 +19,10 @@ namespace trn::isa {
 
 /// Checks the whole program; returns the first violation.
 Status verifyProgram(const Program& program, const CoreLimits& limits);
+
+/// What is legal but probably a mistake, one sentence each: output tensors that no instruction
+/// writes (their read-back holds the initial zeros).
+std::vector<std::string> programWarnings(const Program& program);
 
 /// Checks instruction number `index` of its engine's stream.
 Status verifyInstruction(const Instruction& instr, std::size_t index, const Program& program,

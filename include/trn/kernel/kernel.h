@@ -29,6 +29,10 @@ struct Grid {
   friend auto operator<=>(const Grid&, const Grid&) = default;
 };
 
+/// The most tile operations one kernel may trace (each is an instruction of about 0.7 KiB in the
+/// IR, so the bound keeps a runaway trace near 3 GiB of host memory; docs/limits.md).
+inline constexpr std::size_t kMaxTracedOps = std::size_t{1} << 22;
+
 /// Thrown by Kernel::fail and caught by the compiler (compiler.h), which returns it as a Status;
 /// it never leaves the kernel module.
 struct TraceError {
@@ -104,6 +108,7 @@ class Kernel {
   Tensor wholeView(std::int32_t buffer);
 
   isa::CoreLimits limits_;
+  std::int64_t hbmBytes_ = 0;  ///< of the HBM tensors declared so far
   Grid grid_;
   std::vector<std::int64_t> programIndex_;
   bool laterInstance_ = false;

@@ -25,6 +25,7 @@ struct CheckOptions {
   std::uint64_t seed = 1;
   bool detectRaces = true;
   bool record = false;                 ///< keep per-instruction records (for a trace)
+  std::uint64_t maxInstructions = core::CoreOptions{}.maxInstructions;
   std::optional<Tolerance> tolerance;  ///< overrides the entry's
   kernel::CompileOptions compile;
 };

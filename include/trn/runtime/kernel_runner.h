@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trn/base/status.h"
+#include "trn/core/neuron_core.h"
 #include "trn/core/timeline.h"
 #include "trn/kernel/compiler.h"
 #include "trn/runtime/npy.h"
@@ -21,9 +22,10 @@ struct KernelRunOptions {
   core::RunMode mode = core::RunMode::kFunctionalTiming;
   std::shared_ptr<const spec::ChipSpec> chip;  ///< required
   std::uint64_t seed = 0;
-  bool poison = true;  ///< report reads of never-written bytes
+  bool poison = true;  ///< report reads of never-written bytes (in the modes with data)
   bool detectRaces = true;
   bool record = false;  ///< keep per-instruction records (for traces)
+  std::uint64_t maxInstructions = core::CoreOptions{}.maxInstructions;
 };
 
 struct KernelRun {

@@ -1,6 +1,7 @@
 #include "trn/isa/instrs/dma.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
 #include <span>
@@ -206,10 +207,23 @@ Status DmaTranspose::verify(const VerifyContext& ctx) const {
   TRN_RETURN_IF_ERROR(checkQueue(queue, ctx.limits));
   TRN_RETURN_IF_ERROR(requireMemory("dst", dst, {Memory::kSbuf}));
   TRN_RETURN_IF_ERROR(requireMemory("src", src, {Memory::kHbm, Memory::kSbuf}));
-  if (byteSize(src.dtype) != 2 && byteSize(src.dtype) != 4) {
-    return operandError("src", fmt::format("dtype {} has {}-byte elements; a DMA transpose moves "
-                                           "2- or 4-byte elements",
-                                           dtypeName(src.dtype), byteSize(src.dtype)));
+  const std::uint8_t sizes = ctx.limits.dmaTransposeElementBytes;
+  if (sizes == 0) {
+    return failedPrecondition("this chip has no DMA transpose (spec core.dma.transpose.supported "
+                              "is false); transpose on the tensor engine with nc_transpose");
+  }
+  const std::int64_t elementBytes = byteSize(src.dtype);
+  if (elementBytes >= 8 || (sizes & (1u << elementBytes)) == 0) {
+    std::vector<int> allowed;
+    for (int b = 1; b < 8; ++b) {
+      if ((sizes & (1u << b)) != 0) {
+        allowed.push_back(b);
+      }
+    }
+    return operandError("src", fmt::format("dtype {} has {}-byte elements; this chip's DMA "
+                                           "transposes {}-byte elements",
+                                           dtypeName(src.dtype), elementBytes,
+                                           fmt::join(allowed, "- or ")));
   }
   if (dst.dtype != src.dtype) {
     return operandError("dst", fmt::format("dtype {} differs from src's {}; a DMA transpose does "

@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include "trn/base/checked.h"
+
 #include "special_common.h"
 #include "trn/isa/alu.h"
 #include "trn/isa/verifier.h"
@@ -51,9 +53,15 @@ Status verifyAffine(const IndexPattern& pattern, std::int64_t offset, std::int64
   }
   TRN_RETURN_IF_ERROR(requireInt32("offset", offset));
   TRN_RETURN_IF_ERROR(requireInt32("channel_multiplier", multiplier));
-  if (pattern.size() != dst.freeSize()) {
-    return operandError("pattern", fmt::format("generates {} values per partition but dst holds {}",
-                                               pattern.size(), dst.freeSize()));
+  Checked<std::int64_t> size = 1;
+  for (int d = 0; d < pattern.numDims; ++d) {
+    size *= pattern.dims[static_cast<std::size_t>(d)].count;
+  }
+  if (!size.valid() || size.value() != dst.freeSize()) {
+    return operandError("pattern",
+                        fmt::format("generates {} values per partition but dst holds {}",
+                                    size.valid() ? fmt::to_string(size.value()) : "more than 2^63",
+                                    dst.freeSize()));
   }
   return {};
 }

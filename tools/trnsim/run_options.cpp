@@ -1,0 +1,46 @@
+#include "run_options.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <limits>
+
+namespace trn::tools {
+namespace {
+
+/// `text` as an integer in [minimum, 2^64-1], or a CLI11 validation error naming `option`.
+std::uint64_t parseUnsigned(const std::string& option, const std::string& text,
+                            std::uint64_t minimum) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < minimum) {
+    throw CLI::ValidationError(
+        option, fmt::format("'{}' is not a decimal integer in {}..{}", text, minimum,
+                            std::numeric_limits<std::uint64_t>::max()));
+  }
+  return value;
+}
+
+}  // namespace
+
+void addSeedOption(CLI::App* command, std::uint64_t& seed, const std::string& help) {
+  command
+      ->add_option_function<std::string>(
+          "--seed", [&seed](const std::string& text) { seed = parseUnsigned("--seed", text, 0); },
+          help)
+      ->default_str(std::to_string(seed));
+}
+
+void addMaxInstructionsOption(CLI::App* command, std::uint64_t& limit) {
+  command
+      ->add_option_function<std::string>(
+          "--max-instructions",
+          [&limit](const std::string& text) {
+            limit = parseUnsigned("--max-instructions", text, 1);
+          },
+          "stop with an error after this many executed instructions (an endless dynamic loop)")
+      ->default_str(std::to_string(limit));
+}
+
+}  // namespace trn::tools
