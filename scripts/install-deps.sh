@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
-  libyaml-cpp-dev libfmt-dev libcli11-dev libhwy-dev
+  libyaml-dev libfmt-dev libcli11-dev libhwy-dev
   libopenblas-dev nlohmann-json3-dev
   clang-16 libclang-rt-16-dev
 )

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
+#include "trn/base/check.h"
+#include "trn/core/hazard_detector.h"
 #include "trn/isa/program_binary.h"
 #include "trn/isa/program_text.h"
 #include "trn/numerics/convert.h"
@@ -44,6 +47,23 @@ Result<isa::Program> loadProgram(const std::string& path) {
   return isa::parseProgramText(std::string_view(raw.data(), raw.size()), path);
 }
 
+namespace {
+
+// The chip schema bounds these counts (trn/spec/chip_spec.h) so that they fit CoreLimits' int32
+// fields and the race detector's agents.
+static_assert(spec::kMaxSequencerResources <= INT32_MAX);
+static_assert(isa::kNumEngines + spec::kMaxDmaQueuesPerCore <= core::kMaxAgents,
+              "race detection must be able to follow every DMA queue a chip may declare");
+
+/// `value` of the chip key `key` as an int32; the schema guarantees that it fits.
+std::int32_t boundedInt32(std::int64_t value, std::string_view key) {
+  TRN_CHECK(value >= 0 && value <= INT32_MAX)
+      << key << " = " << value << " passed the chip schema but does not fit an int32";
+  return static_cast<std::int32_t>(value);
+}
+
+}  // namespace
+
 isa::CoreLimits coreLimits(const spec::ChipSpec& chip) {
   const spec::Core& core = chip.core;
   isa::CoreLimits limits;
@@ -58,9 +78,9 @@ isa::CoreLimits coreLimits(const spec::ChipSpec& chip) {
   limits.maxFreeElementsSbuf = core.tileLimits.vectorFSbuf;
   limits.maxFreeElementsPsum = core.tileLimits.vectorFPsum;
   limits.bnStatsMaxFree = core.tileLimits.bnStatsF;
-  limits.semaphores = static_cast<std::int32_t>(core.sequencer.semaphores);
-  limits.registers = static_cast<std::int32_t>(core.sequencer.registers);
-  limits.dmaQueues = static_cast<std::int32_t>(core.dma.queuesPerEngine);
+  limits.semaphores = boundedInt32(core.sequencer.semaphores, "core.sequencer.semaphores");
+  limits.registers = boundedInt32(core.sequencer.registers, "core.sequencer.registers");
+  limits.dmaQueues = boundedInt32(core.dma.queuesPerEngine, "core.dma.queues_per_engine");
   limits.fp8DoubleRow = core.pe.doubleRowFp8.supported;
   limits.dmaTransposeElementBytes = 0;
   if (core.dma.transpose.supported) {

@@ -7,12 +7,48 @@
 namespace trn::spec::detail {
 namespace {
 
+// ---- Ranges ------------------------------------------------------------------------------------
+// Every number has a range the simulator can represent and that is physically meaningful; the
+// reasons are summarised in docs/spec.md ("Ranges"). Trn1-Trn3 values are well inside each.
+
+/// Counts that are only compared or used in exact (overflow-checked) cost formulas.
 constexpr std::int64_t kMaxCount = std::int64_t{1} << 32;
-/// Upper bounds on sizes keep products of sizes and counts far from 64-bit overflow.
-const Bytes kMaxOnChipBytes(std::int64_t{1} << 40);
-const Bytes kMaxMemoryBytes(std::int64_t{1} << 50);
+/// Fixed cycle costs paid per instruction (64-600 on Trn1-Trn3): at the slowest clock (kMinClock,
+/// 10 ns a cycle) 10^6 cycles are 10 ms, so 10^8 such instructions stay inside int64 picoseconds.
+constexpr std::int64_t kMaxCycles = 1'000'000;
+/// Free sizes and strides in elements: one partition holds at most kMaxPartitionBytes.
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 28;
+/// Per-partition SBUF: the ISA addresses a partition with int64 offsets, but the functional core
+/// reserves partitions x partition_bytes of host address space for each simulated core (with up
+/// to 64 cores per logical core). 256 MiB is over 1000x Trn3's 256 KiB.
+const Bytes kMaxPartitionBytes(std::int64_t{256} << 20);
+/// Per-core SBUF (Trn2: 24 MiB): 64 cores of SBUF and PSUM stay far inside a 47-bit (128 TiB)
+/// user address space next to the HBM.
+const Bytes kMaxSbufBytes(std::int64_t{64} << 30);
+/// Per-partition PSUM (16 KiB on Trn1-Trn3), and one bank of it.
+const Bytes kMaxPsumPartitionBytes(std::int64_t{16} << 20);
+/// One HBM stack (24-36 GiB today) and the whole device memory: 64 stacks of 256 GiB.
+const Bytes kMaxStackBytes(std::int64_t{256} << 30);
+const Bytes kMaxHbmBytes(std::int64_t{16} << 40);
+/// DMA engines of one core (16 on Trn1-Trn3); the DMA model keeps per-engine state per core.
+constexpr std::int64_t kMaxDmaEngines = 256;
+/// Sizes of DMA descriptors, knees and buffers (16 B-64 KiB today).
+const Bytes kMaxDmaBytes(std::int64_t{1} << 30);
+/// Engine clocks (0.96-2.8 GHz today): a cycle is 10 ps to 10 ns, so cycle counts convert to
+/// picoseconds exactly enough and a long run stays far from the int64 limit (106 days).
+const Hertz kMinClock(100'000'000);
+const Hertz kMaxClock(100'000'000'000);
+/// Bandwidths the timing model divides by (DMA engine 17-33 GB/s, HBM 0.8-4.9 TB/s today): at
+/// 1 GB/s a whole terabyte moves in 18 minutes of simulated time, far inside int64 picoseconds.
+const BytesPerSecond kMinModelledBandwidth(1'000'000'000);
+/// Every bandwidth, documented or modelled (0 = none where allowed): 1 PB/s.
+const BytesPerSecond kMaxBandwidth(1'000'000'000'000'000);
+/// Fixed latencies and time windows (15 us at most today).
+const Picoseconds kMaxLatency(1'000'000'000);
 const Ratio kZero(0);
 const Ratio kOne(1);
+/// A utilisation or efficiency the timing model divides by.
+const Ratio kOnePercent = Ratio::make(1, 100).value();
 
 /// The schema of T; one specialisation per struct below.
 template <typename T>
@@ -62,7 +98,8 @@ const Schema<ChipInfo>& schemaOf() {
         .range(0, 1024);
     t.leaf("host_dma_engines", &ChipInfo::hostDmaEngines, "host-to-device DMA engines")
         .range(0, 1024);
-    t.leaf("dma_bandwidth", &ChipInfo::dmaBandwidth, "documented aggregate DMA bandwidth");
+    t.leaf("dma_bandwidth", &ChipInfo::dmaBandwidth, "documented aggregate DMA bandwidth")
+        .range(BytesPerSecond(0), kMaxBandwidth);
     t.leaf("memory_pool_chips", &ChipInfo::memoryPoolChips,
            "chips whose HBM can form one pool over NeuronLink").min(1).limit(kMaxCount);
     t.leaf("dma_ordering", &ChipInfo::dmaOrdering, "ordering guarantee of DMA writes");
@@ -166,10 +203,13 @@ const Schema<PowerThrottle>& schemaOf() {
     Schema<PowerThrottle> t;
     t.leaf("enabled", &PowerThrottle::enabled, "model dI/dt throttling of TensorE");
     t.leaf("start_fraction", &PowerThrottle::startFraction,
-           "utilisation limit right after idle").range(kZero, kOne);
-    t.leaf("ramp_time", &PowerThrottle::rampTime, "time to ramp from start_fraction to 100%");
+           "utilisation limit right after idle (PE time is divided by it)")
+        .range(kOnePercent, kOne);
+    t.leaf("ramp_time", &PowerThrottle::rampTime, "time to ramp from start_fraction to 100%")
+        .range(Picoseconds(0), kMaxLatency);
     t.leaf("rearm_window", &PowerThrottle::rearmWindow,
-           "window over which low utilisation re-engages the limit");
+           "window over which low utilisation re-engages the limit")
+        .range(Picoseconds(0), kMaxLatency);
     t.leaf("rearm_threshold", &PowerThrottle::rearmThreshold,
            "utilisation below which (over a window) the limit re-engages").range(kZero, kOne);
     return t;
@@ -181,7 +221,7 @@ template <>
 const Schema<TensorEngine>& schemaOf() {
   static const Schema<TensorEngine> s = [] {
     Schema<TensorEngine> t;
-    t.leaf("clock", &TensorEngine::clock, "PE clock").min(Hertz(1));
+    t.leaf("clock", &TensorEngine::clock, "PE clock").range(kMinClock, kMaxClock);
     t.leaf("rows", &TensorEngine::rows, "PE array rows (contraction/partition axis)")
         .range(1, 4096);
     t.leaf("columns", &TensorEngine::columns, "PE array columns").range(1, 4096);
@@ -193,7 +233,7 @@ const Schema<TensorEngine>& schemaOf() {
         .range(1, 64);
     t.leaf("mm_min_initiation_interval", &TensorEngine::mmMinInitiationInterval,
            "minimum cycles between MultiplyMoving instructions (MM_INIT_LATENCY)")
-        .min(0).limit(kMaxCount).unit("cycles");
+        .range(0, kMaxCycles).unit("cycles");
     t.leaf("fast_load_stationary_speedup", &TensorEngine::fastLoadStationarySpeedup,
            "fast LoadStationary speed-up over an MM of equal free size").range(1, 64);
     t.leaf("background_load_stationary", &TensorEngine::backgroundLoadStationary,
@@ -223,7 +263,7 @@ const Schema<TensorEngine>& schemaOf() {
 /// Keys shared by the Vector, Scalar and GpSimd engines.
 template <typename E>
 void addStreamEngineFields(Schema<E>& t) {
-  t.leaf("clock", &StreamEngine::clock, "engine clock").min(Hertz(1));
+  t.leaf("clock", &StreamEngine::clock, "engine clock").range(kMinClock, kMaxClock);
   t.leaf("lanes", &StreamEngine::lanes, "parallel lanes (partitions)").range(1, 4096);
   t.nested("elements_per_cycle", &StreamEngine::elementsPerCycle, schemaOf<ElementRates>(),
            "peak data rate by data-type class");
@@ -286,11 +326,13 @@ const Schema<GpSimdEngine>& schemaOf() {
     t.leaf("cores", &GpSimdEngine::cores, "programmable SIMD cores").range(1, 4096);
     t.leaf("simd_bits", &GpSimdEngine::simdBits, "SIMD width per core").range(1, 65536)
         .unit("bits");
-    t.leaf("tcm_bytes", &GpSimdEngine::tcmBytes, "tightly-coupled memory per core");
+    t.leaf("tcm_bytes", &GpSimdEngine::tcmBytes, "tightly-coupled memory per core")
+        .range(Bytes(0), kMaxPartitionBytes);
     t.leaf("partitions_per_core", &GpSimdEngine::partitionsPerCore,
            "SBUF partitions wired to each core").range(1, 4096);
     t.leaf("dma_bandwidth", &GpSimdEngine::dmaBandwidth,
-           "integrated DMA bandwidth of all cores together (0 = none)");
+           "integrated DMA bandwidth of all cores together (0 = none)")
+        .range(BytesPerSecond(0), kMaxBandwidth);
     return t;
   }();
   return s;
@@ -300,7 +342,7 @@ template <>
 const Schema<SyncEngine>& schemaOf() {
   static const Schema<SyncEngine> s = [] {
     Schema<SyncEngine> t;
-    t.leaf("clock", &SyncEngine::clock, "sequencer clock").min(Hertz(1));
+    t.leaf("clock", &SyncEngine::clock, "sequencer clock").range(kMinClock, kMaxClock);
     return t;
   }();
   return s;
@@ -311,13 +353,15 @@ const Schema<Sequencer>& schemaOf() {
   static const Schema<Sequencer> s = [] {
     Schema<Sequencer> t;
     t.leaf("registers", &Sequencer::registers, "scalar registers per sequencer")
-        .min(0).limit(kMaxCount);
+        .range(0, kMaxSequencerResources);
     t.leaf("register_bits", &Sequencer::registerBits, "register width").range(1, 64)
         .unit("bits");
-    t.leaf("semaphores", &Sequencer::semaphores, "semaphores per core").min(1).limit(kMaxCount);
+    t.leaf("semaphores", &Sequencer::semaphores, "semaphores per core")
+        .range(1, kMaxSequencerResources);
     t.leaf("semaphore_bits", &Sequencer::semaphoreBits, "semaphore width (signed)").range(1, 64)
         .unit("bits");
-    t.leaf("events", &Sequencer::events, "single-bit events per core").min(0).limit(kMaxCount);
+    t.leaf("events", &Sequencer::events, "single-bit events per core")
+        .range(0, kMaxSequencerResources);
     return t;
   }();
   return s;
@@ -329,8 +373,9 @@ const Schema<Sbuf>& schemaOf() {
     Schema<Sbuf> t;
     t.leaf("partitions", &Sbuf::partitions, "partitions (rows)").range(1, 4096);
     t.leaf("partition_bytes", &Sbuf::partitionBytes, "bytes per partition")
-        .range(Bytes(1), kMaxOnChipBytes);
-    t.leaf("total_bytes", &Sbuf::totalBytes, "documented total; must equal partitions x bytes");
+        .range(Bytes(1), kMaxPartitionBytes);
+    t.leaf("total_bytes", &Sbuf::totalBytes, "documented total; must equal partitions x bytes")
+        .range(Bytes(1), kMaxSbufBytes);
     t.leaf("layouts", &Sbuf::layouts, "memory layouts offered (semantics undocumented)");
     return t;
   }();
@@ -343,10 +388,10 @@ const Schema<Psum>& schemaOf() {
     Schema<Psum> t;
     t.leaf("partitions", &Psum::partitions, "partitions (rows)").range(1, 4096);
     t.leaf("partition_bytes", &Psum::partitionBytes, "bytes per partition")
-        .range(Bytes(1), kMaxOnChipBytes);
+        .range(Bytes(1), kMaxPsumPartitionBytes);
     t.leaf("banks", &Psum::banks, "banks per partition (accumulation groups)").range(1, 1024);
     t.leaf("bank_bytes", &Psum::bankBytes, "bytes per bank per partition")
-        .range(Bytes(1), kMaxOnChipBytes);
+        .range(Bytes(1), kMaxPsumPartitionBytes);
     t.leaf("banks_reserved_for_dma_transpose", &Psum::banksReservedForDmaTranspose,
            "banks reserved when DMA transpose is lowered to a PE transpose").range(0, 1024);
     return t;
@@ -373,20 +418,21 @@ const Schema<AccessRules>& schemaOf() {
     t.leaf("max_free_dims", &AccessRules::maxFreeDims, "free-axis dimensions of an access pattern")
         .range(1, 16);
     t.leaf("free_dim_max_size", &AccessRules::freeDimMaxSize, "largest size of one free dimension")
-        .min(1).limit(kMaxCount).unit("elements");
+        .range(1, kMaxElements).unit("elements");
     t.leaf("free_dim_min_stride", &AccessRules::freeDimMinStride,
-           "most negative stride of a free dimension").max(0).unit("elements");
+           "most negative stride of a free dimension").range(-kMaxElements, 0).unit("elements");
     t.leaf("free_dim_max_stride", &AccessRules::freeDimMaxStride,
-           "largest stride of a free dimension").min(0).limit(kMaxCount).unit("elements");
+           "largest stride of a free dimension").range(0, kMaxElements).unit("elements");
     t.leaf("port_elements_per_cycle", &AccessRules::portElementsPerCycle,
            "elements per cycle through one engine port (one per partition)")
         .min(1).limit(kMaxCount).unit("elements/cycle");
     t.leaf("stride_penalty_above", &AccessRules::stridePenaltyAbove,
-           "innermost stride above which port bandwidth drops");
+           "innermost stride above which port bandwidth drops")
+        .range(Bytes(0), kMaxPartitionBytes);
     t.leaf("stride_penalty_factor", &AccessRules::stridePenaltyFactor,
            "bandwidth divisor beyond that stride").range(1, 64);
     t.leaf("access_overhead_cycles", &AccessRules::accessOverheadCycles,
-           "fixed cost of one tensor access request").min(0).limit(kMaxCount).unit("cycles");
+           "fixed cost of one tensor access request").range(0, kMaxCycles).unit("cycles");
     t.recordList("start_partition_rules", &AccessRules::startPartitionRules,
                  schemaOf<StartPartitionRule>(),
                  "allowed start partitions by partition count, ascending");
@@ -410,10 +456,10 @@ const Schema<TileLimits>& schemaOf() {
         .min(0).limit(kMaxCount);
     t.leaf("vector_p", &TileLimits::vectorP, "Vector/Scalar partitions").range(1, 4096);
     t.leaf("vector_f_sbuf", &TileLimits::vectorFSbuf, "Vector/Scalar free size from SBUF")
-        .min(1).limit(kMaxCount).unit("elements");
+        .range(1, kMaxElements).unit("elements");
     t.leaf("vector_f_psum", &TileLimits::vectorFPsum, "Vector/Scalar free size from PSUM")
-        .min(1).limit(kMaxCount).unit("elements");
-    t.leaf("bn_stats_f", &TileLimits::bnStatsF, "bn_stats free size").min(1).limit(kMaxCount)
+        .range(1, kMaxElements).unit("elements");
+    t.leaf("bn_stats_f", &TileLimits::bnStatsF, "bn_stats free size").range(1, kMaxElements)
         .unit("elements");
     return t;
   }();
@@ -425,13 +471,17 @@ const Schema<DmaEfficiency>& schemaOf() {
   static const Schema<DmaEfficiency> s = [] {
     Schema<DmaEfficiency> t;
     t.leaf("overhead_bound_below", &DmaEfficiency::overheadBoundBelow,
-           "bytes per partition below which a transfer is overhead-bound");
+           "bytes per partition below which a transfer is overhead-bound")
+        .range(Bytes(0), kMaxDmaBytes);
     t.leaf("near_peak_at", &DmaEfficiency::nearPeakAt,
-           "bytes per partition from which a transfer is near peak");
+           "bytes per partition from which a transfer is near peak")
+        .range(Bytes(0), kMaxDmaBytes);
     t.leaf("saturated_at", &DmaEfficiency::saturatedAt,
-           "bytes per partition from which bandwidth is saturated");
+           "bytes per partition from which bandwidth is saturated")
+        .range(Bytes(0), kMaxDmaBytes);
     t.leaf("recommended_transfer", &DmaEfficiency::recommendedTransfer,
-           "recommended minimum bytes per transfer");
+           "recommended minimum bytes per transfer")
+        .range(Bytes(0), kMaxDmaBytes);
     return t;
   }();
   return s;
@@ -441,14 +491,17 @@ template <>
 const Schema<DmaDescriptors>& schemaOf() {
   static const Schema<DmaDescriptors> s = [] {
     Schema<DmaDescriptors> t;
-    t.leaf("descriptor_bytes", &DmaDescriptors::descriptorBytes, "size of one hardware descriptor");
+    t.leaf("descriptor_bytes", &DmaDescriptors::descriptorBytes, "size of one hardware descriptor")
+        .range(Bytes(0), kMaxDmaBytes);
     t.leaf("max_buffer_bytes", &DmaDescriptors::maxBufferBytes,
-           "largest contiguous buffer one descriptor moves").min(Bytes(1));
+           "largest contiguous buffer one descriptor moves")
+        .range(Bytes(1), kMaxDmaBytes);
     t.leaf("max_per_packet", &DmaDescriptors::maxPerPacket, "descriptors per packet")
         .min(1).limit(kMaxCount);
     t.leaf("ring_max_descriptors", &DmaDescriptors::ringMaxDescriptors,
            "descriptors a ring holds").min(1).limit(kMaxCount);
-    t.leaf("ring_alignment", &DmaDescriptors::ringAlignment, "ring alignment");
+    t.leaf("ring_alignment", &DmaDescriptors::ringAlignment, "ring alignment")
+        .range(Bytes(0), kMaxDmaBytes);
     return t;
   }();
   return s;
@@ -460,8 +513,9 @@ const Schema<DmaDge>& schemaOf() {
     Schema<DmaDge> t;
     t.leaf("hardware_blocks", &DmaDge::hardwareBlocks,
            "hardware descriptor-generation blocks per core (0 = software/static only)")
-        .range(0, 1024);
-    t.leaf("instruction_cost", &DmaDge::instructionCost, "time per hardware-DGE DMA instruction");
+        .range(0, 64);
+    t.leaf("instruction_cost", &DmaDge::instructionCost, "time per hardware-DGE DMA instruction")
+        .range(Picoseconds(0), kMaxLatency);
     t.leaf("hardware_gather_scatter", &DmaDge::hardwareGatherScatter,
            "hardware DGE supports gather/scatter");
     return t;
@@ -491,9 +545,10 @@ const Schema<DmaCompletion>& schemaOf() {
     Schema<DmaCompletion> t;
     t.leaf("semaphore_increment", &DmaCompletion::semaphoreIncrement,
            "semaphore increments per transfer (every engine of the core writes one)")
-        .min(1).limit(kMaxCount);
+        .range(1, kMaxDmaEngines);
     t.leaf("semaphore_write_bytes", &DmaCompletion::semaphoreWriteBytes,
-           "size of each completion write");
+           "size of each completion write")
+        .range(Bytes(0), kMaxDmaBytes);
     return t;
   }();
   return s;
@@ -503,16 +558,20 @@ template <>
 const Schema<Dma>& schemaOf() {
   static const Schema<Dma> s = [] {
     Schema<Dma> t;
-    t.leaf("engines_per_core", &Dma::enginesPerCore, "DMA engines per core").range(1, 4096);
-    t.leaf("queues_per_engine", &Dma::queuesPerEngine, "queues per DMA engine").range(1, 4096);
+    t.leaf("engines_per_core", &Dma::enginesPerCore, "DMA engines per core")
+        .range(1, kMaxDmaEngines);
+    t.leaf("queues_per_engine", &Dma::queuesPerEngine,
+           "queues per DMA engine, which are the DMA queues a program of one core names")
+        .range(1, kMaxDmaQueuesPerCore);
     t.leaf("engine_bandwidth", &Dma::engineBandwidth, "bandwidth of one DMA engine")
-        .min(BytesPerSecond(1));
-    t.leaf("fixed_cost", &Dma::fixedCost, "fixed cost per transfer (semaphore to start)");
+        .range(kMinModelledBandwidth, kMaxBandwidth);
+    t.leaf("fixed_cost", &Dma::fixedCost, "fixed cost per transfer (semaphore to start)")
+        .range(Picoseconds(0), kMaxLatency);
     t.leaf("queue_scheduling", &Dma::queueScheduling, "arbitration among queues");
     t.leaf("qos_classes", &Dma::qosClasses, "traffic classes (0 = no QoS)").range(0, 64);
     t.leaf("compute_efficiency", &Dma::computeEfficiency,
            "DMA-compute (accumulate) throughput as a fraction of copy throughput")
-        .range(kZero, kOne);
+        .range(kOnePercent, kOne);
     t.nested("efficiency", &Dma::efficiency, schemaOf<DmaEfficiency>(),
              "transfer-size efficiency knee");
     t.nested("descriptors", &Dma::descriptors, schemaOf<DmaDescriptors>(), "descriptor limits");
@@ -548,15 +607,16 @@ template <>
 const Schema<Hbm>& schemaOf() {
   static const Schema<Hbm> s = [] {
     Schema<Hbm> t;
-    t.leaf("stacks", &Hbm::stacks, "HBM stacks").range(1, 1024);
+    t.leaf("stacks", &Hbm::stacks, "HBM stacks").range(1, 64);
     t.leaf("stack_capacity", &Hbm::stackCapacity, "capacity of one stack")
-        .range(Bytes(1), kMaxMemoryBytes);
-    t.leaf("capacity", &Hbm::capacity, "documented total; must equal stacks x stack_capacity");
+        .range(Bytes(1), kMaxStackBytes);
+    t.leaf("capacity", &Hbm::capacity, "documented total; must equal stacks x stack_capacity")
+        .range(Bytes(1), kMaxHbmBytes);
     t.leaf("bandwidth", &Hbm::bandwidth, "total bandwidth of all stacks")
-        .min(BytesPerSecond(1));
+        .range(kMinModelledBandwidth, kMaxBandwidth);
     t.leaf("stack_of_core", &Hbm::stackOfCore,
            "HBM stack index used by each physical core (cores with equal index share a stack)")
-        .range(0, 1023);
+        .range(0, 63);
     return t;
   }();
   return s;
@@ -567,16 +627,22 @@ const Schema<NeuronLink>& schemaOf() {
   static const Schema<NeuronLink> s = [] {
     Schema<NeuronLink> t;
     t.leaf("version", &NeuronLink::version, "NeuronLink generation").range(1, 100);
-    t.leaf("chip_bandwidth", &NeuronLink::chipBandwidth, "documented per-chip bandwidth");
+    t.leaf("chip_bandwidth", &NeuronLink::chipBandwidth, "documented per-chip bandwidth")
+        .range(BytesPerSecond(0), kMaxBandwidth);
     t.leaf("links_per_chip", &NeuronLink::linksPerChip, "links per chip").range(0, 1024);
-    t.leaf("link_bandwidth", &NeuronLink::linkBandwidth, "bandwidth of one link");
+    t.leaf("link_bandwidth", &NeuronLink::linkBandwidth, "bandwidth of one link")
+        .range(BytesPerSecond(0), kMaxBandwidth);
     t.leaf("intra_instance_bandwidth", &NeuronLink::intraInstanceBandwidth,
-           "per-chip bandwidth to chips of the same instance");
+           "per-chip bandwidth to chips of the same instance")
+        .range(BytesPerSecond(0), kMaxBandwidth);
     t.leaf("inter_instance_bandwidth", &NeuronLink::interInstanceBandwidth,
-           "per-chip bandwidth to other instances of an UltraServer");
+           "per-chip bandwidth to other instances of an UltraServer")
+        .range(BytesPerSecond(0), kMaxBandwidth);
     t.leaf("counting", &NeuronLink::counting, "how the bandwidth figures are counted");
-    t.leaf("hop_latency_min", &NeuronLink::hopLatencyMin, "per-hop latency, low end");
-    t.leaf("hop_latency_max", &NeuronLink::hopLatencyMax, "per-hop latency, high end");
+    t.leaf("hop_latency_min", &NeuronLink::hopLatencyMin, "per-hop latency, low end")
+        .range(Picoseconds(0), kMaxLatency);
+    t.leaf("hop_latency_max", &NeuronLink::hopLatencyMax, "per-hop latency, high end")
+        .range(Picoseconds(0), kMaxLatency);
     return t;
   }();
   return s;
@@ -586,9 +652,12 @@ template <>
 const Schema<Efa>& schemaOf() {
   static const Schema<Efa> s = [] {
     Schema<Efa> t;
-    t.leaf("instance_bandwidth", &Efa::instanceBandwidth, "EFA bandwidth per instance");
-    t.leaf("chip_bandwidth", &Efa::chipBandwidth, "EFA bandwidth per chip");
-    t.leaf("inter_node_latency", &Efa::interNodeLatency, "minimal HBM-to-HBM latency between nodes");
+    t.leaf("instance_bandwidth", &Efa::instanceBandwidth, "EFA bandwidth per instance")
+        .range(BytesPerSecond(0), kMaxBandwidth);
+    t.leaf("chip_bandwidth", &Efa::chipBandwidth, "EFA bandwidth per chip")
+        .range(BytesPerSecond(0), kMaxBandwidth);
+    t.leaf("inter_node_latency", &Efa::interNodeLatency, "minimal HBM-to-HBM latency between nodes")
+        .range(Picoseconds(0), kMaxLatency);
     return t;
   }();
   return s;
@@ -619,7 +688,8 @@ const Schema<SystemLevel>& schemaOf() {
     t.leaf("inter_instance_links_per_chip", &SystemLevel::interInstanceLinksPerChip,
            "links per chip to other instances (e.g. the UltraServer Z ring)").range(0, 1024);
     t.leaf("inter_instance_link_bandwidth", &SystemLevel::interInstanceLinkBandwidth,
-           "bandwidth of one such link");
+           "bandwidth of one such link")
+        .range(BytesPerSecond(0), kMaxBandwidth);
     return t;
   }();
   return s;
@@ -688,21 +758,21 @@ const Schema<CostModel>& schemaOf() {
   static const Schema<CostModel> s = [] {
     Schema<CostModel> t;
     t.leaf("min_ii", &CostModel::minIi, "minimum initiation interval MIN_II")
-        .min(0).limit(kMaxCount).unit("cycles");
+        .range(0, kMaxCycles).unit("cycles");
     t.leaf("static_overhead_cycles", &CostModel::staticOverheadCycles,
            "extra cost of dependent back-to-back tiny instructions")
-        .min(0).limit(kMaxCount).unit("cycles");
+        .range(0, kMaxCycles).unit("cycles");
     t.leaf("semaphore_overhead_cycles", &CostModel::semaphoreOverheadCycles,
            "semaphore wait and update overhead per dependent instruction")
-        .min(0).limit(kMaxCount).unit("cycles");
+        .range(0, kMaxCycles).unit("cycles");
     t.leaf("gpsimd_start_cycles", &CostModel::gpsimdStartCycles, "GPSIMD_START")
-        .min(0).limit(kMaxCount).unit("cycles");
+        .range(0, kMaxCycles).unit("cycles");
     t.leaf("dynamic_offset_cycles", &CostModel::dynamicOffsetCycles,
            "floor of a copy with dynamic source/destination offset")
-        .min(0).limit(kMaxCount).unit("cycles");
+        .range(0, kMaxCycles).unit("cycles");
     t.leaf("act_read_accumulator_cycles", &CostModel::actReadAccumulatorCycles,
            "ActReadAccumulator (reading ScalarE accumulators back)")
-        .min(0).limit(kMaxCount).unit("cycles");
+        .range(0, kMaxCycles).unit("cycles");
     t.recordMap("classes", &CostModel::classes, &CostClass::name, schemaOf<CostClass>(),
                 "<class>", "cost classes, one per instruction family");
     return t;

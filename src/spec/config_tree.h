@@ -1,7 +1,11 @@
 // ConfigNode: a YAML document converted into a plain tree that remembers, for every node, the
-// file and 1-based line/column it came from. It is the only place that touches yaml-cpp, whose
-// exceptions are caught at this boundary and turned into Status with file:line:column. Duplicate
-// keys, cyclic aliases and alias bombs are rejected here too.
+// file and 1-based line/column it came from. It is the only place that touches the YAML library
+// (libyaml, whose event parser feeds a tree built here); its errors become Status with
+// file:line:column. Rejected here too: more than one document, duplicate keys, mapping keys that
+// are not plain names, aliases to no anchor or to a node that contains them, nesting deeper than
+// 64 levels, and documents over a size budget that counts aliases expanded (so an alias bomb is
+// refused before it is expanded). Untagged plain ~, null, Null, NULL and empty values are null;
+// every other scalar, quoted or not, is its text.
 #pragma once
 
 #include <memory>

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -12,6 +10,7 @@
 
 #include "chip_schema.h"
 #include "config_tree.h"
+#include "trn/base/file_reader.h"
 #include "validate.h"
 
 #ifndef TRN_CONFIG_DIR
@@ -22,7 +21,8 @@ namespace trn::spec {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::uintmax_t kMaxFileBytes = 16 << 20;
+/// Largest chip file read (trn2.yaml is 24 KB).
+constexpr std::uint64_t kMaxFileBytes = std::uint64_t{16} << 20;
 
 bool hasYamlExtension(std::string_view name) {
   return name.ends_with(".yaml") || name.ends_with(".yml");
@@ -53,22 +53,16 @@ std::string availableChips() {
                        : fmt::format("{}", fmt::join(chips, ", "));
 }
 
+/// The text of the chip file `path`: a regular file of at most kMaxFileBytes (not a directory,
+/// FIFO or device), its size checked before anything is allocated.
 Result<std::string> readFile(const fs::path& path, const std::string& display) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
+  if (!fs::exists(path, ec)) {
     return notFound(fmt::format("{}: no such file", display));
   }
-  if (fs::file_size(path, ec) > kMaxFileBytes) {
-    return invalidArgument(fmt::format("{}: larger than {} bytes; not a chip description",
-                                       display, kMaxFileBytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in.good() && !in.eof()) {
-    return ioError(fmt::format("{}: cannot read the file", display));
-  }
-  return text.str();
+  TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> bytes,
+                       readFileBounded(path.string(), kMaxFileBytes, "chip description"));
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
 /// Resolves a chip name to its file; fails listing the chips that exist.
@@ -147,7 +141,7 @@ class Loader {
     if (hasYamlExtension(node.scalar)) {
       basePath = path.parent_path() / node.scalar;
       std::error_code ec;
-      if (!fs::is_regular_file(basePath, ec)) {
+      if (!fs::exists(basePath, ec)) {
         return errorAt(display, node.mark, "base",
                        fmt::format("no such file {}", displayPath(basePath)),
                        ErrorCode::kNotFound);

@@ -191,6 +191,18 @@ void checkCore(const ChipSpec& s, Checker& c) {
             {"core.dma.efficiency.near_peak_at", "core.dma.efficiency.overhead_bound_below",
              "core.dma.efficiency.saturated_at"},
             "needs overhead_bound_below <= near_peak_at <= saturated_at");
+  // The DMA model divides a transpose's bytes by its efficiency; 0 only marks "no transpose".
+  const Ratio minEfficiency = Ratio::make(1, 100).value();
+  for (const auto& [key, efficiency] :
+       {std::pair{"core.dma.transpose.hbm_to_sbuf_efficiency", dma.transpose.hbmToSbufEfficiency},
+        std::pair{"core.dma.transpose.sbuf_to_sbuf_efficiency",
+                  dma.transpose.sbufToSbufEfficiency}}) {
+    c.require(!dma.transpose.supported || !(efficiency < minEfficiency),
+              {key, "core.dma.transpose.supported"},
+              fmt::format("{} is {}; the DMA model divides by it, so it must be >= 0.01 when "
+                          "core.dma.transpose.supported is true",
+                          key, efficiency.toString()));
+  }
   c.require((dma.queueScheduling == QueueScheduling::kQos) == (dma.qosClasses > 0),
             {"core.dma.qos_classes", "core.dma.queue_scheduling"},
             "core.dma.qos_classes must be > 0 exactly when core.dma.queue_scheduling is qos");

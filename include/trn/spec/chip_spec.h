@@ -176,6 +176,15 @@ struct SyncEngine {
   Hertz clock;
 };
 
+/// Most registers per sequencer, and semaphores and events per core, a description may declare:
+/// they are indexed by int32 instruction fields and size per-core arrays (the race detector keeps
+/// a 96-byte vector clock per semaphore). Trn1-Trn3 have 64 registers and 256 semaphores.
+inline constexpr std::int64_t kMaxSequencerResources = 65536;
+
+/// Most DMA queues of one core (`core.dma.queues_per_engine`): race detection follows 24 agents,
+/// the 5 engines and at most 19 queues (kMaxAgents in core/hazard_detector.h). Trn1-Trn3 have 16.
+inline constexpr std::int64_t kMaxDmaQueuesPerCore = 19;
+
 /// Sequencer resources (YAML `core.sequencer`).
 struct Sequencer {
   std::int64_t registers = 0;
