@@ -35,7 +35,7 @@ constexpr std::int64_t kMaxDmaEngines = 256;
 /// Sizes of DMA descriptors, knees and buffers (16 B-64 KiB today).
 const Bytes kMaxDmaBytes(std::int64_t{1} << 30);
 /// Engine clocks (0.96-2.8 GHz today): a cycle is 10 ps to 10 ns, so cycle counts convert to
-/// picoseconds exactly enough and a long run stays far from the int64 limit (106 days).
+/// picoseconds exactly enough and a long run stays far from kMaxSimulatedTime (2^62 ps, 53 days).
 const Hertz kMinClock(100'000'000);
 const Hertz kMaxClock(100'000'000'000);
 /// Bandwidths the timing model divides by (DMA engine 17-33 GB/s, HBM 0.8-4.9 TB/s today): at
