@@ -65,11 +65,15 @@ class Reader {
     value = static_cast<T>(raw);
     return {};
   }
-  Status getString(std::string& s, std::size_t maxLength) {
+  /// A length-prefixed string of at most `maxLength` bytes; `what` names it in errors.
+  Status getString(std::string& s, std::size_t maxLength, std::string_view what) {
     std::uint32_t length = 0;
     TRN_RETURN_IF_ERROR(get(length));
-    if (length > maxLength || length > bytes_.size() - pos_) {
-      return error(fmt::format("string length {} is invalid", length));
+    if (length > maxLength) {
+      return error(fmt::format("a {} of {} bytes; the limit is {}", what, length, maxLength));
+    }
+    if (length > bytes_.size() - pos_) {
+      return error(fmt::format("a {} of {} bytes runs past the end of the data", what, length));
     }
     s.assign(reinterpret_cast<const char*>(bytes_.data()) + pos_, length);
     pos_ += length;
@@ -79,6 +83,7 @@ class Reader {
     return parseError(fmt::format("{}: corrupt program at byte {}: {}", name_, pos_, what));
   }
   [[nodiscard]] bool done() const { return pos_ == bytes_.size(); }
+  [[nodiscard]] std::size_t remaining() const { return bytes_.size() - pos_; }
   [[nodiscard]] std::size_t position() const { return pos_; }
 
  private:

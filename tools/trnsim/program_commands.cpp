@@ -44,7 +44,11 @@ Status writeFile(const std::string& path, std::string_view contents) {
 
 Status assemble(const std::string& input, const std::string& output) {
   TRN_ASSIGN_OR_RETURN(const isa::Program program, runtime::loadProgram(input));
-  const std::vector<std::byte> bytes = isa::encodeProgram(program);
+  const Result<std::vector<std::byte>> encoded = isa::encodeProgram(program);
+  if (!encoded.ok()) {
+    return encoded.status().withContext(input);
+  }
+  const std::vector<std::byte>& bytes = *encoded;
   return writeFile(output,
                    std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
