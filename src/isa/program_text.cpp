@@ -314,7 +314,7 @@ std::string formatProgramText(const Program& program) {
   for (const Engine engine : kAllEngines) {
     for (const Instruction& instr : program.stream(engine)) {
       out += formatInstruction(instr, program);
-      if (!instr.location.file.empty()) {
+      if (instr.location != SourceLocation{}) {
         out += fmt::format(" loc={}:{}", instr.location.file, instr.location.line);
       }
       out += '\n';
