@@ -68,8 +68,8 @@ Status checkPatternForm(const AccessPattern& ap, std::size_t tensorCount) {
   TRN_RETURN_IF_ERROR(checkDims(ap.dims, ap.numDims, "the access pattern"));
   if (ap.memory == Memory::kHbm) {
     if (ap.tensor < 0 || static_cast<std::size_t>(ap.tensor) >= tensorCount) {
-      return invalidArgument(fmt::format("HBM tensor index {} is not declared (the program has {} "
-                                         "tensors)",
+      return invalidArgument(fmt::format("HBM tensor index {} is not declared (the program "
+                                         "declares {})",
                                          ap.tensor, tensorCount));
     }
     if (ap.partitionStart != 0) {
@@ -83,8 +83,8 @@ Status checkPatternForm(const AccessPattern& ap, std::size_t tensorCount) {
     return {};
   }
   if (ap.tensor != -1 || ap.partitionStride != 0) {
-    return invalidArgument(fmt::format("an {} operand has no tensor index or row stride (has {} "
-                                       "and {})",
+    return invalidArgument(fmt::format("an {} operand names no tensor and has no row stride, not "
+                                       "tensor {} and row stride {}",
                                        memoryName(ap.memory), ap.tensor, ap.partitionStride));
   }
   if (ap.partitionStart < 0 || ap.partitionCount < 1 ||
