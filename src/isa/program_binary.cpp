@@ -248,7 +248,8 @@ Result<Program> decodeProgram(std::span<const std::byte> bytes, std::string_view
     std::uint64_t count = 0;
     TRN_RETURN_IF_ERROR(r.get(count));
     if (count > ProgramLimits::kMaxInstructions - instructions) {
-      return r.error(fmt::format("{} more instructions in the {} stream; a program holds at most {}",
+      return r.error(fmt::format("{} more instructions in the {} stream; a program holds at most "
+                                 "{}",
                                  count, engineName(engine), ProgramLimits::kMaxInstructions));
     }
     if (count > r.remaining() / kMinInstructionBytes) {

@@ -165,7 +165,8 @@ class TextParser {
     TensorDecl decl;
     decl.name = std::string(tokens[1]);
     if (!enumFromName(tokens[2], decl.kind)) {
-      return parseError(fmt::format("'{}' is not a tensor kind (input, output, scratch)", tokens[2]));
+      return parseError(
+          fmt::format("'{}' is not a tensor kind (input, output, scratch)", tokens[2]));
     }
     TRN_ASSIGN_OR_RETURN(decl.dtype, parseDType(tokens[3]));
     const std::size_t shapeStart = static_cast<std::size_t>(tokens[4].data() - line.data());

@@ -209,9 +209,9 @@ Status verifyProgram(const Program& program, const CoreLimits& limits) {
     }
     hbmTotal += t.byteSize();
     if (!hbmTotal.valid() || hbmTotal.value() > limits.hbmBytes) {
-      const std::string need = hbmTotal.valid()
-                                   ? std::to_string(hbmTotal.value())
-                                   : fmt::format("more than {}", std::numeric_limits<std::int64_t>::max());
+      const std::string need =
+          hbmTotal.valid() ? std::to_string(hbmTotal.value())
+                           : fmt::format("more than {}", std::numeric_limits<std::int64_t>::max());
       return failedPrecondition(fmt::format("the program's HBM tensors need {} bytes by tensor "
                                             "'{}', more than the device's {} bytes of HBM",
                                             need, t.name, limits.hbmBytes));

@@ -307,9 +307,10 @@ Result<NpyArray> parseNpy(std::span<const std::byte> bytes, std::string_view nam
 }
 
 Result<NpyArray> readNpy(const std::string& path, std::uint64_t maxDataBytes) {
+  constexpr std::uint64_t kMaxHeaderFileBytes = kPreludeV2 + kMaxHeaderBytes;
   const std::uint64_t maxFileBytes =
-      std::min(maxDataBytes, std::numeric_limits<std::uint64_t>::max() - kPreludeV2 - kMaxHeaderBytes) +
-      kPreludeV2 + kMaxHeaderBytes;
+      std::min(maxDataBytes, std::numeric_limits<std::uint64_t>::max() - kMaxHeaderFileBytes) +
+      kMaxHeaderFileBytes;
   TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> raw,
                        readFileBounded(path, maxFileBytes, ".npy file"));
   TRN_ASSIGN_OR_RETURN(NpyArray array, parseNpy(raw, path));

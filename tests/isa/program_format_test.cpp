@@ -172,7 +172,8 @@ TEST(ProgramFormat, ParserNamesTheLineAndTheProblem) {
       {"dve: memset dst=sbuf[0:2]:fp32[[1,1],[1,1],[1,1],[1,1],[1,1]]", "5 free dimensions"},
       {"dve: memset dst=sbuf[0:2]:fp32[[1,4]] value=abc", "field 'value': 'abc' is not a number"},
       {"dve: tensor_tensor op=plus", "'plus' is not a alu_op; expected one of add, subtract"},
-      {".tensor a input fp32 [0, 4]", "tensor 'a' has extent 0 in dimension 0; extents are >= 1"},
+      {".tensor a input fp32 [0, 4]",
+       "t.tasm:1: tensor 'a' has extent 0 in dimension 0; extents are >= 1"},
       {".tensor a input fp32 [4]\n.tensor a input fp32 [4]", "t.tasm:2: tensor 'a' is declared twice"},
       {"sp: nop loc=nowhere", "bad source location 'nowhere'"},
   };

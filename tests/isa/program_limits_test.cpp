@@ -253,9 +253,10 @@ TEST(ProgramLimits, OperandsOutsideTheTextSyntaxAreRejected) {
 
 TEST(ProgramLimits, AWrappingShapeIsRejectedByEveryReaderAndTheVerifier) {
   const std::string text = fmt::format(".tensor a output fp32 [{}, 4]", kWrapped);
-  const std::string tooLarge = fmt::format("tensor 'a' [{}, 4] fp32 is too large: its size in bytes "
-                                           "does not fit in 64 bits (at most 9223372036854775807)",
-                                           kWrapped);
+  const std::string tooLarge =
+      fmt::format("tensor 'a' [{}, 4] fp32 is too large: its size in bytes does not fit in 64 "
+                  "bits (at most 9223372036854775807)",
+                  kWrapped);
   EXPECT_EQ(messageOf(parseProgramText(text, "w.tasm")), "w.tasm:1: " + tooLarge);
   const Program wrapped = withTensors({decl("a", {(std::int64_t{1} << 62) + 1, 4})});
   EXPECT_EQ(messageOf(encodeProgram(wrapped)), "cannot encode the program: tensor 0: " + tooLarge);
@@ -312,8 +313,8 @@ TEST(ProgramLimits, NanPayloadsAndBareLineNumbersSurviveText) {
   EXPECT_NE(text.find("value=nan(0xffffffff) loc=:5"), std::string::npos) << text;
   const Program back = parseProgramText(text, "n.tasm").value();
   EXPECT_EQ(encodeProgram(back).value(), encodeProgram(p).value());
-  EXPECT_EQ(messageOf(parseProgramText("dve: memset dst=sbuf[0:4]:fp32[[1,1]] value=nan(0x3f800000)",
-                                       "n.tasm")),
+  EXPECT_EQ(messageOf(parseProgramText(
+                "dve: memset dst=sbuf[0:4]:fp32[[1,1]] value=nan(0x3f800000)", "n.tasm")),
             "n.tasm:1: field 'value': 'nan(0x3f800000)' is not a NaN bit pattern nan(0xHHHHHHHH)");
 }
 
