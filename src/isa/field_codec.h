@@ -8,6 +8,7 @@
 #include <array>
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -65,11 +66,15 @@ class Reader {
     value = static_cast<T>(raw);
     return {};
   }
-  Status getString(std::string& s, std::size_t maxLength) {
+  /// A length-prefixed string of at most `maxLength` bytes; `what` names it in errors.
+  Status getString(std::string& s, std::size_t maxLength, std::string_view what) {
     std::uint32_t length = 0;
     TRN_RETURN_IF_ERROR(get(length));
-    if (length > maxLength || length > bytes_.size() - pos_) {
-      return error(fmt::format("string length {} is invalid", length));
+    if (length > maxLength) {
+      return error(fmt::format("a {} of {} bytes; the limit is {}", what, length, maxLength));
+    }
+    if (length > bytes_.size() - pos_) {
+      return error(fmt::format("a {} of {} bytes runs past the end of the data", what, length));
     }
     s.assign(reinterpret_cast<const char*>(bytes_.data()) + pos_, length);
     pos_ += length;
@@ -79,6 +84,7 @@ class Reader {
     return parseError(fmt::format("{}: corrupt program at byte {}: {}", name_, pos_, what));
   }
   [[nodiscard]] bool done() const { return pos_ == bytes_.size(); }
+  [[nodiscard]] std::size_t remaining() const { return bytes_.size() - pos_; }
   [[nodiscard]] std::size_t position() const { return pos_; }
 
  private:
@@ -126,10 +132,29 @@ inline Status decode(Reader& r, std::int64_t& v) { return r.get(v); }
 
 // ---- float ----
 inline std::string_view typeName(const float*) { return "float"; }
-/// Shortest text that reads back to the same float (hex for NaN payloads is not needed: NaN
-/// immediates print as "nan").
-inline std::string format(float v, const TensorNameFn&) { return fmt::format("{}", v); }
+/// Shortest text that reads back to the same float. NaNs print as "nan" / "-nan" when they are
+/// the default quiet NaN of that sign (what parsing "nan" gives), and otherwise as their bit
+/// pattern, "nan(0x7f800001)", so that every float survives text -> binary -> text.
+inline std::string format(float v, const TensorNameFn&) {
+  const auto bits = std::bit_cast<std::uint32_t>(v);
+  if (std::isnan(v) && (bits & 0x7fffffffU) != 0x7fc00000U) {
+    return fmt::format("nan(0x{:08x})", bits);
+  }
+  return fmt::format("{}", v);
+}
 inline Status parse(std::string_view text, float& v, const TensorIndexFn&) {
+  constexpr std::string_view kNanBits = "nan(0x";
+  if (text.starts_with(kNanBits) && text.size() == kNanBits.size() + 9 && text.back() == ')') {
+    std::uint32_t bits = 0;
+    const char* first = text.data() + kNanBits.size();
+    const auto [end, ec] = std::from_chars(first, first + 8, bits, 16);
+    const float value = std::bit_cast<float>(bits);
+    if (ec != std::errc() || end != first + 8 || !std::isnan(value)) {
+      return parseError(fmt::format("'{}' is not a NaN bit pattern nan(0xHHHHHHHH)", text));
+    }
+    v = value;
+    return {};
+  }
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size()) {
     return parseError(fmt::format("'{}' is not a number", text));

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstring>
+#include <unordered_map>
 
 #include "field_codec.h"
 
@@ -11,10 +12,9 @@ namespace trn::isa {
 namespace {
 
 constexpr std::array<char, 8> kMagic = {'T', 'R', 'N', 'P', 'R', 'O', 'G', '\0'};
-constexpr std::size_t kMaxName = 4096;
-constexpr std::uint32_t kMaxTensors = 1 << 16;
-constexpr std::uint32_t kMaxRank = 16;
-constexpr std::uint32_t kMaxSync = 64;
+/// Opcode, engine, wait and update counts, location length and line: an instruction without
+/// fields or synchronisation.
+constexpr std::size_t kMinInstructionBytes = 2 + 1 + 4 + 4 + 4 + 4;
 
 void encodeInstruction(const Instruction& instr, codec::Writer& w) {
   std::visit(
@@ -64,7 +64,7 @@ Result<InstructionBody> decodeBody(std::uint16_t opcode, codec::Reader& r) {
   return std::move(*result);
 }
 
-Status decodeInstruction(codec::Reader& r, Instruction& instr) {
+Status decodeInstruction(codec::Reader& r, Instruction& instr, std::size_t tensorCount) {
   std::uint16_t opcode = 0;
   std::uint8_t engine = 0;
   TRN_RETURN_IF_ERROR(r.get(opcode));
@@ -75,8 +75,9 @@ Status decodeInstruction(codec::Reader& r, Instruction& instr) {
   instr.engine = static_cast<Engine>(engine);
   std::uint32_t count = 0;
   TRN_RETURN_IF_ERROR(r.get(count));
-  if (count > kMaxSync) {
-    return r.error(fmt::format("{} semaphore waits", count));
+  if (count > ProgramLimits::kMaxSyncEntries) {
+    return r.error(fmt::format("{} semaphore waits; an instruction has at most {}", count,
+                               ProgramLimits::kMaxSyncEntries));
   }
   instr.sync.waits.resize(count);
   for (SemaphoreWait& wait : instr.sync.waits) {
@@ -85,8 +86,9 @@ Status decodeInstruction(codec::Reader& r, Instruction& instr) {
     TRN_RETURN_IF_ERROR(r.get(wait.value));
   }
   TRN_RETURN_IF_ERROR(r.get(count));
-  if (count > kMaxSync) {
-    return r.error(fmt::format("{} semaphore updates", count));
+  if (count > ProgramLimits::kMaxSyncEntries) {
+    return r.error(fmt::format("{} semaphore updates; an instruction has at most {}", count,
+                               ProgramLimits::kMaxSyncEntries));
   }
   instr.sync.updates.resize(count);
   for (SemaphoreUpdate& update : instr.sync.updates) {
@@ -94,9 +96,13 @@ Status decodeInstruction(codec::Reader& r, Instruction& instr) {
     TRN_RETURN_IF_ERROR(codec::decode(r, update.op));
     TRN_RETURN_IF_ERROR(r.get(update.value));
   }
-  TRN_RETURN_IF_ERROR(r.getString(instr.location.file, kMaxName));
+  TRN_RETURN_IF_ERROR(r.getString(instr.location.file, ProgramLimits::kMaxLocationFileBytes,
+                                  "source location file name"));
   TRN_RETURN_IF_ERROR(r.get(instr.location.line));
   TRN_ASSIGN_OR_RETURN(instr.body, decodeBody(opcode, r));
+  if (const Status form = checkInstructionForm(instr, tensorCount); !form.ok()) {
+    return r.error(fmt::format("{}: {}", info(instr.body).mnemonic, form.message()));
+  }
   return {};
 }
 
@@ -120,6 +126,7 @@ void encode(const AccessPattern& ap, Writer& w) {
 }
 
 Status decode(Reader& r, AccessPattern& ap) {
+  ap = AccessPattern{};
   std::uint8_t memory = 0;
   std::uint8_t dtype = 0;
   std::uint8_t numDims = 0;
@@ -152,7 +159,11 @@ Status decode(Reader& r, AccessPattern& ap) {
 
 }  // namespace codec
 
-std::vector<std::byte> encodeProgram(const Program& program) {
+Result<std::vector<std::byte>> encodeProgram(const Program& program) {
+  if (const Status form = checkProgramForm(program); !form.ok()) {
+    return Status(form.code(), fmt::format("cannot encode the program: {}", form.message()),
+                  form.origin());
+  }
   std::vector<std::byte> out;
   codec::Writer w(out);
   for (const char c : kMagic) {
@@ -196,12 +207,15 @@ Result<Program> decodeProgram(std::span<const std::byte> bytes, std::string_view
   Program program;
   std::uint32_t tensorCount = 0;
   TRN_RETURN_IF_ERROR(r.get(tensorCount));
-  if (tensorCount > kMaxTensors) {
-    return r.error(fmt::format("{} tensors", tensorCount));
+  if (tensorCount > ProgramLimits::kMaxTensors) {
+    return r.error(fmt::format("{} tensors; a program declares at most {}", tensorCount,
+                               ProgramLimits::kMaxTensors));
   }
+  std::unordered_map<std::string_view, std::uint32_t> names;
+  program.tensors.reserve(tensorCount);
   for (std::uint32_t i = 0; i < tensorCount; ++i) {
     TensorDecl t;
-    TRN_RETURN_IF_ERROR(r.getString(t.name, kMaxName));
+    TRN_RETURN_IF_ERROR(r.getString(t.name, ProgramLimits::kMaxTensorNameBytes, "tensor name"));
     TRN_RETURN_IF_ERROR(codec::decode(r, t.kind));
     std::uint8_t dtype = 0;
     TRN_RETURN_IF_ERROR(r.get(dtype));
@@ -211,26 +225,42 @@ Result<Program> decodeProgram(std::span<const std::byte> bytes, std::string_view
     t.dtype = static_cast<DType>(dtype);
     std::uint32_t rank = 0;
     TRN_RETURN_IF_ERROR(r.get(rank));
-    if (rank > kMaxRank) {
-      return r.error(fmt::format("tensor rank {}", rank));
+    if (rank > ProgramLimits::kMaxTensorRank) {
+      return r.error(fmt::format("tensor rank {}; ranks are 1 to {}", rank,
+                                 ProgramLimits::kMaxTensorRank));
     }
     t.shape.resize(rank);
     for (std::int64_t& d : t.shape) {
       TRN_RETURN_IF_ERROR(r.get(d));
     }
+    if (const Status decl = checkTensorDecl(t); !decl.ok()) {
+      return r.error(fmt::format("tensor {}: {}", i, decl.message()));
+    }
+    // The names live in program.tensors, whose storage was reserved above and does not move.
     program.tensors.push_back(std::move(t));
+    if (const auto [at, inserted] = names.emplace(program.tensors.back().name, i); !inserted) {
+      return r.error(fmt::format("tensors {} and {} are both named '{}'", at->second, i,
+                                 program.tensors.back().name));
+    }
   }
+  std::size_t instructions = 0;
   for (const Engine engine : kAllEngines) {
     std::uint64_t count = 0;
     TRN_RETURN_IF_ERROR(r.get(count));
-    // Every instruction takes at least 15 bytes, which bounds a corrupt count.
-    if (count > bytes.size() / 15) {
-      return r.error(fmt::format("{} instructions in the {} stream", count, engineName(engine)));
+    if (count > ProgramLimits::kMaxInstructions - instructions) {
+      return r.error(fmt::format("{} more instructions in the {} stream; a program holds at most "
+                                 "{}",
+                                 count, engineName(engine), ProgramLimits::kMaxInstructions));
     }
+    if (count > r.remaining() / kMinInstructionBytes) {
+      return r.error(fmt::format("{} instructions in the {} stream do not fit in the {} bytes left",
+                                 count, engineName(engine), r.remaining()));
+    }
+    instructions += static_cast<std::size_t>(count);
     auto& stream = program.stream(engine);
-    stream.resize(count);
-    for (Instruction& instr : stream) {
-      TRN_RETURN_IF_ERROR(decodeInstruction(r, instr));
+    for (std::uint64_t i = 0; i < count; ++i) {
+      Instruction& instr = stream.emplace_back();
+      TRN_RETURN_IF_ERROR(decodeInstruction(r, instr, program.tensors.size()));
       if (instr.engine != engine) {
         return r.error(fmt::format("a {} instruction in the {} stream", engineName(instr.engine),
                                    engineName(engine)));

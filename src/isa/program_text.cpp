@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <unordered_map>
 
 #include "field_codec.h"
 
@@ -119,98 +120,165 @@ Result<InstructionBody> parseBody(
   return std::move(*result);
 }
 
-Status parseTensorDirective(const std::vector<std::string_view>& tokens, std::string_view line,
-                            Program& program) {
-  // .tensor NAME KIND DTYPE [d0, d1, ...]
-  if (tokens.size() < 5) {
-    return parseError("expected '.tensor NAME KIND DTYPE [d0, d1, ...]'");
-  }
-  TensorDecl decl;
-  decl.name = std::string(tokens[1]);
-  if (program.findTensor(decl.name)) {
-    return parseError(fmt::format("tensor '{}' is declared twice", decl.name));
-  }
-  if (!enumFromName(tokens[2], decl.kind)) {
-    return parseError(fmt::format("'{}' is not a tensor kind (input, output, scratch)", tokens[2]));
-  }
-  TRN_ASSIGN_OR_RETURN(decl.dtype, parseDType(tokens[3]));
-  const std::size_t open = line.find('[');
-  const std::size_t close = line.rfind(']');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
-    return parseError("expected the shape in brackets, e.g. [128, 512]");
-  }
-  std::string_view dims = line.substr(open + 1, close - open - 1);
-  while (!dims.empty()) {
-    const std::size_t comma = dims.find(',');
-    std::string_view item = dims.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') {
-      item.remove_prefix(1);
-    }
-    while (!item.empty() && item.back() == ' ') {
-      item.remove_suffix(1);
-    }
-    std::int64_t d = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), d);
-    if (ec != std::errc() || end != item.data() + item.size() || d <= 0) {
-      return parseError(fmt::format("shape entry '{}' is not a positive integer", item));
-    }
-    decl.shape.push_back(d);
-    dims = comma == std::string_view::npos ? std::string_view() : dims.substr(comma + 1);
-  }
-  if (decl.shape.empty()) {
-    return parseError("a tensor needs at least one dimension");
-  }
-  program.tensors.push_back(std::move(decl));
-  return {};
-}
-
-Status parseInstructionLine(const std::vector<std::string_view>& tokens, Program& program) {
-  std::string_view engineToken = tokens[0];
-  if (!engineToken.ends_with(':')) {
-    return parseError(fmt::format("expected 'ENGINE: mnemonic ...', got '{}'", engineToken));
-  }
-  engineToken.remove_suffix(1);
-  Instruction instr;
-  TRN_ASSIGN_OR_RETURN(instr.engine, parseEngine(engineToken));
-  if (tokens.size() < 2) {
-    return parseError("missing the instruction mnemonic");
-  }
-  std::vector<std::pair<std::string_view, std::string_view>> kv;
-  for (std::size_t t = 2; t < tokens.size(); ++t) {
-    const std::string_view token = tokens[t];
-    if (token.starts_with("wait(") && token.ends_with(')')) {
-      SemaphoreWait wait;
-      TRN_RETURN_IF_ERROR(parseWait(token.substr(5, token.size() - 6), wait));
-      instr.sync.waits.push_back(wait);
-    } else if (token.starts_with("signal(") && token.ends_with(')')) {
-      SemaphoreUpdate update;
-      TRN_RETURN_IF_ERROR(parseUpdate(token.substr(7, token.size() - 8), update));
-      instr.sync.updates.push_back(update);
-    } else if (token.starts_with("loc=")) {
-      const std::string_view loc = token.substr(4);
-      const std::size_t colon = loc.rfind(':');
-      if (colon == std::string_view::npos || !parseInt32(loc.substr(colon + 1), instr.location.line)) {
-        return parseError(fmt::format("bad source location '{}'; expected loc=FILE:LINE", loc));
+/// Parses program text line by line into a Program, with an index from tensor name to its
+/// declaration so that every lookup takes constant time.
+class TextParser {
+ public:
+  Result<Program> parse(std::string_view text, std::string_view name) {
+    while (!text.empty()) {
+      ++lineNumber_;
+      const std::size_t newline = text.find('\n');
+      std::string_view line = text.substr(0, newline);
+      text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
+      if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) {
+        line = line.substr(0, hash);
       }
-      instr.location.file = std::string(loc.substr(0, colon));
-    } else if (const std::size_t eq = token.find('='); eq != std::string_view::npos && eq > 0) {
-      kv.emplace_back(token.substr(0, eq), token.substr(eq + 1));
-    } else {
-      return parseError(fmt::format("unexpected '{}'; expected field=value, wait(...), signal(...) "
-                                    "or loc=FILE:LINE",
-                                    token));
+      const std::vector<std::string_view> tokens = splitWhitespace(line);
+      if (tokens.empty()) {
+        continue;
+      }
+      const Status status = tokens[0] == ".tensor" ? parseTensorDirective(tokens, line)
+                                                   : parseInstructionLine(tokens);
+      if (!status.ok()) {
+        return Status(status.code(), fmt::format("{}:{}: {}", name, lineNumber_, status.message()),
+                      status.origin());
+      }
     }
+    return std::move(program_);
   }
-  const codec::TensorIndexFn tensors = [&program](std::string_view t) -> Result<std::int32_t> {
-    if (const auto index = program.findTensor(t)) {
-      return *index;
-    }
-    return notFound(fmt::format("tensor '{}' is not declared (use .tensor before its first use)", t));
+
+ private:
+  struct Declared {
+    std::int32_t index;
+    std::size_t line;
   };
-  TRN_ASSIGN_OR_RETURN(instr.body, parseBody(tokens[1], kv, tensors));
-  program.stream(instr.engine).push_back(std::move(instr));
-  return {};
-}
+
+  Status parseTensorDirective(const std::vector<std::string_view>& tokens, std::string_view line) {
+    // .tensor NAME KIND DTYPE [d0, d1, ...]
+    if (tokens.size() < 5) {
+      return parseError("expected '.tensor NAME KIND DTYPE [d0, d1, ...]'");
+    }
+    if (program_.tensors.size() >= ProgramLimits::kMaxTensors) {
+      return invalidArgument(fmt::format("more than {} tensors; a program declares at most {}",
+                                         ProgramLimits::kMaxTensors, ProgramLimits::kMaxTensors));
+    }
+    TensorDecl decl;
+    decl.name = std::string(tokens[1]);
+    if (!enumFromName(tokens[2], decl.kind)) {
+      return parseError(
+          fmt::format("'{}' is not a tensor kind (input, output, scratch)", tokens[2]));
+    }
+    TRN_ASSIGN_OR_RETURN(decl.dtype, parseDType(tokens[3]));
+    const std::size_t shapeStart = static_cast<std::size_t>(tokens[4].data() - line.data());
+    std::string_view dims = trimmed(line.substr(shapeStart));
+    if (dims.size() < 2 || dims.front() != '[' || dims.back() != ']') {
+      return parseError(fmt::format("expected the shape in brackets after the dtype, e.g. [128, "
+                                    "512], not '{}'",
+                                    dims));
+    }
+    dims = dims.substr(1, dims.size() - 2);
+    while (!trimmed(dims).empty()) {
+      const std::size_t comma = dims.find(',');
+      const std::string_view item = trimmed(dims.substr(0, comma));
+      std::int64_t d = 0;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), d);
+      if (item.empty() || ec != std::errc() || end != item.data() + item.size()) {
+        return parseError(fmt::format("shape entry '{}' is not an integer", item));
+      }
+      decl.shape.push_back(d);
+      dims = comma == std::string_view::npos ? std::string_view() : dims.substr(comma + 1);
+    }
+    TRN_RETURN_IF_ERROR(checkTensorDecl(decl));
+    const auto index = static_cast<std::int32_t>(program_.tensors.size());
+    if (const auto [at, inserted] = tensors_.try_emplace(decl.name, Declared{index, lineNumber_});
+        !inserted) {
+      return invalidArgument(fmt::format("tensor '{}' is declared twice (first at line {})",
+                                         decl.name, at->second.line));
+    }
+    program_.tensors.push_back(std::move(decl));
+    return {};
+  }
+
+  Status parseInstructionLine(const std::vector<std::string_view>& tokens) {
+    std::string_view engineToken = tokens[0];
+    if (!engineToken.ends_with(':')) {
+      return parseError(fmt::format("expected 'ENGINE: mnemonic ...', got '{}'", engineToken));
+    }
+    engineToken.remove_suffix(1);
+    Instruction instr;
+    TRN_ASSIGN_OR_RETURN(instr.engine, parseEngine(engineToken));
+    if (tokens.size() < 2) {
+      return parseError("missing the instruction mnemonic");
+    }
+    if (instructions_ >= ProgramLimits::kMaxInstructions) {
+      return invalidArgument(fmt::format("more than {} instructions; a program holds at most {}",
+                                         ProgramLimits::kMaxInstructions,
+                                         ProgramLimits::kMaxInstructions));
+    }
+    std::vector<std::pair<std::string_view, std::string_view>> kv;
+    for (std::size_t t = 2; t < tokens.size(); ++t) {
+      const std::string_view token = tokens[t];
+      if (token.starts_with("wait(") && token.ends_with(')')) {
+        SemaphoreWait wait;
+        TRN_RETURN_IF_ERROR(parseWait(token.substr(5, token.size() - 6), wait));
+        instr.sync.waits.push_back(wait);
+      } else if (token.starts_with("signal(") && token.ends_with(')')) {
+        SemaphoreUpdate update;
+        TRN_RETURN_IF_ERROR(parseUpdate(token.substr(7, token.size() - 8), update));
+        instr.sync.updates.push_back(update);
+      } else if (token.starts_with("loc=")) {
+        const std::string_view loc = token.substr(4);
+        const std::size_t colon = loc.rfind(':');
+        if (colon == std::string_view::npos ||
+            !parseInt32(loc.substr(colon + 1), instr.location.line)) {
+          return parseError(fmt::format("bad source location '{}'; expected loc=FILE:LINE", loc));
+        }
+        instr.location.file = std::string(loc.substr(0, colon));
+      } else if (const std::size_t eq = token.find('='); eq != std::string_view::npos && eq > 0) {
+        kv.emplace_back(token.substr(0, eq), token.substr(eq + 1));
+      } else {
+        return parseError(fmt::format("unexpected '{}'; expected field=value, wait(...), "
+                                      "signal(...) or loc=FILE:LINE",
+                                      token));
+      }
+    }
+    const codec::TensorIndexFn tensors = [this](std::string_view t) -> Result<std::int32_t> {
+      if (const auto it = tensors_.find(t); it != tensors_.end()) {
+        return it->second.index;
+      }
+      return notFound(
+          fmt::format("tensor '{}' is not declared (use .tensor before its first use)", t));
+    };
+    TRN_ASSIGN_OR_RETURN(instr.body, parseBody(tokens[1], kv, tensors));
+    TRN_RETURN_IF_ERROR(checkInstructionForm(instr, program_.tensors.size()));
+    program_.stream(instr.engine).push_back(std::move(instr));
+    ++instructions_;
+    return {};
+  }
+
+  static std::string_view trimmed(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r')) {
+      text.remove_prefix(1);
+    }
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
+      text.remove_suffix(1);
+    }
+    return text;
+  }
+
+  /// Hashes std::string and std::string_view alike, so lookups by a token do not allocate.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const {
+      return std::hash<std::string_view>{}(text);
+    }
+  };
+
+  Program program_;
+  std::unordered_map<std::string, Declared, NameHash, std::equal_to<>> tensors_;
+  std::size_t instructions_ = 0;
+  std::size_t lineNumber_ = 0;
+};
 
 }  // namespace
 
@@ -247,7 +315,7 @@ std::string formatProgramText(const Program& program) {
   for (const Engine engine : kAllEngines) {
     for (const Instruction& instr : program.stream(engine)) {
       out += formatInstruction(instr, program);
-      if (!instr.location.file.empty()) {
+      if (instr.location != SourceLocation{}) {
         out += fmt::format(" loc={}:{}", instr.location.file, instr.location.line);
       }
       out += '\n';
@@ -265,29 +333,7 @@ Result<Program> parseProgramText(std::string_view text, std::string_view name) {
                                     name, i, c));
     }
   }
-  Program program;
-  int lineNumber = 0;
-  while (!text.empty()) {
-    ++lineNumber;
-    const std::size_t newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
-    if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) {
-      line = line.substr(0, hash);
-    }
-    const std::vector<std::string_view> tokens = splitWhitespace(line);
-    if (tokens.empty()) {
-      continue;
-    }
-    const Status status = tokens[0] == ".tensor"
-                              ? parseTensorDirective(tokens, line, program)
-                              : parseInstructionLine(tokens, program);
-    if (!status.ok()) {
-      return Status(status.code(), fmt::format("{}:{}: {}", name, lineNumber, status.message()),
-                    status.origin());
-    }
-  }
-  return program;
+  return TextParser().parse(text, name);
 }
 
 }  // namespace trn::isa

@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <optional>
+#include <unordered_map>
 
 #include "trn/base/checked.h"
 #include "trn/isa/program_text.h"
@@ -223,22 +224,23 @@ Status verifyInstruction(const Instruction& instr, std::size_t index, const Prog
 }
 
 Status verifyProgram(const Program& program, const CoreLimits& limits) {
-  std::int64_t hbmTotal = 0;
-  for (const TensorDecl& t : program.tensors) {
-    if (t.shape.empty()) {
-      return failedPrecondition(fmt::format("tensor '{}' has no dimensions", t.name));
-    }
-    for (const std::int64_t d : t.shape) {
-      if (d <= 0) {
-        return failedPrecondition(fmt::format("tensor '{}' has a non-positive dimension {}",
-                                              t.name, d));
-      }
+  Checked<std::int64_t> hbmTotal = 0;
+  std::unordered_map<std::string_view, std::size_t> names;
+  for (std::size_t i = 0; i < program.tensors.size(); ++i) {
+    const TensorDecl& t = program.tensors[i];
+    TRN_RETURN_IF_ERROR(checkTensorDecl(t));
+    if (const auto [at, inserted] = names.emplace(t.name, i); !inserted) {
+      return failedPrecondition(fmt::format("tensors {} and {} are both named '{}'", at->second, i,
+                                            t.name));
     }
     hbmTotal += t.byteSize();
-    if (hbmTotal > limits.hbmBytes) {
+    if (!hbmTotal.valid() || hbmTotal.value() > limits.hbmBytes) {
+      const std::string need =
+          hbmTotal.valid() ? std::to_string(hbmTotal.value())
+                           : fmt::format("more than {}", std::numeric_limits<std::int64_t>::max());
       return failedPrecondition(fmt::format("the program's HBM tensors need {} bytes by tensor "
                                             "'{}', more than the device's {} bytes of HBM",
-                                            hbmTotal, t.name, limits.hbmBytes));
+                                            need, t.name, limits.hbmBytes));
     }
   }
   for (const Engine engine : kAllEngines) {

@@ -181,7 +181,11 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
 }
 
 Status saveProgram(const CompiledKernel& compiled, const std::string& path) {
-  const std::vector<std::byte> bytes = isa::encodeProgram(compiled.program);
+  const Result<std::vector<std::byte>> encoded = isa::encodeProgram(compiled.program);
+  if (!encoded.ok()) {
+    return encoded.status().withContext(fmt::format("kernel '{}'", compiled.name));
+  }
+  const std::vector<std::byte>& bytes = *encoded;
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));

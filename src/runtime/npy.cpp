@@ -2,13 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <optional>
+
+#include "trn/base/checked.h"
+#include "trn/base/file_reader.h"
 
 namespace trn::runtime {
 namespace {
@@ -247,12 +250,15 @@ std::size_t npyItemSize(NpyType type) { return infoOf(type).size; }
 
 std::string_view npyDescr(NpyType type) { return infoOf(type).descr; }
 
-std::int64_t NpyArray::elementCount() const {
-  std::int64_t count = 1;
+std::optional<std::int64_t> NpyArray::elementCount() const {
+  Checked<std::int64_t> count = 1;
   for (const std::int64_t dim : shape) {
+    if (dim < 0) {
+      return std::nullopt;
+    }
     count *= dim;
   }
-  return count;
+  return count.get();
 }
 
 Result<NpyArray> parseNpy(std::span<const std::byte> bytes, std::string_view name) {
@@ -279,14 +285,16 @@ Result<NpyArray> parseNpy(std::span<const std::byte> bytes, std::string_view nam
                                 headerLength);
   TRN_ASSIGN_OR_RETURN(NpyArray array, HeaderParser(header, name).parse());
 
-  const std::size_t itemSize = npyItemSize(array.type);
-  std::uint64_t expected = itemSize;
+  Checked<std::int64_t> size = static_cast<std::int64_t>(npyItemSize(array.type));
   for (const std::int64_t dim : array.shape) {
-    if (dim != 0 && expected > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(dim)) {
-      return outOfRange(fmt::format("{}: shape is too large", name));
-    }
-    expected *= static_cast<std::uint64_t>(dim);
+    size *= dim;
   }
+  if (!size.valid()) {
+    return outOfRange(fmt::format("{}: shape ({}) of {} is too large: its size in bytes does not "
+                                  "fit in 64 bits",
+                                  name, fmt::join(array.shape, ", "), npyDescr(array.type)));
+  }
+  const auto expected = static_cast<std::uint64_t>(size.value());
   const std::size_t available = bytes.size() - prelude - headerLength;
   if (expected != available) {
     return parseError(fmt::format("{}: shape ({}) of {} needs {} data bytes but the file has {}",
@@ -298,30 +306,44 @@ Result<NpyArray> parseNpy(std::span<const std::byte> bytes, std::string_view nam
   return array;
 }
 
-Result<NpyArray> readNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return ioError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+Result<NpyArray> readNpy(const std::string& path, std::uint64_t maxDataBytes) {
+  constexpr std::uint64_t kMaxHeaderFileBytes = kPreludeV2 + kMaxHeaderBytes;
+  const std::uint64_t maxFileBytes =
+      std::min(maxDataBytes, std::numeric_limits<std::uint64_t>::max() - kMaxHeaderFileBytes) +
+      kMaxHeaderFileBytes;
+  TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> raw,
+                       readFileBounded(path, maxFileBytes, ".npy file"));
+  TRN_ASSIGN_OR_RETURN(NpyArray array, parseNpy(raw, path));
+  if (array.data.size() > maxDataBytes) {
+    return outOfRange(fmt::format("{}: shape ({}) of {} holds {} data bytes, more than the {} "
+                                  "that can be used here",
+                                  path, fmt::join(array.shape, ", "), npyDescr(array.type),
+                                  array.data.size(), maxDataBytes));
   }
-  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    return ioError(fmt::format("{}: read failed", path));
-  }
-  return parseNpy(std::as_bytes(std::span(raw)), path);
+  return array;
 }
 
 Result<std::vector<std::byte>> serializeNpy(const NpyArray& array) {
-  std::uint64_t expected = npyItemSize(array.type);
+  Checked<std::int64_t> expected = static_cast<std::int64_t>(npyItemSize(array.type));
   for (const std::int64_t dim : array.shape) {
     if (dim < 0) {
       return invalidArgument(fmt::format("negative dimension {} in shape", dim));
     }
-    expected *= static_cast<std::uint64_t>(dim);
+    expected *= dim;
   }
-  if (expected != array.data.size()) {
+  if (!expected.valid()) {
+    return outOfRange(fmt::format("shape ({}) of {} is too large: its size in bytes does not fit "
+                                  "in 64 bits",
+                                  fmt::join(array.shape, ", "), npyDescr(array.type)));
+  }
+  if (static_cast<std::uint64_t>(expected.value()) != array.data.size()) {
     return invalidArgument(fmt::format("shape ({}) of {} needs {} bytes but the array holds {}",
                                        fmt::join(array.shape, ", "), npyDescr(array.type),
-                                       expected, array.data.size()));
+                                       expected.value(), array.data.size()));
+  }
+  if (array.shape.size() > kMaxDims) {
+    return invalidArgument(fmt::format("{} dimensions; a .npy array has at most {}",
+                                       array.shape.size(), kMaxDims));
   }
   std::string shape = fmt::format("{}", fmt::join(array.shape, ", "));
   if (array.shape.size() == 1) {

@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "trn/base/check.h"
+#include "trn/base/file_reader.h"
 #include "trn/core/hazard_detector.h"
 #include "trn/isa/program_binary.h"
 #include "trn/isa/program_text.h"
@@ -34,17 +33,13 @@ Result<TensorBinding> parseBinding(std::string_view text) {
 }
 
 Result<isa::Program> loadProgram(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return ioError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> raw,
+                       readFileBounded(path, kMaxProgramFileBytes, "program"));
+  const std::string_view text(reinterpret_cast<const char*>(raw.data()), raw.size());
+  if (text.starts_with("TRNPROG")) {
+    return isa::decodeProgram(raw, path);
   }
-  const std::vector<char> raw((std::istreambuf_iterator<char>(in)),
-                              std::istreambuf_iterator<char>());
-  const std::string_view magic = "TRNPROG";
-  if (raw.size() >= magic.size() && std::string_view(raw.data(), magic.size()) == magic) {
-    return isa::decodeProgram(std::as_bytes(std::span(raw)), path);
-  }
-  return isa::parseProgramText(std::string_view(raw.data(), raw.size()), path);
+  return isa::parseProgramText(text, path);
 }
 
 namespace {

@@ -79,6 +79,17 @@ TEST_F(CliHostileInputTest, PoisonWithoutDataIsAnError) {
               {"--poison needs data values: timing-only mode computes none"});
 }
 
+TEST_F(CliHostileInputTest, PoisonNamesTheByteActuallyRead) {
+  // The copy reads bytes 0..7 of partition 0; only 0..3 were written. It used to name byte 0.
+  const std::string program = write("p.tasm",
+                                    ".tensor y output fp32 [2]\n"
+                                    "act: memset dst=sbuf[0:1]:fp32[[1,1]] value=1 signal(s0+=1)\n"
+                                    "sp: dma_copy dst=hbm:y:fp32[[2,1],[1,2]] "
+                                    "src=sbuf[0:1]:fp32[[1,2]] queue=0 wait(s0>=1)\n");
+  expectError(trnsim(fmt::format("run {} --poison", program)),
+              {"sp#0 'dma_copy", "poison: reads never-written memory at sbuf partition 0 byte 4"});
+}
+
 TEST_F(CliHostileInputTest, AnOutputNothingWritesIsReported) {
   const std::string program = write("p.tasm", ".tensor y output fp32 [4]\nsp: nop\n");
   const testing::CliRun run =

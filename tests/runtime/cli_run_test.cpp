@@ -187,5 +187,45 @@ TEST_F(CliRunTest, UserErrorsExitOneWithAMessage) {
   }
 }
 
+void writeText(const std::string& file, const std::string& text) {
+  std::ofstream(file, std::ios::binary) << text;
+}
+
+// Issue 13: readers read only regular files of bounded size, and programs outside the limits
+// every format shares are rejected where they are read, naming the file, line and limit.
+TEST_F(CliRunTest, UnreadableInputsAndProgramsOutsideTheLimitsExitOneWithAMessage) {
+  writeText(path("wrapped.tasm"),
+            ".tensor a output fp32 [4611686018427387905, 4]\nsp: nop\n");
+  writeText(path("twice.tasm"), ".tensor a input fp32 [4]\n.tensor a output fp32 [4]\n");
+  writeText(path("long.tasm"), ".tensor " + std::string(300, 'n') + " input fp32 [4]\n");
+  struct Case {
+    std::string arguments;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"run /dev/zero", "/dev/zero: not a regular file; a program is read from a regular file"},
+      {"disasm /dev/urandom",
+       "/dev/urandom: not a regular file; a program is read from a regular file"},
+      {fmt::format("run {} --in lhsT=/dev/zero --in rhs=/dev/zero", kExample),
+       "/dev/zero: not a regular file; a .npy file is read from a regular file"},
+      {fmt::format("run {} --out a={}", path("wrapped.tasm"), path("a.npy")),
+       path("wrapped.tasm") + ":1: tensor 'a' [4611686018427387905, 4] fp32 is too large: its "
+                              "size in bytes does not fit in 64 bits (at most "
+                              "9223372036854775807)"},
+      {fmt::format("run {}", path("twice.tasm")),
+       path("twice.tasm") + ":2: tensor 'a' is declared twice (first at line 1)"},
+      {fmt::format("asm {} -o {}", path("long.tasm"), path("long.tprog")),
+       path("long.tasm") + ":1: tensor name '" + std::string(64, 'n') +
+           "... (300 bytes)' is longer than 256 bytes"},
+  };
+  for (const Case& c : cases) {
+    const auto run = trnsim(c.arguments);
+    EXPECT_EQ(run.exitCode, 1) << c.arguments << "\n" << run.output;
+    EXPECT_EQ(run.output, "trnsim: error: " + c.expected + "\n") << c.arguments;
+  }
+  EXPECT_FALSE(fs::exists(path("a.npy")));
+  EXPECT_FALSE(fs::exists(path("long.tprog")));
+}
+
 }  // namespace
 }  // namespace trn::runtime

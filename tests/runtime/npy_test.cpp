@@ -40,7 +40,7 @@ TEST(Npy, ReadsFilesWrittenByNumpy) {
   const Result<NpyArray> s = parseNpy(bytesOf(kNumpyUInt8Scalar), "s.npy");
   ASSERT_TRUE(s.ok()) << s.status().toString();
   EXPECT_TRUE(s->shape.empty());
-  EXPECT_EQ(s->elementCount(), 1);
+  EXPECT_EQ(s->elementCount(), std::optional<std::int64_t>(1));
   EXPECT_EQ(static_cast<int>(s->data.at(0)), 7);
 }
 
@@ -124,7 +124,8 @@ TEST(Npy, RejectsMalformedFilesWithAClearMessage) {
               "expected True or False");
   expectError(withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, "
                          "99999999999, 99999999999), }"),
-              "shape is too large");
+              "shape (99999999999, 99999999999, 99999999999) of <f4 is too large: its size in "
+              "bytes does not fit in 64 bits");
   std::string longLength = withHeader(ok);
   longLength[8] = '\xff';
   longLength[9] = '\x7f';
@@ -149,7 +150,8 @@ TEST(Npy, SurvivesTruncationAndCorruption) {
       if (!r.ok()) {
         EXPECT_FALSE(r.status().message().empty());
       } else {
-        EXPECT_EQ(r->data.size(), static_cast<std::size_t>(r->elementCount()) * npyItemSize(r->type));
+        EXPECT_EQ(r->data.size(),
+                  static_cast<std::size_t>(r->elementCount().value()) * npyItemSize(r->type));
       }
     }
   }
@@ -166,6 +168,45 @@ TEST(Npy, ReportsMissingFilesAndBadArrays) {
   wrongSize.shape = {3};
   wrongSize.data.resize(8);
   EXPECT_FALSE(serializeNpy(wrongSize).ok());
+}
+
+TEST(Npy, ReadNpyReadsAtMostWhatItsCallerCanUse) {
+  const auto path = std::filesystem::temp_directory_path() / "trnsim_npy_bounded.npy";
+  NpyArray a{NpyType::kFloat32, {4, 4}, std::vector<std::byte>(64)};
+  ASSERT_TRUE(writeNpy(path.string(), a).ok());
+  EXPECT_TRUE(readNpy(path.string(), 64).ok());
+  EXPECT_EQ(readNpy(path.string(), 63).status().message(),
+            path.string() + ": shape (4, 4) of <f4 holds 64 data bytes, more than the 63 that can "
+                            "be used here");
+
+  // A file larger than the data limit plus the largest header is not read at all.
+  a.shape = {300000};
+  a.data.resize(1200000);
+  ASSERT_TRUE(writeNpy(path.string(), a).ok());
+  EXPECT_EQ(readNpy(path.string(), 1000).status().message(),
+            path.string() + ": 1200128 bytes is larger than the largest .npy file trnsim reads "
+                            "(1049588 bytes)");
+  std::filesystem::remove(path);
+
+  EXPECT_EQ(readNpy("/dev/zero").status().message(),
+            "/dev/zero: not a regular file; a .npy file is read from a regular file");
+}
+
+TEST(Npy, ShapesWhoseSizeWrapsAreRefused) {
+  // The shape of issue 13: [2^62 + 1, 4] fp32 wraps to 16 bytes in 64-bit arithmetic.
+  NpyArray wrapped{NpyType::kFloat32, {(std::int64_t{1} << 62) + 1, 4}, std::vector<std::byte>(16)};
+  EXPECT_EQ(wrapped.elementCount(), std::nullopt);
+  EXPECT_EQ(serializeNpy(wrapped).status().message(),
+            "shape (4611686018427387905, 4) of <f4 is too large: its size in bytes does not fit "
+            "in 64 bits");
+  NpyArray negative{NpyType::kUInt8, {-1}, {}};
+  EXPECT_EQ(negative.elementCount(), std::nullopt);
+  EXPECT_EQ(serializeNpy(negative).status().message(), "negative dimension -1 in shape");
+  NpyArray deep{NpyType::kUInt8, std::vector<std::int64_t>(33, 1), std::vector<std::byte>(1)};
+  EXPECT_EQ(serializeNpy(deep).status().message(), "33 dimensions; a .npy array has at most 32");
+  NpyArray empty{NpyType::kFloat64, {std::int64_t{1} << 40, 0}, {}};
+  EXPECT_EQ(empty.elementCount(), std::optional<std::int64_t>(0));
+  EXPECT_TRUE(serializeNpy(empty).ok());
 }
 
 }  // namespace

@@ -46,7 +46,11 @@ Status writeFile(const std::string& path, std::string_view contents) {
 
 Status assemble(const std::string& input, const std::string& output) {
   TRN_ASSIGN_OR_RETURN(const isa::Program program, runtime::loadProgram(input));
-  const std::vector<std::byte> bytes = isa::encodeProgram(program);
+  const Result<std::vector<std::byte>> encoded = isa::encodeProgram(program);
+  if (!encoded.ok()) {
+    return encoded.status().withContext(input);
+  }
+  const std::vector<std::byte>& bytes = *encoded;
   return writeFile(output,
                    std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
@@ -117,7 +121,10 @@ Status runProgram(const RunOptions& options) {
       return notFound(fmt::format("--in {}: the program has no tensor '{}'", b.tensor, b.tensor));
     }
     const isa::TensorDecl& decl = core->program().tensors[static_cast<std::size_t>(*index)];
-    TRN_ASSIGN_OR_RETURN(const runtime::NpyArray array, runtime::readNpy(b.path));
+    // The largest array that can feed the tensor: its storage type, or float32 for a float.
+    const auto most = static_cast<std::uint64_t>(decl.elementCount()) *
+                      static_cast<std::uint64_t>(std::max<std::int64_t>(4, byteSize(decl.dtype)));
+    TRN_ASSIGN_OR_RETURN(const runtime::NpyArray array, runtime::readNpy(b.path, most));
     TRN_ASSIGN_OR_RETURN(const auto bytes, runtime::tensorFromNpy(decl, array, b.path));
     TRN_RETURN_IF_ERROR(core->setTensor(b.tensor, bytes));
   }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,15 +45,24 @@ struct NpyArray {
   std::vector<std::int64_t> shape;
   std::vector<std::byte> data;
 
-  /// Product of the shape (1 for a scalar).
-  [[nodiscard]] std::int64_t elementCount() const;
+  /// Product of the shape (1 for a scalar); nullopt if a dimension is negative or the product
+  /// does not fit in int64 (never for an array parseNpy returned).
+  [[nodiscard]] std::optional<std::int64_t> elementCount() const;
 };
 
 /// Parses the bytes of a .npy file; `name` is used in error messages.
 Result<NpyArray> parseNpy(std::span<const std::byte> bytes, std::string_view name);
 
-/// Reads and parses a .npy file.
-Result<NpyArray> readNpy(const std::string& path);
+/// The most data bytes readNpy accepts unless its caller knows better: 4 GiB, 2^30 fp32
+/// elements, 180x the largest tensor of the demo's decoder layer (its [2048, 5632] bf16 MLP
+/// weights, 23 MB).
+inline constexpr std::uint64_t kDefaultMaxNpyDataBytes = std::uint64_t{4} << 30;
+
+/// Reads and parses a .npy file of at most `maxDataBytes` data bytes (plus its header): the
+/// caller passes the most it can use, e.g. the size of the tensor it binds the file to. The file
+/// must be a regular file; its size is checked before anything is allocated.
+Result<NpyArray> readNpy(const std::string& path,
+                         std::uint64_t maxDataBytes = kDefaultMaxNpyDataBytes);
 
 /// Serialises `array` as a version 1.0 .npy file (2.0 if the header does not fit), with the
 /// header padded so the data starts at a multiple of 64 bytes, as NumPy does.

@@ -5,6 +5,7 @@
 // and outputs may be requested as float32 with a `:fp32` suffix on the binding.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -29,7 +30,13 @@ struct TensorBinding {
 /// Parses a binding; the error shows the expected form.
 Result<TensorBinding> parseBinding(std::string_view text);
 
-/// Loads a program from a binary file (recognised by its magic) or from assembly text.
+/// The largest program file loadProgram reads: 1 GiB. The reference kernels encode about 250
+/// bytes per instruction in either form (flash attention: 1,533 instructions in 362 KB), so this
+/// holds a program at isa::ProgramLimits::kMaxInstructions (4M instructions, about 1 GB).
+inline constexpr std::uint64_t kMaxProgramFileBytes = std::uint64_t{1} << 30;
+
+/// Loads a program from a binary file (recognised by its magic) or from assembly text; the file
+/// must be a regular file of at most kMaxProgramFileBytes.
 Result<isa::Program> loadProgram(const std::string& path);
 
 /// The verification limits of one core of `chip`.
