@@ -2,31 +2,22 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
+
+#include "scratch_dir.h"
 
 namespace trn {
 namespace {
 
 class FileReaderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("trn_file_reader_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& contents) {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << contents;
-    return path;
+  std::string write(const std::string& name, const std::string& contents) const {
+    return scratch_.write(name, contents);
   }
 
-  std::filesystem::path dir_;
+  trn::testing::ScratchDir scratch_;
+  const std::filesystem::path& dir_ = scratch_.path();
 };
 
 TEST_F(FileReaderTest, ReadsARegularFileExactly) {

@@ -4,15 +4,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
+#include "scratch_dir.h"
 #include "trnsim_cli.h"
 
 namespace trn::runtime {
 namespace {
-
-namespace fs = std::filesystem;
 
 testing::CliRun trnsim(const std::string& arguments) {
   return testing::runCommand(TRNSIM_BINARY, arguments);
@@ -20,21 +16,12 @@ testing::CliRun trnsim(const std::string& arguments) {
 
 class CliHostileInputTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("trnsim_hostile_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::string write(const std::string& name, const std::string& text) const {
-    const std::string file = (dir_ / name).string();
-    std::ofstream(file) << text;
-    return file;
+    return scratch_.write(name, text);
   }
+  [[nodiscard]] std::string file(const std::string& name) const { return scratch_.file(name); }
 
-  fs::path dir_;
+  trn::testing::ScratchDir scratch_;
 };
 
 void expectError(const testing::CliRun& run, std::initializer_list<std::string_view> fragments) {
@@ -67,7 +54,7 @@ TEST_F(CliHostileInputTest, AnEndlessLoopStopsAtMaxInstructions) {
               {"stopped after 100000 instructions (the limit); a dynamic loop may not terminate"});
   // With a trace the records stop at their limit; the loop still ends at the instruction limit.
   expectError(trnsim(fmt::format("run {} --max-instructions 200000 --trace {}", program,
-                                 (dir_ / "t.json").string())),
+                                 file("t.json"))),
               {"stopped after 200000 instructions"});
   expectError(trnsim(fmt::format("run {} --max-instructions 0", program)),
               {"--max-instructions: '0' is not a decimal integer in 1.."});
@@ -93,7 +80,7 @@ TEST_F(CliHostileInputTest, PoisonNamesTheByteActuallyRead) {
 TEST_F(CliHostileInputTest, AnOutputNothingWritesIsReported) {
   const std::string program = write("p.tasm", ".tensor y output fp32 [4]\nsp: nop\n");
   const testing::CliRun run =
-      trnsim(fmt::format("run {} --out y={}", program, (dir_ / "y.npy").string()));
+      trnsim(fmt::format("run {} --out y={}", program, file("y.npy")));
   EXPECT_EQ(run.exitCode, 0) << run.output;
   EXPECT_NE(run.output.find("trnsim: warning: " + program +
                             ": output tensor 'y' is never written by the program; it reads back "

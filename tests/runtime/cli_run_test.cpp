@@ -13,6 +13,7 @@
 
 #include "trn/numerics/convert.h"
 #include "trn/runtime/npy.h"
+#include "scratch_dir.h"
 #include "trnsim_cli.h"
 
 namespace trn::runtime {
@@ -26,15 +27,7 @@ testing::CliRun trnsim(const std::string& arguments) {
 
 class CliRunTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("trnsim_cli_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string path(const std::string& name) const { return scratch_.file(name); }
 
   void writeFloats(const std::string& name, std::vector<std::int64_t> shape,
                    const std::vector<float>& values) {
@@ -44,7 +37,8 @@ class CliRunTest : public ::testing::Test {
     ASSERT_TRUE(writeNpy(path(name), a).ok());
   }
 
-  fs::path dir_;
+  trn::testing::ScratchDir scratch_;
+  const fs::path& dir_ = scratch_.path();
 };
 
 const std::string kExample = std::string(TRN_SOURCE_DIR) + "/examples/matmul_gelu.tasm";

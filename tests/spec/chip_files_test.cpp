@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "scratch_dir.h"
 #include "test_util.h"
 
 namespace trn::spec {
@@ -16,26 +17,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// A fresh directory under the system temp directory, removed at the end of the test.
+/// Chip files in a scratch directory of the test's own.
 class ChipFiles : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("trnsim_chip_files_{}_{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   /// Writes `text` to `name` in the directory; returns its path.
   std::string write(const std::string& name, const std::string& text) const {
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path.string();
+    return scratch_.write(name, text);
   }
 
-  fs::path dir_;
+  trn::testing::ScratchDir scratch_;
+  const fs::path& dir_ = scratch_.path();
 };
 
 TEST_F(ChipFiles, ADirectoryIsNotAChipFile) {
