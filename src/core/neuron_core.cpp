@@ -242,8 +242,10 @@ Result<std::unique_ptr<NeuronCore>> NeuronCore::create(isa::Program program, Cor
         "(--allow-races)",
         kMaxAgents - isa::kNumEngines, options.limits.dmaQueues));
   }
-  TRN_RETURN_IF_ERROR(isa::verifyProgram(program, options.limits));
+  std::vector<isa::SemaphoreUse> use;
+  TRN_RETURN_IF_ERROR(isa::verifyProgram(program, options.limits, &use));
   std::unique_ptr<NeuronCore> core(new NeuronCore(std::move(program), std::move(options)));
+  core->semaphoreUse_ = std::move(use);
   TRN_RETURN_IF_ERROR(core->allocateMemories());
   return core;
 }

@@ -316,8 +316,11 @@ Status Simulation::setUp() {
           [&program](std::int32_t tensor) {
             return program.tensors[static_cast<std::size_t>(tensor)].name;
           });
-      cr.waitRaces.emplace(program, options.limits.semaphores,
-                           [this, c](AccessOwner owner) { return describe(c, owner); });
+      TRN_ASSIGN_OR_RETURN(
+          WaitRaceDetector waitRaces,
+          WaitRaceDetector::create(program, cr.core->semaphoreUse(),
+                                   [this, c](AccessOwner owner) { return describe(c, owner); }));
+      cr.waitRaces.emplace(std::move(waitRaces));
     }
     if (timing_) {
       TRN_ASSIGN_OR_RETURN(CostCalculator calc, CostCalculator::create(*chip_));

@@ -7,67 +7,89 @@
 namespace trn::core {
 namespace {
 
-/// Whether an update can lower a semaphore (and so end a >= window).
-bool lowers(const isa::SemaphoreUpdate& u) {
-  switch (u.op) {
-    case isa::SemaphoreUpdateOp::kAdd: return u.value < 0;
-    case isa::SemaphoreUpdateOp::kSubtract: return u.value > 0;
-    case isa::SemaphoreUpdateOp::kSet: return true;
-  }
-  return true;
-}
-
-/// Whether an update can change a semaphore (and so end an == window).
-bool changes(const isa::SemaphoreUpdate& u) {
-  return u.op == isa::SemaphoreUpdateOp::kSet || u.value != 0;
-}
+bool byValue(const auto& c, std::int32_t value) { return c.value < value; }
 
 }  // namespace
 
-WaitRaceDetector::WaitRaceDetector(const isa::Program& program, int semaphores,
-                                   std::function<std::string(AccessOwner)> describe)
-    : conditions_(static_cast<std::size_t>(semaphores)), describe_(std::move(describe)) {
-  std::vector<bool> lowered(conditions_.size(), false);
-  std::vector<bool> changed(conditions_.size(), false);
-  for (const auto& stream : program.streams) {
-    for (const isa::Instruction& instr : stream) {
-      for (const isa::SemaphoreUpdate& u : instr.sync.updates) {
-        const auto s = static_cast<std::size_t>(u.semaphore);
-        lowered[s] = lowered[s] || lowers(u);
-        changed[s] = changed[s] || changes(u);
+Result<WaitRaceDetector> WaitRaceDetector::create(
+    const isa::Program& program, const std::vector<isa::SemaphoreUse>& use,
+    std::function<std::string(AccessOwner)> describe) {
+  WaitRaceDetector detector(std::move(describe));
+  const std::size_t count = use.size();
+  detector.semaphores_.resize(count);
+  detector.tracked_.assign(count, 0);
+  // A >= window closes only on a semaphore that some update lowers, an == window on one that
+  // some update changes.
+  auto closable = [&use](const isa::SemaphoreWait& w) {
+    const isa::SemaphoreUse& u = use[static_cast<std::size_t>(w.semaphore)];
+    return w.compare == isa::WaitCompare::kEqual ? u.changed : u.lowered;
+  };
+  if (std::none_of(use.begin(), use.end(), [](const isa::SemaphoreUse& u) {
+        return (u.waitedAtLeast && u.lowered) || (u.waitedEqual && u.changed);
+      })) {
+    return detector;  // the common case: only >= waits on semaphores that only grow
+  }
+  // The distinct conditions of the waits on those semaphores, compacted as they come so that
+  // a program of millions of waits never holds more than a few times the limit.
+  std::vector<std::vector<std::int32_t>> atLeast(count);
+  std::vector<std::vector<std::int32_t>> equal(count);
+  std::size_t held = 0;
+  auto compact = [&]() -> std::size_t {
+    std::size_t distinct = 0;
+    for (auto* lists : {&atLeast, &equal}) {
+      for (std::vector<std::int32_t>& values : *lists) {
+        std::sort(values.begin(), values.end());
+        values.erase(std::unique(values.begin(), values.end()), values.end());
+        distinct += values.size();
       }
     }
-  }
+    return distinct;
+  };
+  const Status tooMany = unsupported(fmt::format(
+      "the program waits on more than {} distinct conditions of semaphores that it also lowers "
+      "or sets; race detection follows at most that many (run without it: --allow-races)",
+      kMaxTrackedConditions));
   for (const auto& stream : program.streams) {
     for (const isa::Instruction& instr : stream) {
       for (const isa::SemaphoreWait& w : instr.sync.waits) {
-        const auto s = static_cast<std::size_t>(w.semaphore);
-        const bool canClose = w.compare == isa::WaitCompare::kEqual ? changed[s] : lowered[s];
-        if (!canClose || find(w) != nullptr) {
+        if (!closable(w)) {
           continue;
         }
-        Condition c;
-        c.compare = w.compare;
-        c.value = w.value;
-        c.passOwners.resize(kMaxAgents);
-        c.closingOwners.resize(kMaxAgents);
-        conditions_[s].push_back(std::move(c));
+        (w.compare == isa::WaitCompare::kEqual ? equal : atLeast)[static_cast<std::size_t>(
+            w.semaphore)]
+            .push_back(w.value);
+        if (++held > 4 * kMaxTrackedConditions) {
+          held = compact();
+          if (held > kMaxTrackedConditions) {
+            return tooMany;
+          }
+        }
       }
     }
   }
-}
-
-WaitRaceDetector::Condition* WaitRaceDetector::find(const isa::SemaphoreWait& w) {
-  for (Condition& c : conditions_[static_cast<std::size_t>(w.semaphore)]) {
-    if (c.compare == w.compare && c.value == w.value) {
-      return &c;
-    }
+  if (compact() > kMaxTrackedConditions) {
+    return tooMany;
   }
-  return nullptr;
+  for (std::size_t s = 0; s < count; ++s) {
+    Semaphore& sem = detector.semaphores_[s];
+    for (auto [values, conditions] : {std::pair{&atLeast[s], &sem.atLeast},
+                                      std::pair{&equal[s], &sem.equal}}) {
+      conditions->resize(values->size());
+      for (std::size_t i = 0; i < values->size(); ++i) {
+        (*conditions)[i].value = (*values)[i];
+      }
+    }
+    detector.tracked_[s] = sem.atLeast.empty() && sem.equal.empty() ? 0 : 1;
+  }
+  return detector;
 }
 
-const WaitRaceDetector::Condition* WaitRaceDetector::find(const isa::SemaphoreWait& w) const {
-  return const_cast<WaitRaceDetector*>(this)->find(w);
+template <typename Self>
+auto* WaitRaceDetector::find(Self& self, const isa::SemaphoreWait& w) {
+  auto& sem = self.semaphores_[static_cast<std::size_t>(w.semaphore)];
+  auto& list = w.compare == isa::WaitCompare::kEqual ? sem.equal : sem.atLeast;
+  const auto it = std::lower_bound(list.begin(), list.end(), w.value, byValue<Condition>);
+  return it != list.end() && it->value == w.value ? &*it : nullptr;
 }
 
 std::string WaitRaceDetector::raceMessage(const isa::SemaphoreWait& w, AccessOwner wait,
@@ -87,64 +109,80 @@ std::string WaitRaceDetector::raceMessage(const isa::SemaphoreWait& w, AccessOwn
                      w.semaphore, what);
 }
 
-Status WaitRaceDetector::passed(const isa::SemaphoreWait& w, int agent, const VectorClock& clock,
-                                AccessOwner owner) {
-  Condition* found = find(w);
-  if (found == nullptr) {
+std::string WaitRaceDetector::missedWindow(const Condition& c, const isa::SemaphoreWait& w,
+                                           const VectorClock& clock, AccessOwner owner) const {
+  if (!c.everClosed) {
     return {};
   }
-  Condition& c = *found;
-  if (c.everClosed) {
-    for (int u = 0; u < kMaxAgents; ++u) {
-      if (c.closings[static_cast<std::size_t>(u)] > clock[static_cast<std::size_t>(u)]) {
-        return failedPrecondition(
-            raceMessage(w, owner, c.closingOwners[static_cast<std::size_t>(u)], false));
-      }
+  for (std::size_t u = 0; u < kMaxAgents; ++u) {
+    if (c.closings[u] > clock[u]) {
+      return raceMessage(w, owner, c.closingOwners[u], false);
     }
   }
-  c.passes[static_cast<std::size_t>(agent)] = clock[static_cast<std::size_t>(agent)];
-  c.passOwners[static_cast<std::size_t>(agent)] = owner;
   return {};
 }
 
-Status WaitRaceDetector::updated(int s, std::int32_t before, std::int32_t after, int agent,
-                                 const VectorClock& clock, AccessOwner owner) {
-  for (Condition& c : conditions_[static_cast<std::size_t>(s)]) {
-    const bool was = c.holds(before);
-    const bool is = c.holds(after);
-    if (was == is) {
-      continue;
+Status WaitRaceDetector::passedTracked(const isa::SemaphoreWait& w, int agent,
+                                       const VectorClock& clock, AccessOwner owner) {
+  Condition* c = find(*this, w);
+  if (c == nullptr) {
+    return {};
+  }
+  if (std::string race = missedWindow(*c, w, clock, owner); !race.empty()) {
+    return failedPrecondition(std::move(race));
+  }
+  const auto a = static_cast<std::size_t>(agent);
+  c->passes[a] = clock[a];
+  c->passOwners[a] = owner;
+  return {};
+}
+
+Status WaitRaceDetector::close(Condition& c, const isa::SemaphoreWait& w, int agent,
+                               const VectorClock& clock, AccessOwner owner) {
+  for (std::size_t a = 0; a < kMaxAgents; ++a) {
+    if (c.passes[a] > clock[a]) {
+      return failedPrecondition(raceMessage(w, c.passOwners[a], owner, true));
     }
-    if (is) {  // a window opens
-      c.passes = VectorClock{};
-      continue;
+  }
+  const auto u = static_cast<std::size_t>(agent);
+  c.closings[u] = clock[u];
+  c.closingOwners[u] = owner;
+  c.everClosed = true;
+  return {};
+}
+
+Status WaitRaceDetector::updatedTracked(int s, std::int32_t before, std::int32_t after,
+                                        int agent, const VectorClock& clock, AccessOwner owner) {
+  Semaphore& sem = semaphores_[static_cast<std::size_t>(s)];
+  // ==: the window of `before` closes and the window of `after` opens.
+  const isa::SemaphoreWait closed{s, isa::WaitCompare::kEqual, before};
+  if (Condition* closing = find(*this, closed)) {
+    TRN_RETURN_IF_ERROR(close(*closing, closed, agent, clock, owner));
+  }
+  if (Condition* opening = find(*this, isa::SemaphoreWait{s, isa::WaitCompare::kEqual, after})) {
+    opening->passes = VectorClock{};
+  }
+  // >=: lowering closes the conditions with after < value <= before; raising opens
+  // before < value <= after.
+  const std::int32_t low = std::min(before, after);
+  const std::int32_t high = std::max(before, after);
+  auto first = std::upper_bound(sem.atLeast.begin(), sem.atLeast.end(), low,
+                                [](std::int32_t v, const Condition& c) { return v < c.value; });
+  for (auto it = first; it != sem.atLeast.end() && it->value <= high; ++it) {
+    if (after < before) {
+      TRN_RETURN_IF_ERROR(
+          close(*it, {s, isa::WaitCompare::kGreaterEqual, it->value}, agent, clock, owner));
+    } else {
+      it->passes = VectorClock{};
     }
-    for (int a = 0; a < kMaxAgents; ++a) {
-      if (c.passes[static_cast<std::size_t>(a)] > clock[static_cast<std::size_t>(a)]) {
-        const isa::SemaphoreWait w{s, c.compare, c.value};
-        return failedPrecondition(
-            raceMessage(w, c.passOwners[static_cast<std::size_t>(a)], owner, true));
-      }
-    }
-    c.closings[static_cast<std::size_t>(agent)] = clock[static_cast<std::size_t>(agent)];
-    c.closingOwners[static_cast<std::size_t>(agent)] = owner;
-    c.everClosed = true;
   }
   return {};
 }
 
 std::string WaitRaceDetector::couldHavePassed(const isa::SemaphoreWait& w,
                                               const VectorClock& clock, AccessOwner owner) const {
-  const Condition* c = find(w);
-  if (c == nullptr || !c->everClosed) {
-    return {};
-  }
-  for (int u = 0; u < kMaxAgents; ++u) {
-    if (c->closings[static_cast<std::size_t>(u)] > clock[static_cast<std::size_t>(u)]) {
-      return raceMessage(w, owner, c->closingOwners[static_cast<std::size_t>(u)], false);
-    }
-  }
-  return {};
+  const Condition* c = tracked(w.semaphore) ? find(*this, w) : nullptr;
+  return c == nullptr ? std::string() : missedWindow(*c, w, clock, owner);
 }
 
 }  // namespace trn::core

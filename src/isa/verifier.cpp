@@ -223,7 +223,40 @@ Status verifyInstruction(const Instruction& instr, std::size_t index, const Prog
   return status.withContext(where);
 }
 
-Status verifyProgram(const Program& program, const CoreLimits& limits) {
+namespace {
+
+/// Adds what `sync` does to each semaphore to `use` (semaphores already checked to exist).
+void recordUse(const Sync& sync, std::vector<SemaphoreUse>& use) {
+  for (const SemaphoreWait& w : sync.waits) {
+    SemaphoreUse& u = use[static_cast<std::size_t>(w.semaphore)];
+    (w.compare == WaitCompare::kEqual ? u.waitedEqual : u.waitedAtLeast) = true;
+  }
+  for (const SemaphoreUpdate& update : sync.updates) {
+    SemaphoreUse& u = use[static_cast<std::size_t>(update.semaphore)];
+    switch (update.op) {
+      case SemaphoreUpdateOp::kAdd:
+        u.lowered = u.lowered || update.value < 0;
+        u.changed = u.changed || update.value != 0;
+        break;
+      case SemaphoreUpdateOp::kSubtract:
+        u.lowered = u.lowered || update.value > 0;
+        u.changed = u.changed || update.value != 0;
+        break;
+      case SemaphoreUpdateOp::kSet:
+        u.lowered = true;
+        u.changed = true;
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+Status verifyProgram(const Program& program, const CoreLimits& limits,
+                     std::vector<SemaphoreUse>* use) {
+  if (use != nullptr) {
+    use->assign(static_cast<std::size_t>(std::max(limits.semaphores, 0)), SemaphoreUse{});
+  }
   Checked<std::int64_t> hbmTotal = 0;
   std::unordered_map<std::string_view, std::size_t> names;
   for (std::size_t i = 0; i < program.tensors.size(); ++i) {
@@ -247,6 +280,9 @@ Status verifyProgram(const Program& program, const CoreLimits& limits) {
     const auto& stream = program.stream(engine);
     for (std::size_t i = 0; i < stream.size(); ++i) {
       TRN_RETURN_IF_ERROR(verifyInstruction(stream[i], i, program, limits));
+      if (use != nullptr) {
+        recordUse(stream[i].sync, *use);
+      }
     }
   }
   return {};

@@ -20,6 +20,7 @@
 #include "trn/core/timeline.h"
 #include "trn/isa/core_limits.h"
 #include "trn/isa/program.h"
+#include "trn/isa/verifier.h"
 #include "trn/numerics/convert.h"
 #include "trn/spec/chip_spec.h"
 
@@ -70,6 +71,10 @@ class NeuronCore {
   Result<RunStats> run();
 
   [[nodiscard]] const isa::Program& program() const { return program_; }
+  /// How the program uses each semaphore (from verification).
+  [[nodiscard]] const std::vector<isa::SemaphoreUse>& semaphoreUse() const {
+    return semaphoreUse_;
+  }
   [[nodiscard]] const CoreOptions& options() const { return options_; }
 
   class Context;  // the ExecContext implementation (neuron_core.cpp)
@@ -90,6 +95,7 @@ class NeuronCore {
 
   isa::Program program_;
   CoreOptions options_;
+  std::vector<isa::SemaphoreUse> semaphoreUse_;
   TrackedBytes sbuf_;
   TrackedBytes psum_;
   std::vector<TrackedBytes> hbm_;  ///< one per program tensor

@@ -17,8 +17,19 @@
 
 namespace trn::isa {
 
-/// Checks the whole program; returns the first violation.
-Status verifyProgram(const Program& program, const CoreLimits& limits);
+/// How a program uses one semaphore, gathered while it is verified (the race detector's
+/// semaphore-condition check needs it, and this saves it a pass over every instruction).
+struct SemaphoreUse {
+  bool lowered = false;        ///< some update can decrease it (subtract, set, add a negative)
+  bool changed = false;        ///< some update can change it
+  bool waitedAtLeast = false;  ///< some wait tests s >= v
+  bool waitedEqual = false;    ///< some wait tests s == v
+};
+
+/// Checks the whole program; returns the first violation. With `use`, also fills it with one
+/// entry per semaphore of `limits`.
+Status verifyProgram(const Program& program, const CoreLimits& limits,
+                     std::vector<SemaphoreUse>* use = nullptr);
 
 /// What is legal but probably a mistake, one sentence each: output tensors that no instruction
 /// writes (their read-back holds the initial zeros).
