@@ -534,32 +534,37 @@ std::vector<HostTensor> attentionReference(std::span<const HostTensor> in, bool 
   const std::int64_t group = hq / key.dim(0);
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   HostTensor out = HostTensor::zeros(q.shape);
-  std::vector<double> logits(static_cast<std::size_t>(s));
+  // A block of query rows at a time: their logits against every key they may see, one softmax
+  // per row, then the weighted sum of values, both products through BLAS.
+  constexpr std::int64_t kRows = 128;
+  std::vector<double> weights(static_cast<std::size_t>(std::min(kRows, s) * s));
   for (std::int64_t h = 0; h < hq; ++h) {
-    const std::int64_t g = h / group;
-    for (std::int64_t i = 0; i < s; ++i) {
-      const std::int64_t allowed = causal ? i + 1 : s;
-      double maxLogit = -INFINITY;
-      for (std::int64_t j = 0; j < allowed; ++j) {
-        double dot = 0.0;
-        for (std::int64_t e = 0; e < d; ++e) {
-          dot += q[(h * s + i) * d + e] * key[(g * s + j) * d + e];
+    const double* qh = &q.values[static_cast<std::size_t>(h * s * d)];
+    const double* kg = &key.values[static_cast<std::size_t>(h / group * s * d)];
+    const double* vg = &value.values[static_cast<std::size_t>(h / group * s * d)];
+    for (std::int64_t i0 = 0; i0 < s; i0 += kRows) {
+      const std::int64_t rows = std::min(kRows, s - i0);
+      const std::int64_t keys = causal ? i0 + rows : s;
+      gemm({.m = rows, .n = keys, .k = d, .transposeB = true}, qh + i0 * d, kg, weights.data());
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double* w = &weights[static_cast<std::size_t>(r * keys)];
+        const std::int64_t allowed = causal ? i0 + r + 1 : s;
+        double maxLogit = -INFINITY;
+        for (std::int64_t j = 0; j < allowed; ++j) {
+          w[j] *= scale;
+          maxLogit = std::max(maxLogit, w[j]);
         }
-        logits[static_cast<std::size_t>(j)] = dot * scale;
-        maxLogit = std::max(maxLogit, dot * scale);
-      }
-      double sum = 0.0;
-      for (std::int64_t j = 0; j < allowed; ++j) {
-        double& w = logits[static_cast<std::size_t>(j)];
-        w = std::exp(w - maxLogit);
-        sum += w;
-      }
-      for (std::int64_t j = 0; j < allowed; ++j) {
-        const double w = logits[static_cast<std::size_t>(j)] / sum;
-        for (std::int64_t e = 0; e < d; ++e) {
-          out[(h * s + i) * d + e] += w * value[(g * s + j) * d + e];
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < allowed; ++j) {
+          w[j] = std::exp(w[j] - maxLogit);
+          sum += w[j];
+        }
+        for (std::int64_t j = 0; j < keys; ++j) {
+          w[j] = j < allowed ? w[j] / sum : 0.0;
         }
       }
+      gemm({.m = rows, .n = d, .k = keys}, weights.data(), vg,
+           &out.values[static_cast<std::size_t>((h * s + i0) * d)]);
     }
   }
   return {out};

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include <cblas.h>
+
 #include "trn/base/check.h"
 #include "trn/numerics/convert.h"
 
@@ -76,41 +78,34 @@ std::vector<HostTensor> randomInputs(std::span<const kernel::TensorSpec> specs,
 HostTensor matmul(const HostTensor& a, const HostTensor& b) {
   TRN_CHECK(a.shape.size() == 2 && b.shape.size() == 2 && a.dim(1) == b.dim(0))
       << "matmul of " << formatShape(a.shape) << " and " << formatShape(b.shape);
-  const std::int64_t m = a.dim(0);
-  const std::int64_t k = a.dim(1);
-  const std::int64_t n = b.dim(1);
-  HostTensor c = HostTensor::zeros({m, n});
-  for (std::int64_t i = 0; i < m; ++i) {
-    double* row = &c.values[static_cast<std::size_t>(i * n)];
-    for (std::int64_t p = 0; p < k; ++p) {
-      const double x = a[i * k + p];
-      const double* brow = &b.values[static_cast<std::size_t>(p * n)];
-      for (std::int64_t j = 0; j < n; ++j) {
-        row[j] += x * brow[j];
-      }
-    }
-  }
+  HostTensor c = HostTensor::zeros({a.dim(0), b.dim(1)});
+  gemm({.m = a.dim(0), .n = b.dim(1), .k = a.dim(1)}, a.values.data(), b.values.data(),
+       c.values.data());
   return c;
 }
 
 HostTensor matmulTransposedA(const HostTensor& aT, const HostTensor& b) {
   TRN_CHECK(aT.shape.size() == 2 && b.shape.size() == 2 && aT.dim(0) == b.dim(0))
       << "matmulTransposedA of " << formatShape(aT.shape) << " and " << formatShape(b.shape);
-  const std::int64_t k = aT.dim(0);
-  const std::int64_t m = aT.dim(1);
-  const std::int64_t n = b.dim(1);
-  HostTensor c = HostTensor::zeros({m, n});
-  for (std::int64_t p = 0; p < k; ++p) {
-    const double* brow = &b.values[static_cast<std::size_t>(p * n)];
-    for (std::int64_t i = 0; i < m; ++i) {
-      const double x = aT[p * m + i];
-      double* row = &c.values[static_cast<std::size_t>(i * n)];
-      for (std::int64_t j = 0; j < n; ++j) {
-        row[j] += x * brow[j];
-      }
-    }
-  }
+  HostTensor c = HostTensor::zeros({aT.dim(1), b.dim(1)});
+  gemm({.m = aT.dim(1), .n = b.dim(1), .k = aT.dim(0), .transposeA = true}, aT.values.data(),
+       b.values.data(), c.values.data());
   return c;
+}
+
+void gemm(const GemmShape& shape, const double* a, const double* b, double* c) {
+  if (shape.m == 0 || shape.n == 0) {
+    return;
+  }
+  TRN_CHECK(shape.m <= kMaxGemmExtent && shape.n <= kMaxGemmExtent && shape.k <= kMaxGemmExtent)
+      << "gemm of " << shape.m << "x" << shape.k << " by " << shape.k << "x" << shape.n
+      << " exceeds BLAS's int range";
+  const auto m = static_cast<blasint>(shape.m);
+  const auto n = static_cast<blasint>(shape.n);
+  const auto k = static_cast<blasint>(shape.k);
+  cblas_dgemm(CblasRowMajor, shape.transposeA ? CblasTrans : CblasNoTrans,
+              shape.transposeB ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a,
+              shape.transposeA ? m : k, b, shape.transposeB ? k : n, shape.beta, c, n);
 }
 
 std::string formatShape(std::span<const std::int64_t> shape) {

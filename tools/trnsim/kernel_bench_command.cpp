@@ -26,6 +26,7 @@ struct BenchArgs {
   std::string trace;
   std::uint64_t seed = 1;
   bool allowRaces = false;
+  bool noCheck = false;
   std::uint64_t maxInstructions = core::CoreOptions{}.maxInstructions;
 };
 
@@ -84,6 +85,7 @@ int bench(const BenchArgs& args) {
   options.detectRaces = !args.allowRaces;
   options.record = !args.trace.empty();
   options.maxInstructions = args.maxInstructions;
+  options.checkNumerics = !args.noCheck;
   fmt::print("{} on {} ({}): {}\n", entry->name, options.chip->name, core::runModeName(*mode),
              describeInputs(*specs));
   Result<kernels::CheckResult> result = kernels::checkKernel(*entry, *specs, options);
@@ -96,8 +98,10 @@ int bench(const BenchArgs& args) {
       "compiled       {} instructions, {} semaphore waits, SBUF {} B and PSUM {} B per "
       "partition at most\n",
       s.instructions, s.semaphoreWaits, s.sbufPeakBytes, s.psumPeakBytes);
-  if (core::hasData(*mode)) {
+  if (result->checked) {
     printNumerics(*result);
+  } else if (core::hasData(*mode)) {
+    fmt::print("numerics       not checked (--no-check)\n");
   } else {
     fmt::print("numerics       not checked: timing-only computes no values\n");
   }
@@ -134,6 +138,8 @@ void registerKernelBenchCommand(CLI::App& kernelsGroup, int& exitCode) {
   addSeedOption(cmd, args->seed, "seed of the random inputs");
   addMaxInstructionsOption(cmd, args->maxInstructions);
   cmd->add_flag("--allow-races", args->allowRaces, "do not check for races");
+  cmd->add_flag("--no-check", args->noCheck,
+                "skip the float64 reference and the numerics check (the run still computes)");
   cmd->callback([args, &exitCode] { exitCode = bench(*args); });
 }
 

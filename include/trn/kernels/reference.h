@@ -69,6 +69,24 @@ HostTensor matmul(const HostTensor& a, const HostTensor& b);
 /// a[K, M]^T @ b[K, N] in float64: the tensor engine's stationary-transposed product.
 HostTensor matmulTransposedA(const HostTensor& aT, const HostTensor& b);
 
+/// The largest extent gemm takes (BLAS counts are int).
+inline constexpr std::int64_t kMaxGemmExtent = 2147483647;
+
+/// The operands of a float64 product c[m, n] = op(a) @ op(b) + beta * c, all dense row-major:
+/// op(a) is a[m, k] (or a[k, m] transposed), op(b) is b[k, n] (or b[n, k] transposed).
+struct GemmShape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  bool transposeA = false;
+  bool transposeB = false;
+  double beta = 0.0;
+};
+
+/// The product every reference builds on, through the host's BLAS (OpenBLAS dgemm): about 16x
+/// faster than a plain loop nest on this class of host.
+void gemm(const GemmShape& shape, const double* a, const double* b, double* c);
+
 /// "[a, b, c]".
 std::string formatShape(std::span<const std::int64_t> shape);
 
