@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "../kernel/kernel_test_util.h"
+#include "trn/kernels/attention.h"
 #include "trn/kernels/registry.h"
 
 namespace trn::kernels {
@@ -66,6 +67,49 @@ TEST(KernelCheck, MatmulReferencesAgree) {
   EXPECT_EQ(matmul(a, b).values, c.values);
 }
 
+TEST(KernelCheck, GemmTransposesBAndAccumulatesWithBeta) {
+  const std::vector<double> a = {1, 2, 3, 4, 5, 6};  // [2, 3]
+  const std::vector<double> bT = {1, 0, 1, 0, 1, 0};  // b^T [2, 3]: b = [[1,0],[0,1],[1,0]]
+  std::vector<double> c = {10, 20, 30, 40};
+  gemm({.m = 2, .n = 2, .k = 3, .transposeB = true, .beta = 1.0}, a.data(), bT.data(), c.data());
+  EXPECT_EQ(c, (std::vector<double>{10 + 4, 20 + 2, 30 + 10, 40 + 5}));
+}
+
+TEST(KernelCheck, AttentionReferenceMatchesTheDefinitionAcrossRowBlocks) {
+  // 130 query rows cross the reference's 128-row blocks; two query heads share one kv head.
+  const std::int64_t s = 130;
+  const std::int64_t d = 4;
+  const std::vector<HostTensor> in = {
+      randomInput({"q", {2, s, d}, DType::kFp32}, 1), randomInput({"k", {1, s, d}, DType::kFp32}, 2),
+      randomInput({"v", {1, s, d}, DType::kFp32}, 3)};
+  for (const bool causal : {false, true}) {
+    const HostTensor out = attentionReference(in, causal).at(0);
+    for (std::int64_t h = 0; h < 2; ++h) {
+      for (std::int64_t i = 0; i < s; ++i) {
+        const std::int64_t keys = causal ? i + 1 : s;
+        std::vector<double> w(static_cast<std::size_t>(keys));
+        double sum = 0;
+        for (std::int64_t j = 0; j < keys; ++j) {
+          double dot = 0;
+          for (std::int64_t e = 0; e < d; ++e) {
+            dot += in[0][(h * s + i) * d + e] * in[1][j * d + e];
+          }
+          w[static_cast<std::size_t>(j)] = std::exp(dot / 2.0);  // 1/sqrt(d) = 1/2
+          sum += w[static_cast<std::size_t>(j)];
+        }
+        for (std::int64_t e = 0; e < d; ++e) {
+          double expected = 0;
+          for (std::int64_t j = 0; j < keys; ++j) {
+            expected += w[static_cast<std::size_t>(j)] / sum * in[2][j * d + e];
+          }
+          ASSERT_NEAR(out[(h * s + i) * d + e], expected, 1e-12)
+              << "causal " << causal << " head " << h << " row " << i << " column " << e;
+        }
+      }
+    }
+  }
+}
+
 TEST(KernelCheck, RegisteredMatmulPassesAndReportsMfu) {
   const KernelEntry* entry = findKernel("matmul_basic");
   ASSERT_NE(entry, nullptr);
@@ -102,6 +146,27 @@ TEST(KernelCheck, WrongReferenceFails) {
   EXPECT_FALSE(result->pass);
   EXPECT_EQ(result->comparisons[0].failures, 1);
   EXPECT_EQ(result->comparisons[0].worstElement, 5);
+}
+
+TEST(KernelCheck, NoCheckRunsTheKernelWithoutItsReference) {
+  KernelEntry entry = *findKernel("tensor_add");
+  bool referenceRan = false;
+  entry.reference = [&referenceRan](std::span<const HostTensor> in) {
+    referenceRan = true;
+    return std::vector<HostTensor>{in[0]};  // wrong, so a check would fail
+  };
+  CheckOptions options;
+  options.chip = trn2();
+  options.checkNumerics = false;
+  auto result = checkKernel(entry, entry.defaultInputs, options);
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  EXPECT_FALSE(referenceRan);
+  EXPECT_FALSE(result->checked);
+  EXPECT_TRUE(result->pass);
+  EXPECT_TRUE(result->comparisons.empty());
+  ASSERT_EQ(result->outputs.size(), 1u);
+  const auto sum = static_cast<float>(result->inputs[0][7]) + static_cast<float>(result->inputs[1][7]);
+  EXPECT_EQ(result->outputs[0][7], static_cast<double>(sum));
 }
 
 TEST(KernelCheck, TimingOnlyRunsWithoutData) {
