@@ -3,13 +3,15 @@
 // scalar engine, a store) sized to 100,000 instructions, traced and run through every backend
 // pass (allocation, dependency analysis, DMA placement, synchronisation, lowering with the final
 // program verification). Items are instructions, so items/s is compiled instructions per second.
-// The per-pass verifier is off, as in release builds by default.
+// The per-pass verifier is off, as in release builds by default. Then the library's `linear`
+// kernel from 1024^3 to 8192^3, whose compile time must grow linearly with its instructions.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 
 #include "trn/kernel/compiler.h"
 #include "trn/kernel/nisa.h"
+#include "trn/kernels/registry.h"
 
 namespace {
 
@@ -54,6 +56,30 @@ void BM_CompileKernel(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * tiles * kInstructionsPerTile);
 }
 BENCHMARK(BM_CompileKernel)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+
+/// The library's `linear` kernel at n x n @ n x n in bf16: it re-reads x and w from HBM for every
+/// output tile, the pattern whose dependency analysis must stay linear in instructions.
+void BM_CompileLinear(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const trn::kernels::KernelEntry* entry = trn::kernels::findKernel("linear");
+  const std::vector<TensorSpec> inputs = {{"x", {n, n}, trn::DType::kBf16},
+                                          {"w", {n, n}, trn::DType::kBf16}};
+  CompileOptions options;
+  options.verifyEachPass = false;
+  std::int64_t instructions = 0;
+  for (auto _ : state) {
+    auto compiled = compile(entry->def, inputs, trn::isa::CoreLimits{}, options);
+    if (!compiled.ok()) {
+      state.SkipWithError(compiled.status().toString().c_str());
+      return;
+    }
+    instructions = static_cast<std::int64_t>(compiled->program.instructionCount());
+    benchmark::DoNotOptimize(compiled->program);
+  }
+  state.counters["instructions"] = static_cast<double>(instructions);
+  state.SetItemsProcessed(state.iterations() * instructions);
+}
+BENCHMARK(BM_CompileLinear)->Arg(1024)->Arg(2048)->Arg(4096)->Arg(8192)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -47,6 +47,7 @@ class Analysis {
   explicit Analysis(const KernelIR& ir) : ir_(ir), deps_(ir.ops.size()) {}
 
   Dependencies run() {
+    findWrittenTensors();
     std::vector<isa::Footprint> footprints;
     for (std::size_t i = 0; i < ir_.ops.size(); ++i) {
       const Op& op = ir_.ops[i];
@@ -55,6 +56,8 @@ class Analysis {
         isa::Footprint f = isa::Footprint::of(ap, role == isa::FieldRole::kOutput);
         if (ap.memory != isa::Memory::kHbm) {
           f.tensor = -1;  // on chip, tiles that share an address alias
+        } else if (!f.write && !written_[static_cast<std::size_t>(f.tensor)]) {
+          return;  // nothing writes this tensor, so no read of it orders anything
         }
         footprints.push_back(f);
       });
@@ -70,7 +73,8 @@ class Analysis {
       const bool viaDma = isa::info(op.instr.body).viaDma;
       for (const isa::Footprint& f : footprints) {
         ++stamp_;
-        visit(f, true, [&](Access& a) {
+        // Only a write, or a read on an engine (not a DMA queue), can drop an earlier read.
+        visit(f, f.write || !viaDma, [&](Access& a) {
           const bool sameEngine = !viaDma && !a.viaDma && a.engine == op.instr.engine;
           if (covers(f, a.footprint) && (f.write || (!a.footprint.write && sameEngine))) {
             a.alive = false;
@@ -85,6 +89,18 @@ class Analysis {
   }
 
  private:
+  /// Marks the HBM tensors some op writes; the others are only ever read.
+  void findWrittenTensors() {
+    written_.assign(ir_.buffers.size(), false);
+    for (const Op& op : ir_.ops) {
+      forEachOperand(op.instr.body, [&](isa::FieldRole role, const isa::AccessPattern& ap) {
+        if (role == isa::FieldRole::kOutput && ap.memory == isa::Memory::kHbm) {
+          written_[static_cast<std::size_t>(ap.tensor)] = true;
+        }
+      });
+    }
+  }
+
   Region& regionOf(const isa::Footprint& f) {
     const auto key = std::make_pair(static_cast<int>(f.memory), f.tensor);
     auto it = regions_.find(key);
@@ -173,6 +189,7 @@ class Analysis {
   const KernelIR& ir_;
   Dependencies deps_;
   std::vector<Access> accesses_;
+  std::vector<bool> written_;  ///< by HBM tensor (buffer index): some op writes it
   std::map<std::pair<int, std::int32_t>, Region> regions_;
   std::uint32_t stamp_ = 0;
 };
