@@ -74,6 +74,51 @@ TEST(KernelCompile, TensorAddWithRaggedTilesMatchesReference) {
   }
 }
 
+/// Writes a to an HBM scratch tensor, reads it back four times, overwrites it with 2a and reads
+/// it once more: out = 4a + 2a only if every read of a precedes the overwrite.
+Tensor rereadScratchKernel(Kernel& k, Tensor a) {
+  Tensor scratch = k.hbmScratch("scratch", a.shape(), a.dtype());
+  Tensor first = k.sbuf(a.shape(), a.dtype(), "first");
+  nisa::dmaCopy(first, a);
+  nisa::dmaCopy(scratch, first);
+  Tensor acc = k.sbuf(a.shape(), a.dtype(), "acc");
+  for (int i = 0; i < 4; ++i) {
+    Tensor copy = k.sbuf(a.shape(), a.dtype(), "copy");
+    nisa::dmaCopy(copy, scratch);
+    if (i == 0) {
+      nisa::tensorCopy(acc, copy);
+    } else {
+      nisa::tensorTensor(acc, acc, copy, AluOp::kAdd);
+    }
+  }
+  Tensor twice = k.sbuf(a.shape(), a.dtype(), "twice");
+  nisa::tensorTensor(twice, first, first, AluOp::kAdd);
+  nisa::dmaCopy(scratch, twice);
+  Tensor last = k.sbuf(a.shape(), a.dtype(), "last");
+  nisa::dmaCopy(last, scratch);
+  Tensor sum = k.sbuf(a.shape(), a.dtype(), "sum");
+  nisa::tensorTensor(sum, acc, last, AluOp::kAdd);
+  Tensor out = k.output("out", a.shape(), a.dtype());
+  nisa::dmaCopy(out, sum);
+  return out;
+}
+
+TEST(KernelCompile, ScratchRereadByDmaIsOverwrittenOnlyAfterEveryRead) {
+  const std::vector<TensorSpec> specs = {{"a", {128, 64}, DType::kFp32}};
+  auto compiled = compile(makeKernel("reread", rereadScratchKernel), specs, limits());
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  std::vector<float> a(128 * 64);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(static_cast<int>(i % 17) - 8);  // small integers: sums are exact
+  }
+  const auto run = runOrFail(*compiled, {runtime::floatArray({128, 64}, a)});
+  ASSERT_EQ(run.outputs.size(), 1u);
+  const std::vector<float> out = runtime::floatValues(run.outputs[0]);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(out[i], 6 * a[i]) << "element " << i;
+  }
+}
+
 TEST(KernelCompile, SynchronisationIsMinimalAndRaceFree) {
   const std::vector<TensorSpec> specs = {{"a", {512, 256}, DType::kFp32},
                                          {"b", {512, 256}, DType::kFp32}};
