@@ -9,9 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "trn/kernels/check.h"
-#include "trn/runtime/runner.h"
-#include "trn/spec/loader.h"
+#include "trn/kernels/registry.h"
+#include "trn/runtime/session.h"
 
 namespace {
 
@@ -19,28 +18,27 @@ using trn::kernel::TensorSpec;
 
 void BM_MatmulLadderTimingOnly(benchmark::State& state, const std::string& name,
                                const std::string& chipName) {
-  auto loaded = trn::spec::loadChip(chipName);
-  if (!loaded.ok()) {
-    state.SkipWithError(loaded.status().message().c_str());
+  auto session = trn::runtime::Session::open(chipName);
+  if (!session.ok()) {
+    state.SkipWithError(session.status().message().c_str());
     return;
   }
-  const auto chip = std::make_shared<const trn::spec::ChipSpec>(std::move(loaded).value());
+  const trn::spec::ChipSpec* chip = &session->chip();
   const trn::kernels::KernelEntry* entry = trn::kernels::findKernel(name);
   const std::vector<TensorSpec> specs = {{"lhsT", {8192, 4096}, trn::DType::kBf16},
                                          {"rhs", {8192, 8192}, trn::DType::kBf16}};
   const auto compileStart = std::chrono::steady_clock::now();
-  auto compiled = trn::kernel::compile(entry->def, specs, trn::runtime::coreLimits(*chip));
+  auto compiled = session->compile(entry->def, specs);
   const std::chrono::duration<double> compileTime = std::chrono::steady_clock::now() - compileStart;
   if (!compiled.ok()) {
     state.SkipWithError(compiled.status().message().c_str());
     return;
   }
-  trn::runtime::KernelRunOptions options;
-  options.chip = chip;
+  trn::runtime::RunOptions options;
   options.mode = trn::core::RunMode::kTimingOnly;
   trn::core::RunStats stats;
   for (auto _ : state) {
-    auto run = trn::runtime::runKernel(*compiled, {}, options);
+    auto run = session->runKernel(*compiled, {}, options);
     if (!run.ok()) {
       state.SkipWithError(run.status().message().c_str());
       return;

@@ -16,8 +16,9 @@
 #include <string>
 
 #include "trn/core/neuron_core.h"
+#include "trn/runtime/host_io.h"
 #include "trn/runtime/program_generator.h"
-#include "trn/runtime/runner.h"
+#include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
 
 namespace {

@@ -173,7 +173,7 @@ class NeuronCore::Context final : public isa::ExecContext {
     std::string where;
     if (ap.memory == Memory::kHbm) {
       where = fmt::format("tensor '{}' byte {}",
-                          core_.program_.tensors[static_cast<std::size_t>(ap.tensor)].name, *hole);
+                          core_.program_->tensors[static_cast<std::size_t>(ap.tensor)].name, *hole);
     } else {
       const auto partitionBytes = static_cast<std::size_t>(
           ap.memory == Memory::kSbuf ? core_.options_.limits.sbufPartitionBytes
@@ -197,22 +197,22 @@ class NeuronCore::Context final : public isa::ExecContext {
   std::int64_t jump_ = -1;
 };
 
-NeuronCore::NeuronCore(isa::Program program, CoreOptions options)
+NeuronCore::NeuronCore(std::shared_ptr<const isa::Program> program, CoreOptions options)
     : program_(std::move(program)), options_(std::move(options)) {}
 
 Status NeuronCore::allocateMemories() {
   if (!hasData(options_.mode)) {
     return {};  // timing-only: no memory is allocated
   }
-  TRN_RETURN_IF_ERROR(checkHostMemory(program_, options_.limits, options_.poison));
+  TRN_RETURN_IF_ERROR(checkHostMemory(*program_, options_.limits, options_.poison));
   const isa::CoreLimits& limits = options_.limits;
   const bool poison = options_.poison;
   TRN_ASSIGN_OR_RETURN(sbuf_, TrackedBytes::create(static_cast<std::size_t>(limits.sbufBytes()),
                                                    poison, "SBUF"));
   TRN_ASSIGN_OR_RETURN(psum_, TrackedBytes::create(static_cast<std::size_t>(limits.psumBytes()),
                                                    poison, "PSUM"));
-  hbm_.reserve(program_.tensors.size());
-  for (const isa::TensorDecl& t : program_.tensors) {
+  hbm_.reserve(program_->tensors.size());
+  for (const isa::TensorDecl& t : program_->tensors) {
     TRN_ASSIGN_OR_RETURN(hbm_.emplace_back(),
                          TrackedBytes::create(static_cast<std::size_t>(t.byteSize()), poison,
                                               fmt::format("HBM tensor '{}'", t.name)));
@@ -221,6 +221,12 @@ Status NeuronCore::allocateMemories() {
 }
 
 Result<std::unique_ptr<NeuronCore>> NeuronCore::create(isa::Program program, CoreOptions options) {
+  return create(std::make_shared<const isa::Program>(std::move(program)), std::move(options));
+}
+
+Result<std::unique_ptr<NeuronCore>> NeuronCore::create(std::shared_ptr<const isa::Program> program,
+                                                       CoreOptions options) {
+  TRN_CHECK(program != nullptr) << "NeuronCore::create needs a program";
   if (hasTiming(options.mode) && options.chip == nullptr) {
     return invalidArgument(fmt::format("{} mode needs a chip description (CoreOptions::chip)",
                                        runModeName(options.mode)));
@@ -243,7 +249,7 @@ Result<std::unique_ptr<NeuronCore>> NeuronCore::create(isa::Program program, Cor
         kMaxAgents - isa::kNumEngines, options.limits.dmaQueues));
   }
   std::vector<isa::SemaphoreUse> use;
-  TRN_RETURN_IF_ERROR(isa::verifyProgram(program, options.limits, &use));
+  TRN_RETURN_IF_ERROR(isa::verifyProgram(*program, options.limits, &use));
   std::unique_ptr<NeuronCore> core(new NeuronCore(std::move(program), std::move(options)));
   core->semaphoreUse_ = std::move(use);
   TRN_RETURN_IF_ERROR(core->allocateMemories());
@@ -251,12 +257,12 @@ Result<std::unique_ptr<NeuronCore>> NeuronCore::create(isa::Program program, Cor
 }
 
 Status NeuronCore::setTensor(std::string_view name, std::span<const std::byte> data) {
-  const auto index = program_.findTensor(name);
+  const auto index = program_->findTensor(name);
   if (!index) {
     return notFound(fmt::format("the program has no tensor '{}'", name));
   }
   const auto expected =
-      static_cast<std::size_t>(program_.tensors[static_cast<std::size_t>(*index)].byteSize());
+      static_cast<std::size_t>(program_->tensors[static_cast<std::size_t>(*index)].byteSize());
   if (data.size() != expected) {
     return invalidArgument(
         fmt::format("tensor '{}' holds {} bytes but {} were given", name, expected, data.size()));
@@ -271,7 +277,7 @@ Status NeuronCore::setTensor(std::string_view name, std::span<const std::byte> d
 }
 
 Result<std::span<const std::byte>> NeuronCore::tensorBytes(std::string_view name) const {
-  const auto index = program_.findTensor(name);
+  const auto index = program_->findTensor(name);
   if (!index) {
     return notFound(fmt::format("the program has no tensor '{}'", name));
   }

@@ -9,6 +9,7 @@
 
 #include "timed_run.h"
 #include "trn/core/host_memory.h"
+#include "trn/runtime/session.h"
 
 namespace trn::core {
 namespace {

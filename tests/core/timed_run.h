@@ -11,7 +11,8 @@
 
 #include "trn/core/neuron_core.h"
 #include "trn/isa/program_text.h"
-#include "trn/runtime/runner.h"
+#include "trn/runtime/host_io.h"
+#include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
 
 namespace trn::core::testing {

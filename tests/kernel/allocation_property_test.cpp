@@ -27,8 +27,8 @@
 #include "trn/isa/program_text.h"
 #include "trn/kernel/compiler.h"
 #include "trn/kernel/nisa.h"
-#include "trn/runtime/kernel_runner.h"
-#include "trn/runtime/runner.h"
+#include "trn/runtime/host_io.h"
+#include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
 
 namespace trn::kernel {
@@ -667,13 +667,12 @@ void checkSeed(std::uint32_t seed) {
   ASSERT_EQ(isa::formatProgramText(compiled->program), isa::formatProgramText(again->program));
 
   // (b) Race-free and equal to the CPU interpretation.
-  runtime::KernelRunOptions options;
-  options.chip = trn2();
+  runtime::RunOptions options;
   options.mode = seed % 8 == 0 ? core::RunMode::kFunctionalTiming : core::RunMode::kFunctionalOnly;
   const std::vector<runtime::NpyArray> inputs = {
       runtime::floatArray({kHbmRows, kHbmCols}, prog.hbm[0]),
       runtime::floatArray({kHbmRows, kHbmCols}, prog.hbm[1])};
-  auto run = runtime::runKernel(*compiled, inputs, options);
+  auto run = kernel::testutil::trn2Session().runKernel(*compiled, inputs, options);
   ASSERT_TRUE(run.ok()) << run.status().toString() << "\n" << dump.str();
   const std::vector<float> out = runtime::floatValues(run->outputs.at(0));
   ASSERT_EQ(out.size(), prog.hbm[2].size());

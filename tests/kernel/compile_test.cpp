@@ -13,8 +13,8 @@
 #include "trn/isa/program_text.h"
 #include "trn/kernel/compiler.h"
 #include "trn/kernel/nisa.h"
-#include "trn/runtime/kernel_runner.h"
-#include "trn/runtime/runner.h"
+#include "trn/runtime/host_io.h"
+#include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
 
 namespace trn::kernel {
@@ -43,15 +43,14 @@ Tensor addKernel(Kernel& k, Tensor a, Tensor b) {
   return out;
 }
 
-runtime::KernelRun runOrFail(const CompiledKernel& compiled,
+runtime::RunResult runOrFail(const CompiledKernel& compiled,
                              const std::vector<runtime::NpyArray>& inputs,
                              core::RunMode mode = core::RunMode::kFunctionalTiming) {
-  runtime::KernelRunOptions options;
-  options.chip = trn2();
+  runtime::RunOptions options;
   options.mode = mode;
-  auto run = runtime::runKernel(compiled, inputs, options);
+  auto run = kernel::testutil::trn2Session().runKernel(compiled, inputs, options);
   EXPECT_TRUE(run.ok()) << run.status().toString();
-  return run.ok() ? std::move(run).value() : runtime::KernelRun{};
+  return run.ok() ? std::move(run).value() : runtime::RunResult{};
 }
 
 TEST(KernelCompile, TensorAddWithRaggedTilesMatchesReference) {
@@ -271,17 +270,16 @@ TEST(KernelCompile, OneCallCompilesThroughTheCacheAndRuns) {
   const auto b = randomValues(130 * 20, 6);
   const std::vector<runtime::NpyArray> inputs = {runtime::floatArray({130, 20}, a),
                                                  runtime::floatArray({130, 20}, b)};
-  runtime::KernelRunOptions options;
-  options.chip = trn2();
+  runtime::RunOptions options;
   for (int call = 0; call < 2; ++call) {
-    auto run = runtime::runKernel(add, specs, inputs, options, &cache);
+    auto run = kernel::testutil::trn2Session().runKernel(add, specs, inputs, options, &cache);
     ASSERT_TRUE(run.ok()) << run.status().toString();
     EXPECT_EQ(runtime::floatValues(run->outputs[0])[7], a[7] + b[7]);
   }
   EXPECT_EQ(cache.size(), 1u);
   EXPECT_EQ(cache.hits(), 1);
   options.mode = core::RunMode::kTimingOnly;
-  auto timed = runtime::runKernel(add, specs, {}, options, &cache);
+  auto timed = kernel::testutil::trn2Session().runKernel(add, specs, {}, options, &cache);
   ASSERT_TRUE(timed.ok()) << timed.status().toString();
   EXPECT_TRUE(timed->outputs.empty());
   EXPECT_GT(timed->stats.total.count(), 0);

@@ -14,8 +14,8 @@
 #include "trn/kernel/compiler.h"
 #include "trn/kernel/nisa.h"
 #include "trn/profile/trace.h"
-#include "trn/runtime/kernel_runner.h"
-#include "trn/runtime/runner.h"
+#include "trn/runtime/host_io.h"
+#include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
 
 namespace trn::kernel {
@@ -483,13 +483,12 @@ TEST(KernelErrors, TheSourceLineReachesTheProfileTrace) {
                                      }),
                           kOneInput, limits());
   ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
-  runtime::KernelRunOptions options;
-  options.chip = trn2();
+  runtime::RunOptions options;
   options.mode = core::RunMode::kFunctionalTiming;
   options.record = true;
   const std::vector<float> values(128 * 64, 1.5f);
   const std::vector<runtime::NpyArray> inputs = {runtime::floatArray({128, 64}, values)};
-  auto run = runtime::runKernel(*compiled, inputs, options);
+  auto run = kernel::testutil::trn2Session().runKernel(*compiled, inputs, options);
   ASSERT_TRUE(run.ok()) << run.status().toString();
   EXPECT_EQ(runtime::floatValues(run->outputs[0]), std::vector<float>(128 * 64, 3.0f));
 

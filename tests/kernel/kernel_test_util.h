@@ -1,4 +1,4 @@
-// Helpers every kernel test shares: the trn2 chip and its core limits, and seeded random inputs.
+// Helpers every kernel test shares: the trn2 chip, a session on it and its core limits, and seeded random inputs.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,7 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "trn/runtime/runner.h"
+#include "trn/runtime/host_io.h"
+#include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
 
 namespace trn::kernel::testutil {
@@ -21,6 +22,12 @@ inline std::shared_ptr<const spec::ChipSpec> trn2() {
     return std::make_shared<const spec::ChipSpec>(std::move(loaded).value());
   }();
   return chip;
+}
+
+/// A session on trn2, opened once.
+inline const runtime::Session& trn2Session() {
+  static const runtime::Session session(trn2());
+  return session;
 }
 
 /// The verification limits of one trn2 core.

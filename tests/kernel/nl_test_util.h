@@ -16,8 +16,8 @@
 #include "kernel_test_util.h"
 #include "trn/kernel/compiler.h"
 #include "trn/kernel/nl.h"
-#include "trn/runtime/kernel_runner.h"
-#include "trn/runtime/runner.h"
+#include "trn/runtime/host_io.h"
+#include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
 
 namespace trn::kernel::nltest {
@@ -63,11 +63,10 @@ inline std::vector<std::vector<float>> run(const KernelDef& def, const std::vect
     ADD_FAILURE() << def.name << ": " << compiled.status().toString();
     return {};
   }
-  runtime::KernelRunOptions options;
-  options.chip = trn2();
+  runtime::RunOptions options;
   options.mode = core::RunMode::kFunctionalTiming;
   EXPECT_TRUE(options.poison && options.detectRaces);
-  auto result = runtime::runKernel(*compiled, arrays, options);
+  auto result = kernel::testutil::trn2Session().runKernel(*compiled, arrays, options);
   if (!result.ok()) {
     ADD_FAILURE() << def.name << ": " << result.status().toString();
     return {};

@@ -5,6 +5,7 @@
 // and long sequences that stay within 30 % of a hand-derived bound on the busiest engine's time,
 // the S = 8192 case compiling in well under the 5 s budget.
 #include "trn/kernels/attention.h"
+#include "trn/runtime/session.h"
 
 #include <gtest/gtest.h>
 
@@ -16,9 +17,9 @@
 #include <vector>
 
 #include "../kernel/kernel_test_util.h"
-#include "trn/kernels/check.h"
+#include "trn/harness/check.h"
 #include "trn/kernels/registry.h"
-#include "trn/runtime/runner.h"
+#include "trn/runtime/host_io.h"
 #include "trn/spec/loader.h"
 
 namespace trn::kernels {
@@ -59,11 +60,10 @@ void expectMatches(const std::string& name, const Shape& c,
   SCOPED_TRACE(name + " " + describe(c) + " on " + chip->name);
   const KernelEntry* entry = findKernel(name);
   ASSERT_NE(entry, nullptr);
-  CheckOptions options;
-  options.chip = chip;
+  harness::CheckOptions options;
   options.tolerance = tolerance;
   const std::vector<kernel::TensorSpec> specs = specsOf(c);
-  auto result = checkKernel(*entry, specs, options);
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), *entry, specs, options);
   ASSERT_TRUE(result.ok()) << result.status().toString();
   ASSERT_EQ(result->comparisons.size(), 1u);
   const Comparison& cmp = result->comparisons[0];
@@ -183,11 +183,10 @@ double busiestEngineBoundNs(std::int64_t s, std::int64_t d, bool causal) {
 std::pair<double, double> timingOnly(const std::string& name, std::int64_t s, std::int64_t d) {
   const KernelEntry* entry = findKernel(name);
   EXPECT_NE(entry, nullptr);
-  CheckOptions options;
-  options.chip = trn2();
-  options.mode = core::RunMode::kTimingOnly;
+  harness::CheckOptions options;
+  options.run.mode = core::RunMode::kTimingOnly;
   const std::vector<kernel::TensorSpec> specs = specsOf({1, 1, s, d});
-  auto result = checkKernel(*entry, specs, options);
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), *entry, specs, options);
   EXPECT_TRUE(result.ok()) << result.status().toString();
   if (!result.ok()) {
     return {0, 0};
@@ -213,10 +212,9 @@ TEST(AttentionKernels, DefaultShapeRunsRaceFree) {
   for (const char* name : {"flash_attention", "flash_attention_full"}) {
     const KernelEntry* entry = findKernel(name);
     ASSERT_NE(entry, nullptr);
-    CheckOptions options;
-    options.chip = trn2();
-    options.mode = core::RunMode::kTimingOnly;
-    auto result = checkKernel(*entry, entry->defaultInputs, options);
+    harness::CheckOptions options;
+    options.run.mode = core::RunMode::kTimingOnly;
+    auto result = harness::checkKernel(kernel::testutil::trn2Session(), *entry, entry->defaultInputs, options);
     ASSERT_TRUE(result.ok()) << name << ": " << result.status().toString();
     EXPECT_GT(result->mfu, 0.0);
   }

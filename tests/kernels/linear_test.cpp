@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../kernel/kernel_test_util.h"
-#include "trn/kernels/check.h"
+#include "trn/harness/check.h"
 #include "trn/kernels/registry.h"
 
 namespace trn::kernels {
@@ -46,12 +46,11 @@ void expectMatches(const std::string& name, const Shape& shape, DType dtype) {
   ASSERT_NE(entry, nullptr) << name;
   SCOPED_TRACE(name + " S=" + std::to_string(shape.s) + " K=" + std::to_string(shape.k) +
                " N=" + std::to_string(shape.n) + (dtype == DType::kBf16 ? " bf16" : " fp32"));
-  CheckOptions options;
-  options.chip = trn2();
+  harness::CheckOptions options;
   if (dtype == DType::kFp32) {
     options.tolerance = kFp32Tolerance;
   }
-  auto result = checkKernel(*entry, specsFor(shape, dtype, name == "linear_residual"), options);
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), *entry, specsFor(shape, dtype, name == "linear_residual"), options);
   ASSERT_TRUE(result.ok()) << result.status().toString();
   ASSERT_EQ(result->comparisons.size(), 1u);
   const Comparison& c = result->comparisons[0];
@@ -129,10 +128,9 @@ TEST(LinearKernel, RejectsBadInputsAtItsCheckLine) {
 TEST(LinearKernel, QkvShapeIsBoundByTheTensorEngine) {
   const KernelEntry* entry = findKernel("linear");
   ASSERT_NE(entry, nullptr);
-  CheckOptions options;
-  options.chip = trn2();
-  options.mode = core::RunMode::kTimingOnly;
-  auto result = checkKernel(*entry, entry->defaultInputs, options);
+  harness::CheckOptions options;
+  options.run.mode = core::RunMode::kTimingOnly;
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), *entry, entry->defaultInputs, options);
   ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_LE(result->report.total.count(), 86'000'000);
   EXPECT_GE(result->mfu, 0.79);

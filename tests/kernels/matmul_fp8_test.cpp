@@ -13,7 +13,7 @@
 
 #include "../kernel/kernel_test_util.h"
 #include "registered_kernel_util.h"
-#include "trn/kernels/check.h"
+#include "trn/harness/check.h"
 #include "trn/kernels/registry.h"
 
 namespace trn::kernels {
@@ -41,10 +41,9 @@ void checkShape(const std::vector<TensorSpec>& s, std::uint64_t seed,
   const std::int64_t m = s[0].shape[1];
   const std::int64_t n = s[1].shape[1];
   SCOPED_TRACE("K=" + std::to_string(k) + " M=" + std::to_string(m) + " N=" + std::to_string(n));
-  CheckOptions options;
-  options.chip = trn2();
-  options.seed = seed;
-  auto result = checkKernel(kernelEntry, s, options);
+  harness::CheckOptions options;
+  options.run.seed = seed;
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), kernelEntry, s, options);
   ASSERT_TRUE(result.ok()) << result.status().toString();
   ASSERT_EQ(result->comparisons.size(), 1u);
   EXPECT_TRUE(result->pass) << "max abs error " << result->comparisons[0].maxAbsError;
@@ -150,10 +149,9 @@ TEST(MatmulFp8Kernel, BadOperandsGiveClearErrors) {
 profile::Report timedReport(const std::string& name, const std::vector<TensorSpec>& s) {
   const KernelEntry* e = findKernel(name);
   EXPECT_NE(e, nullptr);
-  CheckOptions options;
-  options.chip = trn2();
-  options.mode = core::RunMode::kTimingOnly;
-  auto result = checkKernel(*e, s, options);
+  harness::CheckOptions options;
+  options.run.mode = core::RunMode::kTimingOnly;
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), *e, s, options);
   EXPECT_TRUE(result.ok()) << result.status().toString();
   return result.ok() ? result->report : profile::Report{};
 }

@@ -15,7 +15,7 @@
 #include "../kernel/kernel_test_util.h"
 #include "trn/kernels/reference.h"
 #include "trn/kernels/registry.h"
-#include "trn/runtime/kernel_runner.h"
+#include "trn/runtime/session.h"
 
 namespace trn::kernels {
 namespace {
@@ -54,11 +54,10 @@ void checkDef(const kernel::KernelDef& def, const Case& c, std::uint32_t seed) {
                                                  {"rhs", {c.k, c.n}, c.dtype}};
   const std::vector<runtime::NpyArray> inputs = {runtime::floatArray({c.k, c.m}, lhsT),
                                                  runtime::floatArray({c.k, c.n}, rhs)};
-  runtime::KernelRunOptions options;
-  options.chip = trn2();
+  runtime::RunOptions options;
   options.mode = core::RunMode::kFunctionalTiming;
   options.detectRaces = true;
-  auto run = runtime::runKernel(def, specs, inputs, options);
+  auto run = kernel::testutil::trn2Session().runKernel(def, specs, inputs, options);
   ASSERT_TRUE(run.ok()) << run.status().toString();
   ASSERT_EQ(run->outputs.size(), 1u);
   EXPECT_EQ(run->outputs[0].shape, (std::vector<std::int64_t>{c.m, c.n}));
@@ -147,10 +146,9 @@ std::int64_t simulatedPicoseconds(const std::string& name, std::int64_t k, std::
   EXPECT_NE(entry, nullptr);
   const std::vector<kernel::TensorSpec> specs = {{"lhsT", {k, m}, DType::kBf16},
                                                  {"rhs", {k, n}, DType::kBf16}};
-  runtime::KernelRunOptions options;
-  options.chip = trn2();
+  runtime::RunOptions options;
   options.mode = core::RunMode::kTimingOnly;
-  auto run = runtime::runKernel(entry->def, specs, {}, options);
+  auto run = kernel::testutil::trn2Session().runKernel(entry->def, specs, {}, options);
   EXPECT_TRUE(run.ok()) << run.status().toString();
   return run.ok() ? run->stats.total.count() : 0;
 }
@@ -161,10 +159,9 @@ TEST(MatmulKernels, RegisteredDefaultsRunRaceFree) {
       continue;
     }
     SCOPED_TRACE(entry.name);
-    runtime::KernelRunOptions options;
-    options.chip = trn2();
+    runtime::RunOptions options;
     options.mode = core::RunMode::kTimingOnly;
-    auto run = runtime::runKernel(entry.def, entry.defaultInputs, {}, options);
+    auto run = kernel::testutil::trn2Session().runKernel(entry.def, entry.defaultInputs, {}, options);
     ASSERT_TRUE(run.ok()) << run.status().toString();
     EXPECT_GT(run->stats.total.count(), 0);
   }

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../kernel/kernel_test_util.h"
-#include "trn/kernels/check.h"
+#include "trn/harness/check.h"
 #include "trn/kernels/registry.h"
 
 namespace trn::kernels {
@@ -42,12 +42,11 @@ void expectMatches(const Shape& shape, DType dtype) {
   ASSERT_NE(entry, nullptr);
   SCOPED_TRACE("S=" + std::to_string(shape.s) + " H=" + std::to_string(shape.h) +
                " F=" + std::to_string(shape.f) + (dtype == DType::kBf16 ? " bf16" : " fp32"));
-  CheckOptions options;
-  options.chip = trn2();
+  harness::CheckOptions options;
   if (dtype == DType::kFp32) {
     options.tolerance = kFp32Tolerance;
   }
-  auto result = checkKernel(*entry, specsFor(shape, dtype), options);
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), *entry, specsFor(shape, dtype), options);
   ASSERT_TRUE(result.ok()) << result.status().toString();
   ASSERT_EQ(result->comparisons.size(), 1u);
   const Comparison& c = result->comparisons[0];
@@ -110,10 +109,9 @@ TEST(SwigluMlpKernel, RejectsBadInputsAtItsCheckLine) {
 TEST(SwigluMlpKernel, DemoShapeIsBoundByTheTensorEngine) {
   const KernelEntry* entry = findKernel("swiglu_mlp");
   ASSERT_NE(entry, nullptr);
-  CheckOptions options;
-  options.chip = trn2();
-  options.mode = core::RunMode::kTimingOnly;
-  auto result = checkKernel(*entry, entry->defaultInputs, options);
+  harness::CheckOptions options;
+  options.run.mode = core::RunMode::kTimingOnly;
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), *entry, entry->defaultInputs, options);
   ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_LE(result->report.total.count(), 490'000'000);
   EXPECT_GE(result->mfu, 0.92);

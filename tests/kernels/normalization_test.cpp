@@ -81,7 +81,7 @@ TEST(NormalizationKernels, BadShapesFailAtTheKernelLine) {
 // (1.3 us) of the first load and of the last store, and the last tile's compute (about 3.7 us).
 // DMA must be the critical engine and the run within 15% of the sum of those.
 TEST(NormalizationKernels, RmsNormAtTheLlamaShapeIsDmaBound) {
-  const CheckResult run =
+  const harness::CheckResult run =
       timingOnly("rmsnorm", {{"x", {512, 2048}, DType::kBf16}, {"w", {2048}, DType::kBf16}});
   const double bytes = 2.0 * 512 * 2048 * 2;
   const double dmaSeconds = bytes / (368e9 * 4096.0 / (4096.0 + 256.0));
@@ -97,8 +97,8 @@ TEST(NormalizationKernels, RmsNormAtTheLlamaShapeIsDmaBound) {
 // gamma, beta).
 TEST(NormalizationKernels, BnStatsLayerNormIsFasterThanTheNlVersion) {
   const std::vector<kernel::TensorSpec> specs = normSpecs(1024, 2048, DType::kFp32, true);
-  const CheckResult nl = timingOnly("layernorm", specs);
-  const CheckResult bn = timingOnly("layernorm_bn", specs);
+  const harness::CheckResult nl = timingOnly("layernorm", specs);
+  const harness::CheckResult bn = timingOnly("layernorm_bn", specs);
   EXPECT_LT(bn.report.total.count() * 3, nl.report.total.count() * 2)
       << "layernorm_bn " << bn.report.total.count() / 1000000.0 << " us, layernorm "
       << nl.report.total.count() / 1000000.0 << " us";

@@ -36,11 +36,10 @@ TEST(AvgPoolKernel, OtherPoolSizesMatchReference) {
     entry.reference = [pool](std::span<const HostTensor> in) {
       return avgPool2dReference(in, pool);
     };
-    CheckOptions options;
-    options.chip = kernel::testutil::trn2();
+    harness::CheckOptions options;
     options.tolerance = kFp32Pool;
     const std::vector<kernel::TensorSpec> specs = {{"x", {131, 12 * pool, 5 * pool}, DType::kFp32}};
-    auto result = checkKernel(entry, specs, options);
+    auto result = harness::checkKernel(kernel::testutil::trn2Session(), entry, specs, options);
     ASSERT_TRUE(result.ok()) << result.status().toString();
     EXPECT_TRUE(result->pass) << result->comparisons[0].maxAbsError;
   }

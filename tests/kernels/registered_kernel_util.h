@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../kernel/kernel_test_util.h"
-#include "trn/kernels/check.h"
+#include "trn/harness/check.h"
 #include "trn/kernels/registry.h"
 
 namespace trn::kernels::testutil {
@@ -40,11 +40,10 @@ inline void expectMatchesReference(const std::string& name,
                                    std::optional<Tolerance> tolerance = std::nullopt,
                                    std::uint64_t seed = 1) {
   SCOPED_TRACE(name + " at " + describeSpecs(specs));
-  CheckOptions options;
-  options.chip = kernel::testutil::trn2();
+  harness::CheckOptions options;
   options.tolerance = tolerance;
-  options.seed = seed;
-  auto result = checkKernel(entryNamed(name), specs, options);
+  options.run.seed = seed;
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), entryNamed(name), specs, options);
   ASSERT_TRUE(result.ok()) << result.status().toString();
   for (const Comparison& c : result->comparisons) {
     EXPECT_TRUE(c.pass) << c.failures << " elements outside the tolerance; max abs error "
@@ -55,14 +54,13 @@ inline void expectMatchesReference(const std::string& name,
 }
 
 /// Runs `name` at `specs` in timing-only mode (race detection on).
-inline CheckResult timingOnly(const std::string& name,
+inline harness::CheckResult timingOnly(const std::string& name,
                               const std::vector<kernel::TensorSpec>& specs) {
-  CheckOptions options;
-  options.chip = kernel::testutil::trn2();
-  options.mode = core::RunMode::kTimingOnly;
-  auto result = checkKernel(entryNamed(name), specs, options);
+  harness::CheckOptions options;
+  options.run.mode = core::RunMode::kTimingOnly;
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), entryNamed(name), specs, options);
   EXPECT_TRUE(result.ok()) << result.status().toString();
-  return result.ok() ? *std::move(result) : CheckResult{};
+  return result.ok() ? *std::move(result) : harness::CheckResult{};
 }
 
 /// The error text of compiling `name` at `specs` ("" when it compiles).

@@ -58,7 +58,7 @@ TEST(RopeKernel, BadShapesFailAtTheKernelLine) {
 // exactly its share, and the run ends within 1.5x of it (fill and drain: the tables and the
 // first tile's load, 1.3 us DMA fixed cost each, and the last store).
 TEST(RopeKernel, LlamaQueryShapeIsBoundByTheVectorEngine) {
-  const CheckResult run = testutil::timingOnly("rope", ropeSpecs(32, 512, 64, DType::kBf16));
+  const harness::CheckResult run = testutil::timingOnly("rope", ropeSpecs(32, 512, 64, DType::kBf16));
   const double dveSeconds = 10 * 3 * 512 / 0.96e9;
   const auto& dve = run.report.engines[static_cast<std::size_t>(isa::Engine::kDve)];
   EXPECT_NEAR(static_cast<double>(dve.busy.count()) * 1e-12, dveSeconds, 0.05 * dveSeconds);

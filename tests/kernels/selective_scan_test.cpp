@@ -15,7 +15,7 @@
 
 #include "../kernel/kernel_test_util.h"
 #include "registered_kernel_util.h"
-#include "trn/kernels/check.h"
+#include "trn/harness/check.h"
 #include "trn/kernels/registry.h"
 
 namespace trn::kernels {
@@ -77,10 +77,9 @@ HostTensor errorBound(std::span<const HostTensor> in) {
 void checkShape(const std::vector<TensorSpec>& s, std::uint64_t seed) {
   SCOPED_TRACE("C=" + std::to_string(s[0].shape[0]) + " L=" + std::to_string(s[0].shape[1]) +
                " N=" + std::to_string(s[2].shape[1]));
-  CheckOptions options;
-  options.chip = trn2();
-  options.seed = seed;
-  auto result = checkKernel(entry(), s, options);
+  harness::CheckOptions options;
+  options.run.seed = seed;
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), entry(), s, options);
   ASSERT_TRUE(result.ok()) << result.status().toString();
   ASSERT_EQ(result->comparisons.size(), 1u);
   EXPECT_TRUE(result->pass) << "max abs error " << result->comparisons[0].maxAbsError;
@@ -157,10 +156,9 @@ TEST(SelectiveScanKernel, BadShapesGiveClearErrors) {
 }
 
 TEST(SelectiveScanKernel, RegisteredDefaultRunsRaceFree) {
-  CheckOptions options;
-  options.chip = trn2();
-  options.mode = core::RunMode::kTimingOnly;
-  auto result = checkKernel(entry(), entry().defaultInputs, options);
+  harness::CheckOptions options;
+  options.run.mode = core::RunMode::kTimingOnly;
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), entry(), entry().defaultInputs, options);
   ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_GT(result->report.total.count(), 0);
 }
@@ -178,10 +176,9 @@ TEST(SelectiveScanKernel, RegisteredDefaultRunsRaceFree) {
 // GpSimd's last multiply come the vector engine's last reduction (4.27 us) and store. We allow
 // 3 % over that sum (first loads of delta, u and A, DMA fixed costs, semaphore latencies).
 TEST(SelectiveScanKernel, LongSequenceIsBoundByGpSimd) {
-  CheckOptions options;
-  options.chip = trn2();
-  options.mode = core::RunMode::kTimingOnly;
-  auto result = checkKernel(entry(), specs(256, 4096, 16), options);
+  harness::CheckOptions options;
+  options.run.mode = core::RunMode::kTimingOnly;
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), entry(), specs(256, 4096, 16), options);
   ASSERT_TRUE(result.ok()) << result.status().toString();
   const profile::Report& report = result->report;
   const auto& pool = report.engines[static_cast<std::size_t>(isa::Engine::kPool)];

@@ -30,11 +30,10 @@ TEST(SoftmaxKernel, LargeLogitsStayFinite) {
   // Logits in [-80, 80): exp without the max subtraction would overflow fp32 near 88.7.
   const std::vector<kernel::TensorSpec> specs = {{"x", {130, 257}, DType::kFp32}};
   HostTensor x = randomInput(specs[0], 7, -80.0, 80.0);
-  CheckOptions options;
-  options.chip = kernel::testutil::trn2();
+  harness::CheckOptions options;
   options.tolerance = kFp32Softmax;
   const std::vector<HostTensor> inputs = {x};
-  auto result = checkKernel(entryNamed("softmax"), specs, options, nullptr, inputs);
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), entryNamed("softmax"), specs, options, nullptr, inputs);
   ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_TRUE(result->pass) << result->comparisons[0].maxRelError;
 }
@@ -53,7 +52,7 @@ TEST(SoftmaxKernel, BadRankFailsAtTheKernelLine) {
 // store, the first tile's transfer shared with the two loaded behind it (3 x 1.4 us), and the
 // last tile's compute (4.6 us). DMA must be the critical engine, within 10% of that.
 TEST(SoftmaxKernel, DefaultShapeIsDmaBound) {
-  const CheckResult run = testutil::timingOnly("softmax", {{"x", {1024, 2048}, DType::kBf16}});
+  const harness::CheckResult run = testutil::timingOnly("softmax", {{"x", {1024, 2048}, DType::kBf16}});
   const double bytes = 2.0 * 1024 * 2048 * 2;
   const double dmaSeconds = bytes / (368e9 * 4096.0 / (4096.0 + 256.0));
   const double expected = dmaSeconds + 2 * 1.3e-6 + 2 * 1.4e-6 + 4.6e-6;

@@ -36,7 +36,7 @@ TEST(TransposeKernel, BadRankFailsAtTheKernelLine) {
 // first load and of the last store, one tile's copy and one tile's store (2.9 us). The run must
 // be within 10% of that, with DMA the critical engine.
 TEST(TransposeKernel, DefaultShapeIsDmaBound) {
-  const CheckResult run = timingOnly("transpose2d", {{"x", {1024, 32, 64}, DType::kFp32}});
+  const harness::CheckResult run = timingOnly("transpose2d", {{"x", {1024, 32, 64}, DType::kFp32}});
   const double bytes = 2.0 * 1024 * 32 * 64 * 4;
   const double dmaSeconds = bytes / (368e9 * 8192.0 / (8192.0 + 256.0));
   const double expected = dmaSeconds + 2 * 1.3e-6 + 2.1e-6 + 2.9e-6;

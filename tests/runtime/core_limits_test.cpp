@@ -5,7 +5,8 @@
 
 #include "trn/core/hazard_detector.h"
 #include "trn/isa/engine.h"
-#include "trn/runtime/runner.h"
+#include "trn/runtime/host_io.h"
+#include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
 
 namespace trn::runtime {

@@ -3,6 +3,7 @@
 // conflicting accesses by happens-before (checked here independently of the core's race
 // detector, with each DMA transfer treated as its own agent).
 #include "trn/runtime/program_generator.h"
+#include "trn/runtime/session.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -21,7 +22,7 @@
 #include "trn/isa/program_text.h"
 #include "trn/isa/verifier.h"
 #include "trn/numerics/convert.h"
-#include "trn/runtime/runner.h"
+#include "trn/runtime/host_io.h"
 #include "trn/spec/loader.h"
 
 namespace trn::runtime {

@@ -11,9 +11,8 @@
 
 #include "messages.h"
 #include "run_options.h"
-#include "trn/kernels/decoder_layer.h"
+#include "trn/harness/decoder_layer.h"
 #include "trn/profile/trace.h"
-#include "trn/spec/loader.h"
 #include "trn/spec/report.h"
 
 namespace trn::tools {
@@ -23,8 +22,8 @@ struct DemoArgs {
   std::string chip = "trn2";
   std::string mode = "functional+timing";
   std::string trace = "out/trace.json";
-  std::uint64_t seed = 1;
-  std::uint64_t maxInstructions = core::CoreOptions{}.maxInstructions;
+  std::uint64_t seed = runtime::RunOptions{}.seed;
+  std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
   bool small = false;
   bool noCheck = false;
 };
@@ -51,7 +50,7 @@ void printChipSummary(const spec::ChipSpec& chip) {
   }
 }
 
-std::string describeShapes(const kernels::CheckResult& result) {
+std::string describeShapes(const harness::CheckResult& result) {
   std::vector<std::string> parts;
   for (const kernel::TensorSpec& t : result.compiled->inputs) {
     parts.push_back(fmt::format("{}[{}]", t.name, fmt::join(t.shape, "x")));
@@ -59,12 +58,12 @@ std::string describeShapes(const kernels::CheckResult& result) {
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
-std::string numericsCell(const kernels::CheckResult& result) {
+std::string numericsCell(const harness::CheckResult& result) {
   if (!result.checked) {
     return "not checked";
   }
   double worst = 0;
-  for (const kernels::Comparison& c : result.comparisons) {
+  for (const harness::Comparison& c : result.comparisons) {
     worst = std::max(worst, c.maxAbsError);
   }
   return fmt::format("{} (max err {:.2g})", result.pass ? "PASS" : "FAIL", worst);
@@ -74,14 +73,14 @@ std::string microseconds(Picoseconds t) {
   return fmt::format("{:.2f} us", static_cast<double>(t.count()) * 1e-6);
 }
 
-void printLayer(const kernels::DecoderLayerConfig& c, const kernels::DecoderLayerRun& run) {
+void printLayer(const harness::DecoderLayerConfig& c, const harness::DecoderLayerRun& run) {
   fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<14} {:<24} {}\n", "step", "kernel", "time", "MFU",
              "bound by", "numerics vs float64", "inputs");
-  for (const kernels::LayerStep& step : run.steps) {
-    const kernels::CheckResult& r = step.result;
+  for (const harness::LayerStep& step : run.steps) {
+    const harness::CheckResult& r = step.result;
     const std::string mfu = r.usefulFlops > 0 ? fmt::format("{:.1f}%", 100.0 * r.mfu) : "-";
     fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<14} {:<24} {}\n", step.name, step.kernel,
-               microseconds(r.report.total), mfu, kernels::boundBy(r.report), numericsCell(r),
+               microseconds(r.report.total), mfu, harness::boundBy(r.report), numericsCell(r),
                describeShapes(r));
   }
   const double seconds = static_cast<double>(run.total.count()) * 1e-12;
@@ -94,33 +93,32 @@ void printLayer(const kernels::DecoderLayerConfig& c, const kernels::DecoderLaye
 }
 
 Status runDemo(const DemoArgs& args) {
-  TRN_ASSIGN_OR_RETURN(spec::ChipSpec loaded, spec::loadChip(args.chip));
+  TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(args.chip));
   TRN_ASSIGN_OR_RETURN(const core::RunMode mode, core::parseRunMode(args.mode));
-  const auto chip = std::make_shared<const spec::ChipSpec>(std::move(loaded));
+  const spec::ChipSpec* chip = &session.chip();
   printChipSummary(*chip);
 
-  const kernels::DecoderLayerConfig config =
-      args.small ? kernels::DecoderLayerConfig::small() : kernels::DecoderLayerConfig::tinyLlama();
+  const harness::DecoderLayerConfig config =
+      args.small ? harness::DecoderLayerConfig::small() : harness::DecoderLayerConfig::tinyLlama();
   fmt::print(
       "\none Llama-style decoder layer ({}) on one {} NeuronCore, {}, {}:\n"
       "  {} tokens, hidden {}, {} query heads and {} kv heads of {}, SwiGLU MLP {}\n\n",
       args.small ? "small test shapes" : "TinyLlama-1.1B shapes", chip->name,
       dtypeName(config.dtype), core::runModeName(mode), config.tokens, config.hidden, config.heads,
       config.kvHeads, config.headDim, config.intermediate);
-  kernels::CheckOptions options;
-  options.chip = chip;
-  options.mode = mode;
-  options.seed = args.seed;
-  options.maxInstructions = args.maxInstructions;
+  harness::CheckOptions options;
+  options.run.mode = mode;
+  options.run.seed = args.seed;
+  options.run.maxInstructions = args.maxInstructions;
+  options.run.record = !args.trace.empty() && core::hasTiming(mode);
   options.checkNumerics = !args.noCheck;
-  options.record = !args.trace.empty() && core::hasTiming(mode);
-  TRN_ASSIGN_OR_RETURN(const kernels::DecoderLayerRun run,
-                       kernels::runDecoderLayer(config, options));
+  TRN_ASSIGN_OR_RETURN(const harness::DecoderLayerRun run,
+                       harness::runDecoderLayer(session, config, options));
   printLayer(config, run);
 
-  if (options.record) {
+  if (options.run.record) {
     std::vector<profile::TraceSegment> segments;
-    for (const kernels::LayerStep& step : run.steps) {
+    for (const harness::LayerStep& step : run.steps) {
       segments.push_back({step.name + " (" + step.kernel + ")", &step.result.compiled->program,
                           &step.result.stats});
     }

@@ -9,10 +9,9 @@
 
 #include "messages.h"
 #include "run_options.h"
+#include "trn/harness/check.h"
 #include "trn/kernels/bench_inputs.h"
-#include "trn/kernels/check.h"
 #include "trn/profile/trace.h"
-#include "trn/spec/loader.h"
 
 namespace trn::tools {
 namespace {
@@ -24,10 +23,10 @@ struct BenchArgs {
   std::string chip = "trn2";
   std::string mode = "functional+timing";
   std::string trace;
-  std::uint64_t seed = 1;
+  std::uint64_t seed = runtime::RunOptions{}.seed;
   bool allowRaces = false;
   bool noCheck = false;
-  std::uint64_t maxInstructions = core::CoreOptions{}.maxInstructions;
+  std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
 };
 
 std::string describeInputs(std::span<const kernel::TensorSpec> specs) {
@@ -38,12 +37,12 @@ std::string describeInputs(std::span<const kernel::TensorSpec> specs) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-void printNumerics(const kernels::CheckResult& result) {
-  const kernels::Tolerance& tolerance = result.tolerance;
+void printNumerics(const harness::CheckResult& result) {
+  const harness::Tolerance& tolerance = result.tolerance;
   fmt::print("numerics vs the float64 reference (pass: |out - ref| <= {:g} + {:g} |ref|):\n",
              tolerance.atol, tolerance.rtol);
   for (std::size_t i = 0; i < result.comparisons.size(); ++i) {
-    const kernels::Comparison& c = result.comparisons[i];
+    const harness::Comparison& c = result.comparisons[i];
     const kernel::TensorSpec& out = result.compiled->outputs[i];
     fmt::print("  {}[{}]: max abs error {:.3g}, max rel error {:.3g}, {} of {} outside: {}\n",
                out.name, fmt::join(out.shape, "x"), c.maxAbsError, c.maxRelError, c.failures,
@@ -51,7 +50,7 @@ void printNumerics(const kernels::CheckResult& result) {
   }
 }
 
-void printPerformance(const kernels::CheckResult& result) {
+void printPerformance(const harness::CheckResult& result) {
   const profile::Report& r = result.report;
   fmt::print("simulated time {}\n", toString(r.total));
   fmt::print(
@@ -60,7 +59,7 @@ void printPerformance(const kernels::CheckResult& result) {
       result.usefulFlops * 1e-9,
       r.total.count() > 0 ? result.usefulFlops / static_cast<double>(r.total.count()) : 0.0,
       100.0 * result.mfu, r.peBf16PeakTflops);
-  fmt::print("bound by       {}\n\n", kernels::boundBy(r));
+  fmt::print("bound by       {}\n\n", harness::boundBy(r));
   std::fputs(profile::formatReport(r).c_str(), stdout);
 }
 
@@ -72,23 +71,22 @@ int bench(const BenchArgs& args) {
   }
   Result<std::vector<kernel::TensorSpec>> specs =
       kernels::benchInputs(*entry, args.shapes, args.dtypes);
-  Result<spec::ChipSpec> chip = specs.ok() ? spec::loadChip(args.chip) : specs.status();
-  Result<core::RunMode> mode = chip.ok() ? core::parseRunMode(args.mode) : chip.status();
+  Result<runtime::Session> session = specs.ok() ? runtime::Session::open(args.chip) : specs.status();
+  Result<core::RunMode> mode = session.ok() ? core::parseRunMode(args.mode) : session.status();
   if (!mode.ok()) {
     printError(mode.status().message());
     return 1;
   }
-  kernels::CheckOptions options;
-  options.chip = std::make_shared<const spec::ChipSpec>(std::move(chip).value());
-  options.mode = *mode;
-  options.seed = args.seed;
-  options.detectRaces = !args.allowRaces;
-  options.record = !args.trace.empty();
-  options.maxInstructions = args.maxInstructions;
+  harness::CheckOptions options;
+  options.run.mode = *mode;
+  options.run.seed = args.seed;
+  options.run.detectRaces = !args.allowRaces;
+  options.run.record = !args.trace.empty();
+  options.run.maxInstructions = args.maxInstructions;
   options.checkNumerics = !args.noCheck;
-  fmt::print("{} on {} ({}): {}\n", entry->name, options.chip->name, core::runModeName(*mode),
+  fmt::print("{} on {} ({}): {}\n", entry->name, session->chip().name, core::runModeName(*mode),
              describeInputs(*specs));
-  Result<kernels::CheckResult> result = kernels::checkKernel(*entry, *specs, options);
+  Result<harness::CheckResult> result = harness::checkKernel(*session, *entry, *specs, options);
   if (!result.ok()) {
     printError(result.status().message());
     return 1;

@@ -11,8 +11,7 @@
 #include "kernel_bench_command.h"
 #include "messages.h"
 #include "trn/kernels/registry.h"
-#include "trn/runtime/runner.h"
-#include "trn/spec/loader.h"
+#include "trn/runtime/session.h"
 
 namespace trn::tools {
 namespace {
@@ -49,9 +48,9 @@ int compileKernel(const CompileArgs& args) {
     printError(fmt::format("no kernel '{}'; 'trnsim kernels list' shows them", args.name));
     return kUserError;
   }
-  Result<spec::ChipSpec> chip = spec::loadChip(args.chip);
-  if (!chip.ok()) {
-    printError(chip.status().message());
+  Result<runtime::Session> session = runtime::Session::open(args.chip);
+  if (!session.ok()) {
+    printError(session.status().message());
     return kUserError;
   }
   kernel::CompileOptions options;
@@ -60,20 +59,20 @@ int compileKernel(const CompileArgs& args) {
     options.dumpAfter = args.dumpAfter;
     options.dumpStream = &std::cout;
   }
-  Result<kernel::CompiledKernel> compiled =
-      kernel::compile(entry->def, entry->defaultInputs, runtime::coreLimits(*chip), options);
+  Result<std::shared_ptr<const kernel::CompiledKernel>> compiled =
+      session->compile(entry->def, entry->defaultInputs, options);
   if (!compiled.ok()) {
     printError(compiled.status().message());
     return kUserError;
   }
-  const kernel::CompileSummary& s = compiled->summary;
+  const kernel::CompileSummary& s = (*compiled)->summary;
   fmt::print(
       "compiled {} for {}: {} instructions, {} semaphore waits for {} cross-engine "
       "dependencies, SBUF {} B and PSUM {} B per partition at most, {}-deep buffering\n",
-      entry->name, chip->name, s.instructions, s.semaphoreWaits, s.crossEngineDependencies,
+      entry->name, session->chip().name, s.instructions, s.semaphoreWaits, s.crossEngineDependencies,
       s.sbufPeakBytes, s.psumPeakBytes, s.bufs);
   if (!args.output.empty()) {
-    const Status saved = kernel::saveProgram(*compiled, args.output);
+    const Status saved = kernel::saveProgram(**compiled, args.output);
     if (!saved.ok()) {
       printError(saved.message());
       return kUserError;

@@ -7,15 +7,14 @@
 
 #include "messages.h"
 #include "run_options.h"
-#include "trn/core/neuron_core.h"
 #include "trn/isa/program_binary.h"
 #include "trn/isa/program_text.h"
 #include "trn/isa/reference.h"
 #include "trn/isa/verifier.h"
 #include "trn/profile/report.h"
 #include "trn/profile/trace.h"
-#include "trn/runtime/runner.h"
-#include "trn/spec/loader.h"
+#include "trn/runtime/host_io.h"
+#include "trn/runtime/session.h"
 
 namespace trn::tools {
 namespace {
@@ -26,13 +25,14 @@ struct RunOptions {
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::string chip = "trn2";
-  std::uint64_t seed = 0;
+  std::uint64_t seed = runtime::RunOptions{}.seed;
   std::string rounding = "rne";
   bool poison = false;
+  bool noPoison = false;
   std::string mode = "functional+timing";
   std::string trace;
   bool allowRaces = false;
-  std::uint64_t maxInstructions = core::CoreOptions{}.maxInstructions;
+  std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
 };
 
 Status writeFile(const std::string& path, std::string_view contents) {
@@ -66,30 +66,31 @@ Status disassemble(const std::string& input, const std::string& output) {
 }
 
 Status runProgram(const RunOptions& options) {
-  TRN_ASSIGN_OR_RETURN(spec::ChipSpec loaded, spec::loadChip(options.chip));
-  const auto chip = std::make_shared<const spec::ChipSpec>(std::move(loaded));
-  TRN_ASSIGN_OR_RETURN(isa::Program program, runtime::loadProgram(options.program));
-  core::CoreOptions coreOptions;
-  coreOptions.limits = runtime::coreLimits(*chip);
-  TRN_ASSIGN_OR_RETURN(coreOptions.rounding, parseRoundingMode(options.rounding));
-  TRN_ASSIGN_OR_RETURN(coreOptions.mode, core::parseRunMode(options.mode));
-  coreOptions.seed = options.seed;
-  coreOptions.poison = options.poison;
-  coreOptions.chip = chip;
-  coreOptions.detectRaces = !options.allowRaces;
-  coreOptions.record = !options.trace.empty();
-  coreOptions.maxInstructions = options.maxInstructions;
-  const bool data = core::hasData(coreOptions.mode);
+  TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(options.chip));
+  runtime::RunOptions run;
+  TRN_ASSIGN_OR_RETURN(run.rounding, parseRoundingMode(options.rounding));
+  TRN_ASSIGN_OR_RETURN(run.mode, core::parseRunMode(options.mode));
+  run.seed = options.seed;
+  run.poison = !options.noPoison;
+  run.detectRaces = !options.allowRaces;
+  run.record = !options.trace.empty();
+  run.maxInstructions = options.maxInstructions;
+  const bool data = core::hasData(run.mode);
+  if (options.poison && options.noPoison) {
+    return invalidArgument("--poison and --no-poison contradict each other");
+  }
   if (options.poison && !data) {
     return invalidArgument("--poison needs data values: timing-only mode computes none (use "
                            "functional+timing or functional-only)");
   }
-  if (!options.trace.empty() && !core::hasTiming(coreOptions.mode)) {
+  if (!options.trace.empty() && !core::hasTiming(run.mode)) {
     return invalidArgument("--trace needs a timed mode (functional+timing or timing-only)");
   }
   if (!data && !options.outputs.empty()) {
     return invalidArgument("timing-only mode computes no values: --out cannot be written");
   }
+  TRN_ASSIGN_OR_RETURN(isa::Program loaded, runtime::loadProgram(options.program));
+  const auto program = std::make_shared<const isa::Program>(std::move(loaded));
 
   std::vector<runtime::TensorBinding> inputs;
   std::vector<runtime::TensorBinding> outputs;
@@ -100,7 +101,7 @@ Status runProgram(const RunOptions& options) {
     TRN_ASSIGN_OR_RETURN(outputs.emplace_back(), runtime::parseBinding(text));
   }
   std::vector<std::string> unbound;
-  for (const isa::TensorDecl& t : program.tensors) {
+  for (const isa::TensorDecl& t : program->tensors) {
     const bool bound = std::any_of(inputs.begin(), inputs.end(),
                                    [&](const auto& b) { return b.tensor == t.name; });
     if (data && t.kind == isa::TensorKind::kInput && !bound) {
@@ -111,35 +112,40 @@ Status runProgram(const RunOptions& options) {
     return invalidArgument(fmt::format("input tensor(s) {} of {} have no --in NAME=FILE.npy",
                                        fmt::join(unbound, ", "), options.program));
   }
-  for (const std::string& warning : isa::programWarnings(program)) {
+  for (const std::string& warning : isa::programWarnings(*program)) {
     printWarning(fmt::format("{}: {}", options.program, warning));
   }
-  TRN_ASSIGN_OR_RETURN(auto core, core::NeuronCore::create(std::move(program), coreOptions));
-  for (const runtime::TensorBinding& b : inputs) {
-    const auto index = core->program().findTensor(b.tensor);
+  if (!data && !inputs.empty()) {
+    printWarning("timing-only mode computes no values: the --in arrays are not read");
+  }
+  // Each array is read with a bound: the tensor's storage type, or float32 for a float.
+  std::vector<runtime::NpyArray> arrays;
+  arrays.reserve(inputs.size());
+  std::vector<runtime::TensorInput> bound;
+  std::vector<runtime::TensorOutput> wanted;
+  for (const runtime::TensorBinding& b : data ? inputs : std::vector<runtime::TensorBinding>{}) {
+    const auto index = program->findTensor(b.tensor);
     if (!index) {
       return notFound(fmt::format("--in {}: the program has no tensor '{}'", b.tensor, b.tensor));
     }
-    const isa::TensorDecl& decl = core->program().tensors[static_cast<std::size_t>(*index)];
-    // The largest array that can feed the tensor: its storage type, or float32 for a float.
+    const isa::TensorDecl& decl = program->tensors[static_cast<std::size_t>(*index)];
     const auto most = static_cast<std::uint64_t>(decl.elementCount()) *
                       static_cast<std::uint64_t>(std::max<std::int64_t>(4, byteSize(decl.dtype)));
-    TRN_ASSIGN_OR_RETURN(const runtime::NpyArray array, runtime::readNpy(b.path, most));
-    TRN_ASSIGN_OR_RETURN(const auto bytes, runtime::tensorFromNpy(decl, array, b.path));
-    TRN_RETURN_IF_ERROR(core->setTensor(b.tensor, bytes));
+    TRN_ASSIGN_OR_RETURN(arrays.emplace_back(), runtime::readNpy(b.path, most));
+    bound.push_back({b.tensor, &arrays.back(), b.path});
   }
-  TRN_ASSIGN_OR_RETURN(const core::RunStats stats, core->run());
   for (const runtime::TensorBinding& b : outputs) {
-    const auto index = core->program().findTensor(b.tensor);
-    if (!index) {
+    if (!program->findTensor(b.tensor)) {
       return notFound(fmt::format("--out {}: the program has no tensor '{}'", b.tensor, b.tensor));
     }
-    const isa::TensorDecl& decl = core->program().tensors[static_cast<std::size_t>(*index)];
-    TRN_ASSIGN_OR_RETURN(const auto bytes, core->tensorBytes(b.tensor));
-    TRN_ASSIGN_OR_RETURN(const runtime::NpyArray array,
-                         runtime::npyFromTensor(decl, bytes, b.hostType));
-    TRN_RETURN_IF_ERROR(runtime::writeNpy(b.path, array));
+    wanted.push_back({b.tensor, b.hostType});
   }
+  TRN_ASSIGN_OR_RETURN(runtime::RunResult result, session.run(program, bound, wanted, run));
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    TRN_RETURN_IF_ERROR(runtime::writeNpy(outputs[i].path, result.outputs[i]));
+  }
+  const core::RunStats& stats = result.stats;
+  const spec::ChipSpec* chip = &session.chip();
   std::string perEngine;
   for (const isa::Engine e : isa::kAllEngines) {
     perEngine += fmt::format(" {}={}", isa::engineName(e),
@@ -157,7 +163,7 @@ Status runProgram(const RunOptions& options) {
                                "but not recorded (the record limit bounds trace memory)",
                                stats.records.size(), stats.unrecorded));
     }
-    TRN_RETURN_IF_ERROR(profile::writeTraceFile(options.trace, core->program(), stats));
+    TRN_RETURN_IF_ERROR(profile::writeTraceFile(options.trace, *program, stats));
     std::printf("trace: %s (open in ui.perfetto.dev or chrome://tracing)\n", options.trace.c_str());
   }
   return {};
@@ -212,7 +218,10 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
   addSeedOption(runCommand, o->run.seed, "seed for stochastic rounding and the RNGs");
   addMaxInstructionsOption(runCommand, o->run.maxInstructions);
   runCommand->add_option("--rounding", o->run.rounding, "rne (default) or stochastic");
-  runCommand->add_flag("--poison", o->run.poison, "report reads of never-written memory");
+  runCommand->add_flag("--poison", o->run.poison,
+                       "report reads of never-written memory (the default; an error in "
+                       "timing-only mode)");
+  runCommand->add_flag("--no-poison", o->run.noPoison, "do not track never-written memory");
   runCommand->add_option("--mode", o->run.mode,
                          "functional+timing (default), timing-only or functional-only");
   runCommand->add_option("--trace", o->run.trace, "write a Chrome/Perfetto trace JSON file");

@@ -27,6 +27,9 @@
 namespace trn::core {
 
 /// How a core is configured for a run.
+/// The instruction limit of a run unless the caller sets one.
+inline constexpr std::uint64_t kDefaultMaxInstructions = 1'000'000'000;
+
 struct CoreOptions {
   isa::CoreLimits limits;
   /// Rounding applied when engines write narrower types (RNE, or stochastic with `seed`).
@@ -35,7 +38,7 @@ struct CoreOptions {
   /// Report any read of SBUF, PSUM or HBM bytes that were never written.
   bool poison = false;
   /// Upper bound on executed instructions (guards against endless dynamic loops).
-  std::uint64_t maxInstructions = 1'000'000'000;
+  std::uint64_t maxInstructions = kDefaultMaxInstructions;
   /// What to model. Timing modes need `chip`.
   RunMode mode = RunMode::kFunctionalOnly;
   /// The hardware description that supplies clocks, costs and DMA parameters.
@@ -58,6 +61,10 @@ class NeuronCore {
  public:
   /// Verifies `program` against `options.limits` and allocates the memories it needs.
   static Result<std::unique_ptr<NeuronCore>> create(isa::Program program, CoreOptions options);
+  /// The same for a program the caller shares (a compiled kernel's, a loaded file's): the core
+  /// keeps a reference instead of a copy.
+  static Result<std::unique_ptr<NeuronCore>> create(std::shared_ptr<const isa::Program> program,
+                                                    CoreOptions options);
 
   /// Fills HBM tensor `name` with raw little-endian element bytes of exactly its size.
   Status setTensor(std::string_view name, std::span<const std::byte> data);
@@ -70,7 +77,7 @@ class NeuronCore {
   /// a runtime fault of an instruction, or the instruction limit.
   Result<RunStats> run();
 
-  [[nodiscard]] const isa::Program& program() const { return program_; }
+  [[nodiscard]] const isa::Program& program() const { return *program_; }
   /// How the program uses each semaphore (from verification).
   [[nodiscard]] const std::vector<isa::SemaphoreUse>& semaphoreUse() const {
     return semaphoreUse_;
@@ -89,11 +96,11 @@ class NeuronCore {
   [[nodiscard]] SequencerState newSequencer() const;
 
  private:
-  NeuronCore(isa::Program program, CoreOptions options);
+  NeuronCore(std::shared_ptr<const isa::Program> program, CoreOptions options);
   /// Maps SBUF, PSUM and the HBM tensors (committed only when touched) in the data modes.
   Status allocateMemories();
 
-  isa::Program program_;
+  std::shared_ptr<const isa::Program> program_;
   CoreOptions options_;
   std::vector<isa::SemaphoreUse> semaphoreUse_;
   TrackedBytes sbuf_;

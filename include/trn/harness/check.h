@@ -15,17 +15,19 @@
 #include "trn/kernel/compiler.h"
 #include "trn/kernels/registry.h"
 #include "trn/profile/report.h"
-#include "trn/runtime/kernel_runner.h"
+#include "trn/runtime/session.h"
 
-namespace trn::kernels {
+namespace trn::harness {
+
+// The harness works on the kernel library's entries and host tensors.
+using kernels::Comparison;
+using kernels::HostTensor;
+using kernels::KernelEntry;
+using kernels::Tolerance;
 
 struct CheckOptions {
-  std::shared_ptr<const spec::ChipSpec> chip;  ///< required
-  core::RunMode mode = core::RunMode::kFunctionalTiming;
-  std::uint64_t seed = 1;
-  bool detectRaces = true;
-  bool record = false;                 ///< keep per-instruction records (for a trace)
-  std::uint64_t maxInstructions = core::CoreOptions{}.maxInstructions;
+  /// How the kernel runs; `run.seed` also draws the random inputs.
+  runtime::RunOptions run;
   bool checkNumerics = true;  ///< compute the float64 reference and compare (modes with data)
   std::optional<Tolerance> tolerance;  ///< overrides the entry's
   kernel::CompileOptions compile;
@@ -45,10 +47,12 @@ struct CheckResult {
   double mfu = 0;          ///< usefulFlops / (simulated time x dense BF16 PE peak); 0 untimed
 };
 
-/// Runs `entry` at `specs` on random inputs (or `inputs` when given: one per spec, already
-/// rounded to its dtype) and checks it.
-Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel::TensorSpec> specs,
-                                const CheckOptions& options, kernel::KernelCache* cache = nullptr,
+/// Runs `entry` at `specs` in `session` on random inputs (or `inputs` when given: one per spec,
+/// already rounded to its dtype) and checks it.
+Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEntry& entry,
+                                std::span<const kernel::TensorSpec> specs,
+                                const CheckOptions& options = {},
+                                kernel::KernelCache* cache = nullptr,
                                 std::span<const HostTensor> inputs = {});
 
 /// What bounds a run, from its busiest unit: "compute (PE)", "memory (DMA)", "Scalar engine",
@@ -59,4 +63,4 @@ std::string_view boundBy(const profile::Report& report);
 runtime::NpyArray toNpy(const HostTensor& tensor);
 HostTensor fromNpy(const runtime::NpyArray& array);
 
-}  // namespace trn::kernels
+}  // namespace trn::harness

@@ -1,5 +1,5 @@
-// Running a Program on the functional core from files: loading the program (text or binary),
-// turning chip descriptions into core limits, and moving .npy arrays in and out of HBM tensors.
+// What crosses between host files and device tensors: program files (text or binary, read with
+// a bound), `NAME=FILE.npy` bindings, and the conversions between .npy arrays and tensor bytes.
 // Tensors are exchanged in their storage format (bf16 as raw uint16, fp8 as raw uint8, ...); a
 // float32 array may also be given for any floating-point tensor and is rounded to nearest even,
 // and outputs may be requested as float32 with a `:fp32` suffix on the binding.
@@ -38,9 +38,6 @@ inline constexpr std::uint64_t kMaxProgramFileBytes = std::uint64_t{1} << 30;
 /// Loads a program from a binary file (recognised by its magic) or from assembly text; the file
 /// must be a regular file of at most kMaxProgramFileBytes.
 Result<isa::Program> loadProgram(const std::string& path);
-
-/// The verification limits of one core of `chip`.
-isa::CoreLimits coreLimits(const spec::ChipSpec& chip);
 
 /// The .npy element type that stores `dtype` bit for bit.
 NpyType storageType(DType dtype);

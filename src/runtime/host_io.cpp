@@ -1,4 +1,4 @@
-#include "trn/runtime/runner.h"
+#include "trn/runtime/host_io.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,6 @@
 
 #include "trn/base/check.h"
 #include "trn/base/file_reader.h"
-#include "trn/core/hazard_detector.h"
 #include "trn/isa/program_binary.h"
 #include "trn/isa/program_text.h"
 #include "trn/numerics/convert.h"
@@ -40,56 +39,6 @@ Result<isa::Program> loadProgram(const std::string& path) {
     return isa::decodeProgram(raw, path);
   }
   return isa::parseProgramText(text, path);
-}
-
-namespace {
-
-// The chip schema bounds these counts (trn/spec/chip_spec.h) so that they fit CoreLimits' int32
-// fields and the race detector's agents.
-static_assert(spec::kMaxSequencerResources <= INT32_MAX);
-static_assert(isa::kNumEngines + spec::kMaxDmaQueuesPerCore <= core::kMaxAgents,
-              "race detection must be able to follow every DMA queue a chip may declare");
-
-/// `value` of the chip key `key` as an int32; the schema guarantees that it fits.
-std::int32_t boundedInt32(std::int64_t value, std::string_view key) {
-  TRN_CHECK(value >= 0 && value <= INT32_MAX)
-      << key << " = " << value << " passed the chip schema but does not fit an int32";
-  return static_cast<std::int32_t>(value);
-}
-
-}  // namespace
-
-isa::CoreLimits coreLimits(const spec::ChipSpec& chip) {
-  const spec::Core& core = chip.core;
-  isa::CoreLimits limits;
-  limits.partitions = core.sbuf.partitions;
-  limits.sbufPartitionBytes = core.sbuf.partitionBytes.count();
-  limits.psumBanks = core.psum.banks;
-  limits.psumBankBytes = core.psum.bankBytes.count();
-  limits.hbmBytes = chip.hbm.capacity.count();
-  limits.matmulMaxContraction = core.tileLimits.matmulK;
-  limits.matmulMaxStationaryFree = core.tileLimits.matmulM;
-  limits.matmulMaxMovingFree = core.tileLimits.matmulN;
-  limits.maxFreeElementsSbuf = core.tileLimits.vectorFSbuf;
-  limits.maxFreeElementsPsum = core.tileLimits.vectorFPsum;
-  limits.bnStatsMaxFree = core.tileLimits.bnStatsF;
-  limits.semaphores = boundedInt32(core.sequencer.semaphores, "core.sequencer.semaphores");
-  limits.registers = boundedInt32(core.sequencer.registers, "core.sequencer.registers");
-  limits.dmaQueues = boundedInt32(core.dma.queuesPerEngine, "core.dma.queues_per_engine");
-  limits.fp8DoubleRow = core.pe.doubleRowFp8.supported;
-  limits.dmaTransposeElementBytes = 0;
-  if (core.dma.transpose.supported) {
-    for (const std::int64_t bytes : core.dma.transpose.elementBytes) {
-      if (bytes > 0 && bytes < 8) {
-        limits.dmaTransposeElementBytes |= static_cast<std::uint8_t>(1u << bytes);
-      }
-    }
-  }
-  limits.matmulMinTile = core.pe.rows;  // no tiling mode unless the spec lists tile sizes
-  for (const std::int64_t size : core.pe.tiling.rowTileSizes) {
-    limits.matmulMinTile = std::min(limits.matmulMinTile, size);
-  }
-  return limits;
 }
 
 NpyType storageType(DType dtype) {

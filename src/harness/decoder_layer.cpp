@@ -1,11 +1,11 @@
-#include "trn/kernels/decoder_layer.h"
+#include "trn/harness/decoder_layer.h"
 
 #include <cmath>
 #include <utility>
 
 #include "trn/kernels/registry.h"
 
-namespace trn::kernels {
+namespace trn::harness {
 
 DecoderLayerConfig DecoderLayerConfig::small() {
   DecoderLayerConfig c;
@@ -61,7 +61,7 @@ HostTensor ropeTable(std::int64_t tokens, std::int64_t d, double theta, bool sin
     for (std::int64_t i = 0; i < d / 2; ++i) {
       const double angle = static_cast<double>(s) *
                            std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(d));
-      t[s * (d / 2) + i] = roundTo(sine ? std::sin(angle) : std::cos(angle), DType::kFp32);
+      t[s * (d / 2) + i] = kernels::roundTo(sine ? std::sin(angle) : std::cos(angle), DType::kFp32);
     }
   }
   return t;
@@ -69,8 +69,9 @@ HostTensor ropeTable(std::int64_t tokens, std::int64_t d, double theta, bool sin
 
 class LayerRunner {
  public:
-  LayerRunner(const DecoderLayerConfig& config, const CheckOptions& options)
-      : c_(config), options_(options), data_(core::hasData(options.mode)) {}
+  LayerRunner(const runtime::Session& session, const DecoderLayerConfig& config,
+              const CheckOptions& options)
+      : session_(session), c_(config), options_(options), data_(core::hasData(options.run.mode)) {}
 
   Result<DecoderLayerRun> run() {
     const std::int64_t s = c_.tokens;
@@ -137,7 +138,7 @@ class LayerRunner {
  private:
   /// A seeded input in [lo, hi) rounded to its dtype (nothing in timing-only mode).
   HostTensor input(const TensorSpec& spec, double lo, double hi) {
-    return data_ ? randomInput(spec, options_.seed * 1000 + nextSeed_++, lo, hi) : HostTensor{};
+    return data_ ? kernels::randomInput(spec, options_.run.seed * 1000 + nextSeed_++, lo, hi) : HostTensor{};
   }
 
   HostTensor first(const std::vector<HostTensor>& outputs) const {
@@ -153,7 +154,7 @@ class LayerRunner {
   Result<std::vector<HostTensor>> step(std::string name, const std::string& kernelName,
                                        std::vector<TensorSpec> specs,
                                        std::vector<HostTensor> inputs) {
-    const KernelEntry* entry = findKernel(kernelName);
+    const KernelEntry* entry = kernels::findKernel(kernelName);
     if (entry == nullptr) {
       return Status(ErrorCode::kNotFound, "decoder layer step '" + name + "': no kernel '" +
                                               kernelName + "' in the registry");
@@ -161,7 +162,7 @@ class LayerRunner {
     if (!data_) {
       inputs.clear();
     }
-    Result<CheckResult> result = checkKernel(*entry, specs, options_, &cache_, inputs);
+    Result<CheckResult> result = checkKernel(session_, *entry, specs, options_, &cache_, inputs);
     if (!result.ok()) {
       return Status(result.status().code(), "decoder layer step '" + name + "' (" + kernelName +
                                                 "): " + result.status().message());
@@ -178,6 +179,7 @@ class LayerRunner {
     return outputs;
   }
 
+  const runtime::Session& session_;
   DecoderLayerConfig c_;
   CheckOptions options_;
   bool data_;
@@ -188,7 +190,8 @@ class LayerRunner {
 
 }  // namespace
 
-Result<DecoderLayerRun> runDecoderLayer(const DecoderLayerConfig& config,
+Result<DecoderLayerRun> runDecoderLayer(const runtime::Session& session,
+                                        const DecoderLayerConfig& config,
                                         const CheckOptions& options) {
   if (config.tokens < 1 || config.hidden < 1 || config.heads < 1 || config.kvHeads < 1 ||
       config.headDim < 2 || config.headDim % 2 != 0 || config.intermediate < 1 ||
@@ -197,7 +200,7 @@ Result<DecoderLayerRun> runDecoderLayer(const DecoderLayerConfig& config,
         "decoder layer: tokens, hidden, heads, kv heads and MLP width must be positive, the head "
         "dimension even, and the query heads a multiple of the kv heads");
   }
-  return LayerRunner(config, options).run();
+  return LayerRunner(session, config, options).run();
 }
 
-}  // namespace trn::kernels
+}  // namespace trn::harness

@@ -1,4 +1,4 @@
-#include "trn/kernels/check.h"
+#include "trn/harness/check.h"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,8 @@
 #include <optional>
 
 #include "trn/core/host_memory.h"
-#include "trn/runtime/runner.h"
 
-namespace trn::kernels {
+namespace trn::harness {
 
 runtime::NpyArray toNpy(const HostTensor& tensor) {
   std::vector<float> values(tensor.values.begin(), tensor.values.end());
@@ -117,28 +116,19 @@ Status checkHostMemoryForData(const kernel::CompiledKernel& compiled) {
 
 }  // namespace
 
-Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel::TensorSpec> specs,
+Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEntry& entry,
+                                std::span<const kernel::TensorSpec> specs,
                                 const CheckOptions& options, kernel::KernelCache* cache,
                                 std::span<const HostTensor> inputs) {
-  if (!options.chip) {
-    return Status(ErrorCode::kInvalidArgument, "checking a kernel needs a chip description");
-  }
   if (!inputs.empty() && inputs.size() != specs.size()) {
     return Status(ErrorCode::kInvalidArgument, entry.name + ": " + std::to_string(inputs.size()) +
                                                    " input arrays for " +
                                                    std::to_string(specs.size()) + " inputs");
   }
   CheckResult result;
-  const isa::CoreLimits limits = runtime::coreLimits(*options.chip);
-  if (cache != nullptr) {
-    TRN_ASSIGN_OR_RETURN(result.compiled, cache->get(entry.def, specs, limits, options.compile));
-  } else {
-    TRN_ASSIGN_OR_RETURN(kernel::CompiledKernel compiled,
-                         kernel::compile(entry.def, specs, limits, options.compile));
-    result.compiled = std::make_shared<const kernel::CompiledKernel>(std::move(compiled));
-  }
+  TRN_ASSIGN_OR_RETURN(result.compiled, session.compile(entry.def, specs, options.compile, cache));
 
-  const bool data = core::hasData(options.mode);
+  const bool data = core::hasData(options.run.mode);
   if (data) {
     TRN_RETURN_IF_ERROR(checkHostMemoryForData(*result.compiled));
   }
@@ -148,7 +138,7 @@ Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel
       result.inputs.assign(inputs.begin(), inputs.end());
     } else {
       result.inputs =
-          entry.inputs ? entry.inputs(specs, options.seed) : randomInputs(specs, options.seed);
+          entry.inputs ? entry.inputs(specs, options.run.seed) : kernels::randomInputs(specs, options.run.seed);
     }
     for (const HostTensor& input : result.inputs) {
       arrays.push_back(toNpy(input));
@@ -162,16 +152,10 @@ Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel
       return entry.reference(inputs);
     });
   }
-  runtime::KernelRunOptions run;
-  run.chip = options.chip;
-  run.mode = options.mode;
-  run.seed = options.seed;
-  run.detectRaces = options.detectRaces;
-  run.record = options.record;
-  run.maxInstructions = options.maxInstructions;
-  TRN_ASSIGN_OR_RETURN(runtime::KernelRun ran, runtime::runKernel(*result.compiled, arrays, run));
+  TRN_ASSIGN_OR_RETURN(runtime::RunResult ran,
+                       session.runKernel(result.compiled, arrays, options.run));
   result.stats = std::move(ran.stats);
-  result.report = profile::makeReport(result.stats, *options.chip);
+  result.report = profile::makeReport(result.stats, session.chip());
   result.usefulFlops = entry.flops ? entry.flops(specs) : 0.0;
   const double seconds = static_cast<double>(result.report.total.count()) * 1e-12;
   if (seconds > 0 && result.report.peBf16PeakTflops > 0) {
@@ -193,11 +177,11 @@ Result<CheckResult> checkKernel(const KernelEntry& entry, std::span<const kernel
     const Tolerance tolerance = options.tolerance.value_or(entry.toleranceAt(specs));
     result.tolerance = tolerance;
     for (std::size_t i = 0; i < expected.size(); ++i) {
-      result.comparisons.push_back(compare(result.outputs[i], expected[i], tolerance));
+      result.comparisons.push_back(kernels::compare(result.outputs[i], expected[i], tolerance));
       result.pass = result.pass && result.comparisons.back().pass;
     }
   }
   return result;
 }
 
-}  // namespace trn::kernels
+}  // namespace trn::harness

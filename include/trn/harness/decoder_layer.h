@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "trn/base/status.h"
-#include "trn/kernels/check.h"
+#include "trn/harness/check.h"
 
-namespace trn::kernels {
+namespace trn::harness {
 
 struct DecoderLayerConfig {
   std::int64_t tokens = 512;
@@ -48,9 +48,11 @@ struct DecoderLayerRun {
   HostTensor output;       ///< the layer's output [tokens, hidden] (empty in timing-only mode)
 };
 
-/// Runs the layer on seeded inputs (`options.seed`) in `options.mode`. Errors: a kernel that does
-/// not compile or run (with its step named), or a config the kernels reject.
-Result<DecoderLayerRun> runDecoderLayer(const DecoderLayerConfig& config,
-                                        const CheckOptions& options);
+/// Runs the layer in `session` on seeded inputs (`options.run.seed`) in `options.run.mode`.
+/// Errors: a kernel that does not compile or run (with its step named), or a config the kernels
+/// reject.
+Result<DecoderLayerRun> runDecoderLayer(const runtime::Session& session,
+                                        const DecoderLayerConfig& config,
+                                        const CheckOptions& options = {});
 
-}  // namespace trn::kernels
+}  // namespace trn::harness

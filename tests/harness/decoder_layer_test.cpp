@@ -1,21 +1,20 @@
 // Tests of the decoder-layer driver: at small shapes every kernel of the layer passes its float64
 // check, the layer's time and FLOPs are the sums over its kernels (FLOPs derived by hand), and
 // timing-only mode gives the same simulated times as functional+timing.
-#include "trn/kernels/decoder_layer.h"
+#include "trn/harness/decoder_layer.h"
 
 #include <gtest/gtest.h>
 
 #include "../kernel/kernel_test_util.h"
 
-namespace trn::kernels {
+namespace trn::harness {
 namespace {
 
 using kernel::testutil::trn2;
 
 TEST(DecoderLayer, EveryKernelPassesAndTheTotalIsTheSumOfTheSteps) {
   CheckOptions options;
-  options.chip = trn2();
-  auto run = runDecoderLayer(DecoderLayerConfig::small(), options);
+  auto run = runDecoderLayer(kernel::testutil::trn2Session(), DecoderLayerConfig::small(), options);
   ASSERT_TRUE(run.ok()) << run.status().toString();
   ASSERT_EQ(run->steps.size(), 8u);
   EXPECT_TRUE(run->pass);
@@ -47,10 +46,9 @@ TEST(DecoderLayer, EveryKernelPassesAndTheTotalIsTheSumOfTheSteps) {
 
 TEST(DecoderLayer, TimingOnlyGivesTheSameTimesWithoutData) {
   CheckOptions options;
-  options.chip = trn2();
-  auto full = runDecoderLayer(DecoderLayerConfig::small(), options);
-  options.mode = core::RunMode::kTimingOnly;
-  auto timed = runDecoderLayer(DecoderLayerConfig::small(), options);
+  auto full = runDecoderLayer(kernel::testutil::trn2Session(), DecoderLayerConfig::small(), options);
+  options.run.mode = core::RunMode::kTimingOnly;
+  auto timed = runDecoderLayer(kernel::testutil::trn2Session(), DecoderLayerConfig::small(), options);
   ASSERT_TRUE(full.ok()) << full.status().toString();
   ASSERT_TRUE(timed.ok()) << timed.status().toString();
   ASSERT_EQ(timed->steps.size(), full->steps.size());
@@ -66,11 +64,10 @@ TEST(DecoderLayer, BadConfigIsRejected) {
   DecoderLayerConfig c = DecoderLayerConfig::small();
   c.kvHeads = 3;
   CheckOptions options;
-  options.chip = trn2();
-  auto run = runDecoderLayer(c, options);
+  auto run = runDecoderLayer(kernel::testutil::trn2Session(), c, options);
   ASSERT_FALSE(run.ok());
   EXPECT_NE(run.status().message().find("multiple of the kv heads"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace trn::kernels
+}  // namespace trn::harness
