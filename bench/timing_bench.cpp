@@ -17,7 +17,7 @@
 
 #include "trn/core/neuron_core.h"
 #include "trn/runtime/host_io.h"
-#include "trn/runtime/program_generator.h"
+#include "program_generator.h"
 #include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
 
@@ -45,10 +45,10 @@ Workload makeWorkload(std::int64_t instructions) {
   }
   w.chip = std::make_shared<const trn::spec::ChipSpec>(std::move(chip).value());
   w.limits = trn::runtime::coreLimits(*w.chip);
-  trn::runtime::GeneratorOptions options;
+  trn::bench::GeneratorOptions options;
   options.instructions = instructions;
   const auto start = std::chrono::steady_clock::now();
-  trn::Result<trn::isa::Program> program = trn::runtime::generatePipelineProgram(options, w.limits);
+  trn::Result<trn::isa::Program> program = trn::bench::generatePipelineProgram(options, w.limits);
   w.generateSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!program.ok()) {

@@ -1,4 +1,4 @@
-#include "trn/runtime/program_generator.h"
+#include "program_generator.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 #include "trn/base/check.h"
 
-namespace trn::runtime {
+namespace trn::bench {
 namespace {
 
 using isa::AccessPattern;
@@ -481,4 +481,4 @@ Result<isa::Program> generatePipelineProgram(const GeneratorOptions& options,
   return builder.build(tiles, padding);
 }
 
-}  // namespace trn::runtime
+}  // namespace trn::bench

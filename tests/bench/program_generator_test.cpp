@@ -2,8 +2,7 @@
 // and DMA queue, run on the functional core with the expected results, and order every pair of
 // conflicting accesses by happens-before (checked here independently of the core's race
 // detector, with each DMA transfer treated as its own agent).
-#include "trn/runtime/program_generator.h"
-#include "trn/runtime/session.h"
+#include "program_generator.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -22,10 +21,10 @@
 #include "trn/isa/program_text.h"
 #include "trn/isa/verifier.h"
 #include "trn/numerics/convert.h"
-#include "trn/runtime/host_io.h"
+#include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
 
-namespace trn::runtime {
+namespace trn::bench {
 namespace {
 
 using isa::Engine;
@@ -34,7 +33,7 @@ using isa::Memory;
 isa::CoreLimits trn2Limits() {
   const Result<spec::ChipSpec> chip = spec::loadChip("trn2");
   TRN_CHECK(chip.ok()) << chip.status().toString();
-  return coreLimits(*chip);
+  return runtime::coreLimits(*chip);
 }
 
 isa::Program generate(const GeneratorOptions& options) {
@@ -376,7 +375,7 @@ TEST(PipelineGenerator, RunsWithoutRacesInTheTimedModes) {
   for (const core::RunMode mode : {core::RunMode::kFunctionalOnly, core::RunMode::kTimingOnly,
                                    core::RunMode::kFunctionalTiming}) {
     core::CoreOptions coreOptions;
-    coreOptions.limits = coreLimits(*chip);
+    coreOptions.limits = runtime::coreLimits(*chip);
     coreOptions.chip = std::make_shared<const spec::ChipSpec>(*chip);
     coreOptions.mode = mode;
     coreOptions.detectRaces = true;
@@ -419,4 +418,4 @@ TEST(PipelineGenerator, RejectsOptionsThatDoNotFit) {
 }
 
 }  // namespace
-}  // namespace trn::runtime
+}  // namespace trn::bench

@@ -11,7 +11,7 @@
 #include "trn/isa/core_limits.h"
 #include "trn/isa/program.h"
 
-namespace trn::runtime {
+namespace trn::bench {
 
 /// The shape of a generated pipeline program.
 ///
@@ -59,4 +59,4 @@ std::int64_t pipelineSemaphoreCount(const GeneratorOptions& options);
 Result<isa::Program> generatePipelineProgram(const GeneratorOptions& options,
                                              const isa::CoreLimits& limits = {});
 
-}  // namespace trn::runtime
+}  // namespace trn::bench
