@@ -36,7 +36,7 @@ bool namesAFile(std::string_view message) {
 /// Every cost class evaluated for a few typical instructions on each of its engines.
 void evaluateCosts(const ChipSpec& spec) {
   for (const trn::spec::CostClass& costClass : spec.costs.classes) {
-    for (const trn::spec::EngineKind engine : costClass.engines) {
+    for (const trn::spec::Engine engine : costClass.engines) {
       for (const std::int64_t n : {std::int64_t{1}, std::int64_t{512}, std::int64_t{65536}}) {
         trn::spec::CostQuery query;
         query.engine = engine;

@@ -88,7 +88,7 @@ void refine(const isa::LocalGather& gather, CostCalculator::Key& key) {
 /// The query the cost model evaluates, rebuilt from a key.
 spec::CostQuery queryOf(const CostCalculator::Key& key) {
   spec::CostQuery query;
-  query.engine = static_cast<spec::EngineKind>(key.engine);
+  query.engine = static_cast<spec::Engine>(key.engine);
   for (unsigned t = 0; t < 32; ++t) {
     if ((key.dtypeMask >> t) & 1u) {
       query.dtypes.push_back(static_cast<DType>(t));

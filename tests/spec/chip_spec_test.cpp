@@ -176,10 +176,10 @@ TEST(WhatIf, OverridesAFewValuesOfItsBase) {
 TEST(WhatIf, FormulasSeeOverriddenValues) {
   const ChipSpec s = mustLoad("examples/trn2-wide-sbuf");
   CostQuery q;
-  q.engine = EngineKind::kAct;
+  q.engine = Engine::kAct;
   q.variables.set(CostVariable::kN, 10);
   EXPECT_EQ(s.costs.find("activation")->estimate(q)->cycles, 48);  // max(min_ii 48, 10)
-  q.engine = EngineKind::kDve;
+  q.engine = Engine::kDve;
   q.dtypes = {DType::kFp32};
   q.variables.set(CostVariable::kN, 1000);
   EXPECT_EQ(s.costs.find("tensor_tensor")->estimate(q)->cycles, 1500);  // overridden formula

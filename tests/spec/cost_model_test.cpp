@@ -63,7 +63,7 @@ class Trn2Costs : public ::testing::Test {
     return e.ok() ? *e : CostEstimate{};
   }
 
-  static CostQuery query(EngineKind engine, std::vector<DType> dtypes, std::int64_t n) {
+  static CostQuery query(Engine engine, std::vector<DType> dtypes, std::int64_t n) {
     CostQuery q;
     q.engine = engine;
     q.dtypes = std::move(dtypes);
@@ -75,29 +75,29 @@ class Trn2Costs : public ::testing::Test {
 };
 
 TEST_F(Trn2Costs, VectorPerformanceMode) {
-  CostQuery q = query(EngineKind::kDve, {DType::kBf16}, 2048);
+  CostQuery q = query(Engine::kDve, {DType::kBf16}, 2048);
   EXPECT_EQ(cost("tensor_copy", q).variant, "perf_4x");
   EXPECT_EQ(cost("tensor_copy", q).cycles, 512);
   q.allSbuf = false;
   q.psumInputs = 1;
   EXPECT_EQ(cost("tensor_copy", q).variant, "perf_2x");
   EXPECT_EQ(cost("tensor_copy", q).cycles, 1024);
-  q = query(EngineKind::kDve, {DType::kFp32}, 2048);
+  q = query(Engine::kDve, {DType::kFp32}, 2048);
   EXPECT_EQ(cost("tensor_scalar", q).variant, "default");
   EXPECT_EQ(cost("tensor_scalar", q).cycles, 2048);
-  q = query(EngineKind::kAct, {DType::kBf16}, 2048);
+  q = query(Engine::kAct, {DType::kBf16}, 2048);
   EXPECT_EQ(cost("tensor_copy", q).cycles, 2048);  // no ScalarE perf mode on NC-v3
-  EXPECT_EQ(cost("tensor_copy", query(EngineKind::kDve, {DType::kBf16}, 100)).cycles, 64);
+  EXPECT_EQ(cost("tensor_copy", query(Engine::kDve, {DType::kBf16}, 100)).cycles, 64);
 }
 
 TEST_F(Trn2Costs, TensorTensorVariants) {
-  CostQuery q = query(EngineKind::kDve, {DType::kFp32}, 1000);
+  CostQuery q = query(Engine::kDve, {DType::kFp32}, 1000);
   EXPECT_EQ(cost("tensor_tensor", q).cycles, 2000);
   q.psumInputs = 1;
   q.allSbuf = false;
   EXPECT_EQ(cost("tensor_tensor", q).variant, "psum_input");
   EXPECT_EQ(cost("tensor_tensor", q).cycles, 1000);
-  q = query(EngineKind::kDve, {DType::kBf16}, 1000);
+  q = query(Engine::kDve, {DType::kBf16}, 1000);
   q.ops = {"add"};
   EXPECT_EQ(cost("tensor_tensor", q).variant, "bf16_fast_path");
   q.ops = {"divide"};
@@ -106,18 +106,18 @@ TEST_F(Trn2Costs, TensorTensorVariants) {
 }
 
 TEST_F(Trn2Costs, PublishedFormulas) {
-  CostQuery q = query(EngineKind::kDve, {DType::kBf16}, 30);
+  CostQuery q = query(Engine::kDve, {DType::kBf16}, 30);
   EXPECT_EQ(cost("bn_aggr", q).cycles, 130);   // max(64, 13 * 30 / 3)
   q.variables.set(CostVariable::kN, 10);
   EXPECT_EQ(cost("bn_aggr", q).cycles, 64);
   q.variables.set(CostVariable::kN, 100);
   EXPECT_EQ(cost("reciprocal", q).cycles, 800);
-  EXPECT_EQ(cost("activation_reduce", query(EngineKind::kAct, {}, 100)).cycles, 164);
+  EXPECT_EQ(cost("activation_reduce", query(Engine::kAct, {}, 100)).cycles, 164);
   EXPECT_EQ(cost("tensor_scalar_reduce", q).cycles, 164);
-  EXPECT_EQ(cost("tensor_copy_dynamic", query(EngineKind::kPool, {}, 100)).cycles, 600);
-  EXPECT_EQ(cost("iota_affine_select", query(EngineKind::kPool, {}, 100)).cycles, 250);
+  EXPECT_EQ(cost("tensor_copy_dynamic", query(Engine::kPool, {}, 100)).cycles, 600);
+  EXPECT_EQ(cost("iota_affine_select", query(Engine::kPool, {}, 100)).cycles, 250);
 
-  q = query(EngineKind::kDve, {DType::kBf16}, 1000);
+  q = query(Engine::kDve, {DType::kBf16}, 1000);
   q.ops = {"subtract", "multiply"};
   EXPECT_EQ(cost("scalar_tensor_tensor", q).cycles, 1000);
   q.variables.set(CostVariable::kN, 1001);
@@ -125,13 +125,13 @@ TEST_F(Trn2Costs, PublishedFormulas) {
   q.ops = {"max"};
   EXPECT_EQ(cost("tensor_reduce", q).cycles, 501);          // ceil(1001 / 2)
 
-  q = query(EngineKind::kDve, {DType::kBf16}, 1000);
+  q = query(Engine::kDve, {DType::kBf16}, 1000);
   q.fillZero = true;
   EXPECT_EQ(cost("memset", q).cycles, 500);
   q.dtypes = {DType::kFp32};
   EXPECT_EQ(cost("memset", q).cycles, 1000);
 
-  q = query(EngineKind::kPool, {DType::kFp32}, 100);
+  q = query(Engine::kPool, {DType::kFp32}, 100);
   q.variables.set(CostVariable::kK, 8);
   EXPECT_EQ(cost("topk", q).cycles, 408);
   q.variables.set(CostVariable::kK, 4).set(CostVariable::kIndices, 100).set(
@@ -141,7 +141,7 @@ TEST_F(Trn2Costs, PublishedFormulas) {
 }
 
 TEST_F(Trn2Costs, TensorEngine) {
-  CostQuery q = query(EngineKind::kPe, {DType::kBf16, DType::kFp32}, 0);
+  CostQuery q = query(Engine::kPe, {DType::kBf16, DType::kFp32}, 0);
   q.variables.set(CostVariable::kNStationary, 128).set(CostVariable::kNMoving, 512);
   EXPECT_EQ(cost("matmul", q).cycles, 512);
   q.variables.set(CostVariable::kNMoving, 32);
@@ -152,7 +152,7 @@ TEST_F(Trn2Costs, TensorEngine) {
   q.variables.set(CostVariable::kNStationary, 128).set(CostVariable::kNMoving, 512);
   EXPECT_EQ(cost("matmul", q).cycles, 2048);
 
-  q = query(EngineKind::kPe, {DType::kFp32}, 128);
+  q = query(Engine::kPe, {DType::kFp32}, 128);
   q.variables.set(CostVariable::kP, 128);
   EXPECT_EQ(cost("transpose", q).cycles, 256);  // 4x / 2x faster on NC-v3
   const ChipSpec trn1 = testing::mustLoad("trn1");
@@ -163,7 +163,7 @@ TEST_F(Trn2Costs, TensorEngine) {
 
 TEST_F(Trn2Costs, Trn3ScalarPerfMode) {
   const ChipSpec trn3 = testing::mustLoad("trn3");
-  const CostQuery q = query(EngineKind::kAct, {DType::kBf16}, 2048);
+  const CostQuery q = query(Engine::kAct, {DType::kBf16}, 2048);
   EXPECT_EQ(cost("tensor_copy", q, &trn3).variant, "act_perf_2x");
   EXPECT_EQ(cost("tensor_copy", q, &trn3).cycles, 1024);
 }

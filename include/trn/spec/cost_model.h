@@ -92,7 +92,7 @@ class CostExpression {
 
 /// Conditions under which a cost variant applies; an unset condition matches anything.
 struct CostConditions {
-  std::optional<EngineKind> engine;                  ///< the engine executing the instruction
+  std::optional<Engine> engine;                  ///< the engine executing the instruction
   std::optional<std::vector<DType>> dtypes;          ///< every data operand's type is listed
   std::optional<std::vector<std::string>> ops;       ///< every ALU op is listed
   std::optional<std::vector<std::string>> opSequence;  ///< the ALU ops are exactly these
@@ -108,7 +108,7 @@ struct CostConditions {
 
 /// What the timing model knows about one instruction when asking for its cost.
 struct CostQuery {
-  EngineKind engine = EngineKind::kDve;
+  Engine engine = Engine::kDve;
   std::vector<DType> dtypes;       ///< all data operands, inputs and output
   std::vector<std::string> ops;    ///< ALU ops in order (op0, op1)
   std::int64_t psumInputs = 0;
@@ -139,7 +139,7 @@ struct CostEstimate {
 struct CostClass {
   std::string name;
   std::vector<std::string> instructions;  ///< ISA instruction names in this family
-  std::vector<EngineKind> engines;        ///< engines that can execute it
+  std::vector<Engine> engines;        ///< engines that can execute it
   std::vector<CostVariant> variants;
 
   /// The first conditional variant (in file order) whose conditions hold, else the

@@ -9,16 +9,9 @@
 #include <string_view>
 #include <utility>
 
-namespace trn::spec {
+#include "trn/spec/engine.h"
 
-/// The five sequenced engines of a NeuronCore, by their hardware names.
-enum class EngineKind {
-  kPe,    ///< Tensor engine (PE array)
-  kAct,   ///< Scalar engine (activation)
-  kDve,   ///< Vector engine
-  kPool,  ///< GpSimd engine
-  kSp,    ///< Sync engine (sequencer without a data path)
-};
+namespace trn::spec {
 
 /// Ordering guarantee of DMA writes (hardware-trn2.md §1 "DMA barriers").
 enum class DmaOrdering {
@@ -50,14 +43,8 @@ template <typename E>
 struct EnumTraits;
 
 template <>
-struct EnumTraits<EngineKind> {
-  static constexpr std::array<std::pair<EngineKind, std::string_view>, 5> kNames = {{
-      {EngineKind::kPe, "pe"},
-      {EngineKind::kAct, "act"},
-      {EngineKind::kDve, "dve"},
-      {EngineKind::kPool, "pool"},
-      {EngineKind::kSp, "sp"},
-  }};
+struct EnumTraits<Engine> {
+  static constexpr auto kNames = kEngineNames;
 };
 
 template <>
