@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -12,9 +13,6 @@
 namespace trn::isa {
 namespace {
 
-constexpr std::int64_t kMaxCount = 65535;   // uint16 size field
-constexpr std::int64_t kMinStride = -32768; // int16 stride field
-constexpr std::int64_t kMaxStride = 32767;
 constexpr std::int64_t kMaxHbmCount = std::numeric_limits<std::int64_t>::max();
 
 Status violation(std::string_view operand, std::string_view what) {
@@ -35,20 +33,29 @@ Status checkPartitions(std::string_view operand, const AccessPattern& ap,
   if (!computeEngine) {
     return {};
   }
-  if (count > 64 && start != 0) {
-    return violation(operand, fmt::format("an access of {} partitions (> 64) must start at "
-                                          "partition 0, not {}",
-                                          count, start));
-  }
-  if (count > 32 && count <= 64 && start != 0 && start != 64) {
-    return violation(operand, fmt::format("an access of {} partitions (33..64) must start at "
-                                          "partition 0 or 64, not {}",
-                                          count, start));
-  }
-  if (count <= 32 && start % 32 != 0) {
-    return violation(operand, fmt::format("an access of {} partitions (<= 32) must start at "
-                                          "partition 0, 32, 64 or 96, not {}",
-                                          count, start));
+  const std::vector<StartPartitionRule>& rules = limits.startPartitionRules;
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const StartPartitionRule& rule = rules[i];
+    if (count > rule.maxPartitions) {
+      continue;
+    }
+    if (std::find(rule.starts.begin(), rule.starts.end(), start) != rule.starts.end()) {
+      return {};
+    }
+    // The rule's range as the hardware guide words it: "<= 32", "33..64", "> 64".
+    const std::int64_t lowest = i == 0 ? 1 : rules[i - 1].maxPartitions + 1;
+    const std::string range = i == 0                  ? fmt::format("<= {}", rule.maxPartitions)
+                              : i + 1 == rules.size() ? fmt::format("> {}", lowest - 1)
+                                                      : fmt::format("{}..{}", lowest,
+                                                                    rule.maxPartitions);
+    std::string starts;
+    for (std::size_t k = 0; k < rule.starts.size(); ++k) {
+      starts += (k == 0 ? "" : k + 1 == rule.starts.size() ? " or " : ", ") +
+                std::to_string(rule.starts[k]);
+    }
+    return violation(operand, fmt::format("an access of {} partitions ({}) must start at "
+                                          "partition {}, not {}",
+                                          count, range, starts, start));
   }
   return {};
 }
@@ -60,21 +67,24 @@ Status checkPartitions(std::string_view operand, const AccessPattern& ap,
 /// as many elements as its tensor holds.
 Status checkPattern(std::string_view operand, FieldRole role, const AccessPattern& ap,
                     const Program& program, const CoreLimits& limits) {
-  if (ap.numDims < 1 || ap.numDims > kMaxFreeDims) {
+  if (ap.numDims < 1 || ap.numDims > std::min<std::int64_t>(limits.maxFreeDims, kMaxFreeDims)) {
     return violation(operand, fmt::format("{} free dimensions; the hardware allows 1 to {}",
-                                          ap.numDims, kMaxFreeDims));
+                                          ap.numDims,
+                                          std::min<std::int64_t>(limits.maxFreeDims, kMaxFreeDims)));
   }
   const bool onChip = ap.memory != Memory::kHbm;
   for (int d = 0; d < ap.numDims; ++d) {
     const Dim& dim = ap.dims[static_cast<std::size_t>(d)];
-    if (dim.count < 1 || (onChip && dim.count > kMaxCount)) {
+    if (dim.count < 1 || (onChip && dim.count > limits.freeDimMaxCount)) {
       return violation(operand, fmt::format("free dimension {} has count {}; counts are 1..{}", d,
-                                            dim.count, onChip ? kMaxCount : kMaxHbmCount));
+                                            dim.count,
+                                            onChip ? limits.freeDimMaxCount : kMaxHbmCount));
     }
-    if (onChip && (dim.stride < kMinStride || dim.stride > kMaxStride)) {
+    if (onChip && (dim.stride < limits.freeDimMinStride || dim.stride > limits.freeDimMaxStride)) {
       return violation(operand, fmt::format("free dimension {} has stride {}; on-chip strides are "
-                                            "int16 ({}..{} elements)",
-                                            d, dim.stride, kMinStride, kMaxStride));
+                                            "{}..{} elements",
+                                            d, dim.stride, limits.freeDimMinStride,
+                                            limits.freeDimMaxStride));
     }
   }
   if (!onChip && ap.partitionCount < 1) {

@@ -85,6 +85,14 @@ isa::CoreLimits coreLimits(const spec::ChipSpec& chip) {
       }
     }
   }
+  limits.maxFreeDims = core.access.maxFreeDims;
+  limits.freeDimMaxCount = core.access.freeDimMaxSize;
+  limits.freeDimMinStride = core.access.freeDimMinStride;
+  limits.freeDimMaxStride = core.access.freeDimMaxStride;
+  limits.startPartitionRules.clear();
+  for (const spec::StartPartitionRule& rule : core.access.startPartitionRules) {
+    limits.startPartitionRules.push_back({rule.maxPartitions, rule.starts});
+  }
   limits.matmulMinTile = core.pe.rows;  // no tiling mode unless the spec lists tile sizes
   for (const std::int64_t size : core.pe.tiling.rowTileSizes) {
     limits.matmulMinTile = std::min(limits.matmulMinTile, size);

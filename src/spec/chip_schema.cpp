@@ -415,8 +415,9 @@ template <>
 const Schema<AccessRules>& schemaOf() {
   static const Schema<AccessRules> s = [] {
     Schema<AccessRules> t;
+    // At most 4: what the program formats hold (isa::kMaxFreeDims).
     t.leaf("max_free_dims", &AccessRules::maxFreeDims, "free-axis dimensions of an access pattern")
-        .range(1, 16);
+        .range(1, 4);
     t.leaf("free_dim_max_size", &AccessRules::freeDimMaxSize, "largest size of one free dimension")
         .range(1, kMaxElements).unit("elements");
     t.leaf("free_dim_min_stride", &AccessRules::freeDimMinStride,

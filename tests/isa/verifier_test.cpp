@@ -86,7 +86,7 @@ TEST(Verifier, FreeDimensionCountAndStrideEncoding) {
   expectRejected("dve: memset dst=sbuf[0:1]:fp32[[1,65536]]",
                  {"free dimension 0 has count 65536; counts are 1..65535"});
   expectRejected("dve: memset dst=sbuf[0:1]:fp32[[40000,2],[1,4]]",
-                 {"free dimension 0 has stride 40000; on-chip strides are int16 (-32768..32767"});
+                 {"free dimension 0 has stride 40000; on-chip strides are -32768..32767"});
 }
 
 TEST(Verifier, OffsetsAreAlignedToTheElement) {

@@ -5,8 +5,18 @@
 
 #include <compare>
 #include <cstdint>
+#include <vector>
 
 namespace trn::isa {
+
+/// Where an on-chip access of up to `maxPartitions` partitions may start (spec
+/// core.access.start_partition_rules, hardware-trn2.md §5.1).
+struct StartPartitionRule {
+  std::int64_t maxPartitions = 0;
+  std::vector<std::int64_t> starts;
+
+  auto operator<=>(const StartPartitionRule&) const = default;
+};
 
 struct CoreLimits {
   std::int64_t partitions = 128;              ///< SBUF and PSUM partitions
@@ -30,6 +40,15 @@ struct CoreLimits {
   /// Smallest PE tiling-mode tile (rows or columns) of nc_matmul tile_size: 32 on NC-v3+ (4x32
   /// tiles), 64 on NC-v2 (2x64); spec core.pe.tiling.
   std::int64_t matmulMinTile = 32;
+  /// On-chip access patterns (spec core.access): free dimensions (at most kMaxFreeDims, what the
+  /// program formats hold), the size and stride range of one free dimension, and the start
+  /// partitions compute engines may use, by ascending partition count.
+  std::int64_t maxFreeDims = 4;
+  std::int64_t freeDimMaxCount = 65535;
+  std::int64_t freeDimMinStride = -32768;
+  std::int64_t freeDimMaxStride = 32767;
+  std::vector<StartPartitionRule> startPartitionRules = {
+      {32, {0, 32, 64, 96}}, {64, {0, 64}}, {128, {0}}};
 
   [[nodiscard]] std::int64_t psumPartitionBytes() const { return psumBanks * psumBankBytes; }
   [[nodiscard]] std::int64_t sbufBytes() const { return partitions * sbufPartitionBytes; }
