@@ -1,9 +1,10 @@
 #include "trn/spec/report.h"
 
-#include <algorithm>
-#include <map>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
 
 #include "chip_schema.h"
 
@@ -30,6 +31,16 @@ std::optional<BytesPerSecond> scaled(BytesPerSecond bw, std::int64_t count) {
 
 std::string bandwidthText(std::optional<BytesPerSecond> bw) {
   return bw ? toString(*bw) : "(overflow)";
+}
+
+/// A value's cited source, and the file it was inherited from when that is not the chip's own
+/// (a what-if chip, or a generation that carries its predecessor's figures, with `base:`).
+std::string cited(const Provenance& p, const ChipSpec& spec) {
+  if (p.file.empty() || p.file == spec.file) {
+    return p.source;
+  }
+  return fmt::format("{}; inherited from {}", p.source,
+                     std::filesystem::path(p.file).filename().string());
 }
 
 }  // namespace
@@ -175,7 +186,7 @@ std::string formatChip(const ChipSpec& spec) {
       std::string header = fmt::format("{:{}}{}", "", 2 * i, parts[i]);
       if (isRecord && !repeatsSource) {
         header = fmt::format("{:<{}}  [{}]", header, kKeyColumn + kValueColumn,
-                             record->second.source);
+                             cited(record->second, spec));
         if (!record->second.alternative.empty()) {
           header += fmt::format("\n{:{}}alternative: {}", "", kKeyColumn + kValueColumn + 2,
                                 record->second.alternative);
@@ -189,7 +200,7 @@ std::string formatChip(const ChipSpec& spec) {
     std::string line = fmt::format("{:<{}}{:<{}}", fmt::format("{:{}}{}", "", 2 * parts.size(), leaf),
                                    kKeyColumn, e.value, kValueColumn);
     if (ownSource) {
-      line += fmt::format("  [{}]", e.provenance.source);
+      line += fmt::format("  [{}]", cited(e.provenance, spec));
     }
     while (!line.empty() && line.back() == ' ') {
       line.pop_back();

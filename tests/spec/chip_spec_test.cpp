@@ -151,7 +151,12 @@ TEST(Trn3, NeuronCoreV4) {
   EXPECT_EQ(s.topology.ultraserver.kind, TopologyKind::kSwitched);
   const Provenance* dies = s.provenanceOf("chip.dies");
   ASSERT_NE(dies, nullptr);
-  EXPECT_NE(dies->source.find("carried from Trn2"), std::string::npos);
+  // Not documented for Trn3: carried from trn2.yaml, which the provenance names.
+  EXPECT_NE(dies->file.find("trn2.yaml"), std::string::npos) << dies->file;
+  const Provenance* cores = s.provenanceOf("chip.neuron_cores");
+  ASSERT_NE(cores, nullptr);
+  EXPECT_NE(cores->file.find("trn3.yaml"), std::string::npos) << cores->file;  // documented: A7
+  EXPECT_NE(formatChip(s).find("inherited from trn2.yaml"), std::string::npos);
 }
 
 TEST(WhatIf, OverridesAFewValuesOfItsBase) {
