@@ -64,6 +64,15 @@ class NeuronCore::Context final : public isa::ExecContext {
   Context(NeuronCore& core, SequencerState& seq, Engine engine)
       : core_(core), seq_(seq), engine_(engine) {}
 
+  std::span<float> scratchFloats(int slot, std::size_t count) override {
+    TRN_CHECK(slot >= 0 && slot < kScratchSlots) << "scratch slot " << slot;
+    std::vector<float>& buffer = core_.scratch_[static_cast<std::size_t>(slot)];
+    if (buffer.size() < count) {
+      buffer.resize(count);
+    }
+    return std::span(buffer.data(), count);
+  }
+
   void readFloats(const AccessPattern& ap, std::span<float> out) override {
     std::size_t pos = 0;
     forEachRun(ap, [&](std::int64_t p, std::int64_t offset, std::int64_t count) {

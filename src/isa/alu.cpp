@@ -1,9 +1,12 @@
 #include "trn/isa/alu.h"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
 #include <optional>
+#include <span>
+#include <utility>
 
 #include "trn/base/check.h"
 
@@ -46,6 +49,106 @@ std::optional<double> limitAtInfinity(ActivationFunction f, bool positive) {
   }
 }
 
+/// a <kOp> b in fp32: the one definition of every operator.
+template <AluOp kOp>
+float alu(float a, float b) {
+  if constexpr (kOp == AluOp::kAdd) {
+    return a + b;
+  } else if constexpr (kOp == AluOp::kSubtract) {
+    return a - b;
+  } else if constexpr (kOp == AluOp::kMultiply) {
+    return a * b;
+  } else if constexpr (kOp == AluOp::kDivide) {
+    return a / b;
+  } else if constexpr (kOp == AluOp::kMax) {
+    return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b);
+  } else if constexpr (kOp == AluOp::kMin) {
+    return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b);
+  } else if constexpr (kOp == AluOp::kPow) {
+    return static_cast<float>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+  } else if constexpr (kOp == AluOp::kEqual) {
+    return a == b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kNotEqual) {
+    return a != b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kGreater) {
+    return a > b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kGreaterEqual) {
+    return a >= b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kLess) {
+    return a < b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kLessEqual) {
+    return a <= b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kLogicalAnd) {
+    return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kLogicalOr) {
+    return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kLogicalXor) {
+    return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kAbsMax) {
+    return std::fmax(std::fabs(a), std::fabs(b));
+  } else if constexpr (kOp == AluOp::kAbsMin) {
+    return std::fmin(std::fabs(a), std::fabs(b));
+  } else if constexpr (kOp == AluOp::kBitwiseAnd) {
+    return fromInteger(toInteger(a) & toInteger(b));
+  } else if constexpr (kOp == AluOp::kBitwiseOr) {
+    return fromInteger(toInteger(a) | toInteger(b));
+  } else if constexpr (kOp == AluOp::kBitwiseXor) {
+    return fromInteger(toInteger(a) ^ toInteger(b));
+  } else if constexpr (kOp == AluOp::kShiftLeft) {
+    return fromInteger(static_cast<std::int64_t>(static_cast<std::uint32_t>(toInteger(a))
+                                                 << (toInteger(b) & 31)));
+  } else if constexpr (kOp == AluOp::kShiftRight) {  // logical: NKI has no arithmetic shift
+    return fromInteger(static_cast<std::int64_t>(static_cast<std::uint32_t>(toInteger(a)) >>
+                                                 (toInteger(b) & 31)));
+  } else {
+    static_assert(kOp == AluOp::kBypass, "every AluOp has a definition above");
+    return a;  // bypass: the first operand
+  }
+}
+
+constexpr std::size_t kNumAluOps = static_cast<std::size_t>(AluOp::kBypass) + 1;
+
+template <AluOp kOp>
+void elementwise(std::span<float> a, std::span<const float> b) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = alu<kOp>(a[i], b[i]);
+  }
+}
+
+template <AluOp kOp, bool kReverse>
+void withScalar(std::span<float> data, float operand) {
+  for (float& x : data) {
+    x = kReverse ? alu<kOp>(operand, x) : alu<kOp>(x, operand);
+  }
+}
+
+/// One entry per AluOp, in enum order: the scalar operator and its loops, so that a loop over
+/// many elements dispatches once.
+template <std::size_t... kIndex>
+struct AluTables {
+  static constexpr std::array<float (*)(float, float), kNumAluOps> kScalar = {
+      &alu<static_cast<AluOp>(kIndex)>...};
+  static constexpr std::array<void (*)(std::span<float>, std::span<const float>), kNumAluOps>
+      kElementwise = {&elementwise<static_cast<AluOp>(kIndex)>...};
+  static constexpr std::array<void (*)(std::span<float>, float), kNumAluOps> kWithScalar = {
+      &withScalar<static_cast<AluOp>(kIndex), false>...};
+  static constexpr std::array<void (*)(std::span<float>, float), kNumAluOps> kWithScalarReversed = {
+      &withScalar<static_cast<AluOp>(kIndex), true>...};
+};
+
+template <std::size_t... kIndex>
+constexpr AluTables<kIndex...> makeTables(std::index_sequence<kIndex...>) {
+  return {};
+}
+
+using Tables = decltype(makeTables(std::make_index_sequence<kNumAluOps>()));
+
+std::size_t indexOf(AluOp op) {
+  const auto i = static_cast<std::size_t>(op);
+  TRN_CHECK(i < kNumAluOps) << "bad AluOp " << i;
+  return i;
+}
+
 }  // namespace
 
 bool isBitwise(AluOp op) {
@@ -53,40 +156,15 @@ bool isBitwise(AluOp op) {
          op == AluOp::kShiftLeft || op == AluOp::kShiftRight;
 }
 
-float applyAlu(AluOp op, float a, float b) {
-  switch (op) {
-    case AluOp::kAdd: return a + b;
-    case AluOp::kSubtract: return a - b;
-    case AluOp::kMultiply: return a * b;
-    case AluOp::kDivide: return a / b;
-    case AluOp::kMax: return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b);
-    case AluOp::kMin: return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b);
-    case AluOp::kPow:
-      return static_cast<float>(std::pow(static_cast<double>(a), static_cast<double>(b)));
-    case AluOp::kEqual: return a == b ? 1.0f : 0.0f;
-    case AluOp::kNotEqual: return a != b ? 1.0f : 0.0f;
-    case AluOp::kGreater: return a > b ? 1.0f : 0.0f;
-    case AluOp::kGreaterEqual: return a >= b ? 1.0f : 0.0f;
-    case AluOp::kLess: return a < b ? 1.0f : 0.0f;
-    case AluOp::kLessEqual: return a <= b ? 1.0f : 0.0f;
-    case AluOp::kLogicalAnd: return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;
-    case AluOp::kLogicalOr: return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;
-    case AluOp::kLogicalXor: return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;
-    case AluOp::kAbsMax: return std::fmax(std::fabs(a), std::fabs(b));
-    case AluOp::kAbsMin: return std::fmin(std::fabs(a), std::fabs(b));
-    case AluOp::kBitwiseAnd: return fromInteger(toInteger(a) & toInteger(b));
-    case AluOp::kBitwiseOr: return fromInteger(toInteger(a) | toInteger(b));
-    case AluOp::kBitwiseXor: return fromInteger(toInteger(a) ^ toInteger(b));
-    case AluOp::kShiftLeft:
-      return fromInteger(static_cast<std::int64_t>(static_cast<std::uint32_t>(toInteger(a))
-                                                   << (toInteger(b) & 31)));
-    case AluOp::kShiftRight:  // logical: NKI has no arithmetic right shift
-      return fromInteger(static_cast<std::int64_t>(static_cast<std::uint32_t>(toInteger(a)) >>
-                                                   (toInteger(b) & 31)));
-    case AluOp::kBypass: return a;
-  }
-  TRN_UNREACHABLE() << "bad AluOp " << static_cast<int>(op);
-  return 0.0f;
+float applyAlu(AluOp op, float a, float b) { return Tables::kScalar[indexOf(op)](a, b); }
+
+void applyAluElementwise(AluOp op, std::span<float> a, std::span<const float> b) {
+  TRN_CHECK(a.size() == b.size()) << "applyAluElementwise over " << a.size() << " and " << b.size();
+  Tables::kElementwise[indexOf(op)](a, b);
+}
+
+void applyAluWithScalar(AluOp op, std::span<float> data, float operand, bool reverse) {
+  (reverse ? Tables::kWithScalarReversed : Tables::kWithScalar)[indexOf(op)](data, operand);
 }
 
 float applyActivation(ActivationFunction f, float xf, float alpha) {

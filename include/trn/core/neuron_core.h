@@ -19,6 +19,7 @@
 #include "trn/core/memory.h"
 #include "trn/core/timeline.h"
 #include "trn/isa/core_limits.h"
+#include "trn/isa/exec_context.h"
 #include "trn/isa/program.h"
 #include "trn/isa/verifier.h"
 #include "trn/numerics/convert.h"
@@ -106,6 +107,8 @@ class NeuronCore {
   TrackedBytes sbuf_;
   TrackedBytes psum_;
   std::vector<TrackedBytes> hbm_;  ///< one per program tensor
+  /// Operand buffers instructions borrow (isa::ExecContext::scratchFloats), kept between them.
+  std::array<std::vector<float>, isa::ExecContext::kScratchSlots> scratch_;
 };
 
 /// Runs several cores of one chip in one timeline: they share the HBM stacks their physical

@@ -4,12 +4,21 @@
 // (exact for the integer inputs they are meant for) and convert back.
 #pragma once
 
+#include <span>
+
 #include "trn/isa/enums.h"
 
 namespace trn::isa {
 
 /// a <op> b in fp32.
 float applyAlu(AluOp op, float a, float b);
+
+/// a[i] = a[i] <op> b[i] for every i (spans of equal size): applyAlu's results, dispatched once
+/// for the whole span so that the loop vectorises.
+void applyAluElementwise(AluOp op, std::span<float> a, std::span<const float> b);
+
+/// data[i] = data[i] <op> operand, or operand <op> data[i] when `reverse`, for every i.
+void applyAluWithScalar(AluOp op, std::span<float> data, float operand, bool reverse);
 
 /// True for operators that treat their inputs as integers (bitwise and shifts).
 bool isBitwise(AluOp op);

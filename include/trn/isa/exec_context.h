@@ -45,6 +45,14 @@ class ExecContext {
 
   /// Continues the executing sequencer at instruction `index` of its stream (branches).
   virtual void jumpTo(std::int64_t index) = 0;
+
+  /// The most scratch buffers an instruction may hold at once.
+  static constexpr int kScratchSlots = 4;
+
+  /// A buffer of `count` floats for an instruction's operands, valid until the instruction
+  /// ends; slots 0..kScratchSlots-1 are distinct buffers. Its contents are unspecified. The core
+  /// reuses them from one instruction to the next, so that large operands cost no allocation.
+  virtual std::span<float> scratchFloats(int slot, std::size_t count) = 0;
 };
 
 /// dst = src element by element in access-pattern order: the raw bytes when the dtypes match

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "vector_common.h"
@@ -49,13 +50,11 @@ Status TensorTensor::verify(const VerifyContext& ctx) const {
 
 Status TensorTensor::execute(ExecContext& ctx) const {
   const auto count = static_cast<std::size_t>(dst.elementCount());
-  std::vector<float> a(count);
-  std::vector<float> b(count);
+  const std::span<float> a = ctx.scratchFloats(0, count);
+  const std::span<float> b = ctx.scratchFloats(1, count);
   ctx.readFloats(data0, a);
   ctx.readFloats(data1, b);
-  for (std::size_t i = 0; i < count; ++i) {
-    a[i] = applyAlu(op, a[i], b[i]);
-  }
+  applyAluElementwise(op, a, b);
   ctx.writeFloats(dst, a);
   return {};
 }
@@ -128,14 +127,19 @@ Status TensorScalar::verify(const VerifyContext& ctx) const {
 Status TensorScalar::execute(ExecContext& ctx) const {
   const auto partitions = static_cast<std::size_t>(data.partitionCount);
   const auto free = static_cast<std::size_t>(data.freeSize());
-  std::vector<float> values(partitions * free);
+  const std::span<float> values = ctx.scratchFloats(0, partitions * free);
   ctx.readFloats(data, values);
   const std::vector<float> s0 = perPartitionValues(ctx, operand0, data.partitionCount);
   const std::vector<float> s1 = perPartitionValues(ctx, operand1, data.partitionCount);
+  // Stage by stage over each partition's row: element-wise, so the same results as one element
+  // at a time, and each stage dispatches once per row (bypass leaves the row as it is).
   for (std::size_t p = 0; p < partitions; ++p) {
-    for (std::size_t f = 0; f < free; ++f) {
-      float& x = values[p * free + f];
-      x = applyStage(op1, applyStage(op0, x, s0[p], reverse0), s1[p], reverse1);
+    const std::span<float> row(values.data() + p * free, free);
+    if (op0 != AluOp::kBypass) {
+      applyAluWithScalar(op0, row, s0[p], reverse0);
+    }
+    if (op1 != AluOp::kBypass) {
+      applyAluWithScalar(op1, row, s1[p], reverse1);
     }
   }
   ctx.writeFloats(dst, values);
