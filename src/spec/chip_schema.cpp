@@ -4,51 +4,10 @@
 // live in validate.cpp.
 #include "chip_schema.h"
 
+#include "chip_ranges.h"
+
 namespace trn::spec::detail {
 namespace {
-
-// ---- Ranges ------------------------------------------------------------------------------------
-// Every number has a range the simulator can represent and that is physically meaningful; the
-// reasons are summarised in docs/spec.md ("Ranges"). Trn1-Trn3 values are well inside each.
-
-/// Counts that are only compared or used in exact (overflow-checked) cost formulas.
-constexpr std::int64_t kMaxCount = std::int64_t{1} << 32;
-/// Fixed cycle costs paid per instruction (64-600 on Trn1-Trn3): at the slowest clock (kMinClock,
-/// 10 ns a cycle) 10^6 cycles are 10 ms, so 10^8 such instructions stay inside int64 picoseconds.
-constexpr std::int64_t kMaxCycles = 1'000'000;
-/// Free sizes and strides in elements: one partition holds at most kMaxPartitionBytes.
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 28;
-/// Per-partition SBUF: the ISA addresses a partition with int64 offsets, but the functional core
-/// reserves partitions x partition_bytes of host address space for each simulated core (with up
-/// to 64 cores per logical core). 256 MiB is over 1000x Trn3's 256 KiB.
-const Bytes kMaxPartitionBytes(std::int64_t{256} << 20);
-/// Per-core SBUF (Trn2: 24 MiB): 64 cores of SBUF and PSUM stay far inside a 47-bit (128 TiB)
-/// user address space next to the HBM.
-const Bytes kMaxSbufBytes(std::int64_t{64} << 30);
-/// Per-partition PSUM (16 KiB on Trn1-Trn3), and one bank of it.
-const Bytes kMaxPsumPartitionBytes(std::int64_t{16} << 20);
-/// One HBM stack (24-36 GiB today) and the whole device memory: 64 stacks of 256 GiB.
-const Bytes kMaxStackBytes(std::int64_t{256} << 30);
-const Bytes kMaxHbmBytes(std::int64_t{16} << 40);
-/// DMA engines of one core (16 on Trn1-Trn3); the DMA model keeps per-engine state per core.
-constexpr std::int64_t kMaxDmaEngines = 256;
-/// Sizes of DMA descriptors, knees and buffers (16 B-64 KiB today).
-const Bytes kMaxDmaBytes(std::int64_t{1} << 30);
-/// Engine clocks (0.96-2.8 GHz today): a cycle is 10 ps to 10 ns, so cycle counts convert to
-/// picoseconds exactly enough and a long run stays far from kMaxSimulatedTime (2^62 ps, 53 days).
-const Hertz kMinClock(100'000'000);
-const Hertz kMaxClock(100'000'000'000);
-/// Bandwidths the timing model divides by (DMA engine 17-33 GB/s, HBM 0.8-4.9 TB/s today): at
-/// 1 GB/s a whole terabyte moves in 18 minutes of simulated time, far inside int64 picoseconds.
-const BytesPerSecond kMinModelledBandwidth(1'000'000'000);
-/// Every bandwidth, documented or modelled (0 = none where allowed): 1 PB/s.
-const BytesPerSecond kMaxBandwidth(1'000'000'000'000'000);
-/// Fixed latencies and time windows (15 us at most today).
-const Picoseconds kMaxLatency(1'000'000'000);
-const Ratio kZero(0);
-const Ratio kOne(1);
-/// A utilisation or efficiency the timing model divides by.
-const Ratio kOnePercent = Ratio::make(1, 100).value();
 
 /// The schema of T; one specialisation per struct below.
 template <typename T>
@@ -708,79 +667,6 @@ const Schema<Topology>& schemaOf() {
   return s;
 }
 
-template <>
-const Schema<CostConditions>& schemaOf() {
-  static const Schema<CostConditions> s = [] {
-    Schema<CostConditions> t;
-    t.leaf("engine", &CostConditions::engine, "the executing engine is this one");
-    t.leaf("dtypes", &CostConditions::dtypes, "every data operand has one of these types");
-    t.leaf("ops", &CostConditions::ops, "every ALU op of the instruction is one of these");
-    t.leaf("op_sequence", &CostConditions::opSequence, "the ALU ops are exactly these, in order");
-    t.leaf("psum_inputs", &CostConditions::psumInputs, "exactly this many inputs are in PSUM")
-        .range(0, 16);
-    t.leaf("all_sbuf", &CostConditions::allSbuf, "all operands are in SBUF (or not)");
-    t.leaf("unit_stride", &CostConditions::unitStride, "innermost stride of every operand is 1");
-    t.leaf("fill_zero", &CostConditions::fillZero, "memset writes zero");
-    t.leaf("n_even", &CostConditions::nEven, "n is even");
-    return t;
-  }();
-  return s;
-}
-
-template <>
-const Schema<CostVariant>& schemaOf() {
-  static const Schema<CostVariant> s = [] {
-    Schema<CostVariant> t;
-    t.nested("when", &CostVariant::when, schemaOf<CostConditions>(),
-             "conditions; omit for the fallback variant")
-        .optional();
-    t.leaf("cycles", &CostVariant::cycles, "cycle formula, in cycles of the executing engine");
-    return t;
-  }();
-  return s;
-}
-
-template <>
-const Schema<CostClass>& schemaOf() {
-  static const Schema<CostClass> s = [] {
-    Schema<CostClass> t;
-    t.leaf("instructions", &CostClass::instructions, "ISA instructions of this family");
-    t.leaf("engines", &CostClass::engines, "engines that can execute them");
-    t.recordMap("variants", &CostClass::variants, &CostVariant::name, schemaOf<CostVariant>(),
-                "<variant>",
-                "named variants; conditional ones are tried in order, then the fallback");
-    return t;
-  }();
-  return s;
-}
-
-template <>
-const Schema<CostModel>& schemaOf() {
-  static const Schema<CostModel> s = [] {
-    Schema<CostModel> t;
-    t.leaf("min_ii", &CostModel::minIi, "minimum initiation interval MIN_II")
-        .range(0, kMaxCycles).unit("cycles");
-    t.leaf("static_overhead_cycles", &CostModel::staticOverheadCycles,
-           "extra cost of dependent back-to-back tiny instructions")
-        .range(0, kMaxCycles).unit("cycles");
-    t.leaf("semaphore_overhead_cycles", &CostModel::semaphoreOverheadCycles,
-           "semaphore wait and update overhead per dependent instruction")
-        .range(0, kMaxCycles).unit("cycles");
-    t.leaf("gpsimd_start_cycles", &CostModel::gpsimdStartCycles, "GPSIMD_START")
-        .range(0, kMaxCycles).unit("cycles");
-    t.leaf("dynamic_offset_cycles", &CostModel::dynamicOffsetCycles,
-           "floor of a copy with dynamic source/destination offset")
-        .range(0, kMaxCycles).unit("cycles");
-    t.leaf("act_read_accumulator_cycles", &CostModel::actReadAccumulatorCycles,
-           "ActReadAccumulator (reading ScalarE accumulators back)")
-        .range(0, kMaxCycles).unit("cycles");
-    t.recordMap("classes", &CostModel::classes, &CostClass::name, schemaOf<CostClass>(),
-                "<class>", "cost classes, one per instruction family");
-    return t;
-  }();
-  return s;
-}
-
 }  // namespace
 
 const Schema<ChipSpec>& chipSchema() {
@@ -798,7 +684,7 @@ const Schema<ChipSpec>& chipSchema() {
     t.nested("interconnect", &ChipSpec::interconnect, schemaOf<Interconnect>(),
              "chip-to-chip and network links");
     t.nested("topology", &ChipSpec::topology, schemaOf<Topology>(), "systems built from chips");
-    t.nested("costs", &ChipSpec::costs, schemaOf<CostModel>(), "per-instruction costs");
+    t.nested("costs", &ChipSpec::costs, costModelSchema(), "per-instruction costs");
     return t;
   }();
   return s;
