@@ -42,22 +42,19 @@ core::CoreOptions coreOptions(const Session& session, const RunOptions& options)
   return o;
 }
 
-Status checkEveryInputBound(const isa::Program& program, std::span<const TensorInput> inputs) {
+}  // namespace
+
+std::vector<std::string> unboundInputs(const isa::Program& program,
+                                       std::span<const std::string> bound) {
   std::vector<std::string> unbound;
   for (const isa::TensorDecl& t : program.tensors) {
-    const bool bound = std::any_of(inputs.begin(), inputs.end(),
-                                   [&](const TensorInput& in) { return in.tensor == t.name; });
-    if (t.kind == isa::TensorKind::kInput && !bound) {
+    if (t.kind == isa::TensorKind::kInput &&
+        std::find(bound.begin(), bound.end(), t.name) == bound.end()) {
       unbound.push_back(t.name);
     }
   }
-  if (unbound.empty()) {
-    return {};
-  }
-  return invalidArgument(fmt::format("input tensor(s) {} have no value", fmt::join(unbound, ", ")));
+  return unbound;
 }
-
-}  // namespace
 
 isa::CoreLimits coreLimits(const spec::ChipSpec& chip) {
   const spec::Core& core = chip.core;
@@ -131,7 +128,15 @@ Result<RunResult> Session::run(std::shared_ptr<const isa::Program> program,
     return invalidArgument("timing-only mode computes no values: outputs cannot be read");
   }
   if (data) {
-    TRN_RETURN_IF_ERROR(checkEveryInputBound(*program, inputs));
+    std::vector<std::string> names;
+    for (const TensorInput& in : inputs) {
+      names.push_back(in.tensor);
+    }
+    const std::vector<std::string> unbound = unboundInputs(*program, names);
+    if (!unbound.empty()) {
+      return invalidArgument(
+          fmt::format("input tensor(s) {} have no value", fmt::join(unbound, ", ")));
+    }
   }
   TRN_ASSIGN_OR_RETURN(auto core, core::NeuronCore::create(program, coreOptions(*this, options)));
   if (data) {

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <memory>
+#include <span>
 
 #include "messages.h"
 #include "run_options.h"
@@ -100,14 +101,12 @@ Status runProgram(const RunOptions& options) {
   for (const std::string& text : options.outputs) {
     TRN_ASSIGN_OR_RETURN(outputs.emplace_back(), runtime::parseBinding(text));
   }
-  std::vector<std::string> unbound;
-  for (const isa::TensorDecl& t : program->tensors) {
-    const bool bound = std::any_of(inputs.begin(), inputs.end(),
-                                   [&](const auto& b) { return b.tensor == t.name; });
-    if (data && t.kind == isa::TensorKind::kInput && !bound) {
-      unbound.push_back(t.name);
-    }
+  std::vector<std::string> boundNames;
+  for (const runtime::TensorBinding& b : inputs) {
+    boundNames.push_back(b.tensor);
   }
+  const std::vector<std::string> unbound =
+      data ? runtime::unboundInputs(*program, boundNames) : std::vector<std::string>{};
   if (!unbound.empty()) {
     return invalidArgument(fmt::format("input tensor(s) {} of {} have no --in NAME=FILE.npy",
                                        fmt::join(unbound, ", "), options.program));
@@ -123,7 +122,9 @@ Status runProgram(const RunOptions& options) {
   arrays.reserve(inputs.size());
   std::vector<runtime::TensorInput> bound;
   std::vector<runtime::TensorOutput> wanted;
-  for (const runtime::TensorBinding& b : data ? inputs : std::vector<runtime::TensorBinding>{}) {
+  using Bindings = std::span<const runtime::TensorBinding>;
+  const Bindings read = data ? Bindings(inputs) : Bindings();
+  for (const runtime::TensorBinding& b : read) {
     const auto index = program->findTensor(b.tensor);
     if (!index) {
       return notFound(fmt::format("--in {}: the program has no tensor '{}'", b.tensor, b.tensor));

@@ -58,6 +58,10 @@ struct RunResult {
   std::vector<NpyArray> outputs;  ///< one per requested output; empty in timing-only mode
 };
 
+/// The input tensors of `program` whose names are not in `bound`, in declaration order.
+std::vector<std::string> unboundInputs(const isa::Program& program,
+                                       std::span<const std::string> bound);
+
 /// The verification limits of one core of `chip` (what kernels compile and programs verify
 /// against).
 isa::CoreLimits coreLimits(const spec::ChipSpec& chip);
