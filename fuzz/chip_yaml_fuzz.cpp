@@ -62,7 +62,7 @@ void checkCoreLimits(const ChipSpec& spec) {
   const trn::isa::CoreLimits limits = trn::runtime::coreLimits(spec);
   TRN_CHECK(limits.partitions >= 1 && limits.sbufPartitionBytes >= 1 && limits.psumBanks >= 1);
   TRN_CHECK(limits.semaphores >= 1 && limits.registers >= 0 && limits.dmaQueues >= 1);
-  TRN_CHECK(trn::isa::kNumEngines + limits.dmaQueues <= trn::core::kMaxAgents)
+  TRN_CHECK(trn::isa::kNumEngines + limits.dmaQueues <= trn::core::kBarrierSlot)
       << limits.dmaQueues << " DMA queues are more than race detection follows";
   std::int64_t sbufBytes = 0;
   TRN_CHECK(!__builtin_mul_overflow(limits.partitions, limits.sbufPartitionBytes, &sbufBytes));

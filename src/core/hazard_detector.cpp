@@ -177,7 +177,7 @@ HazardDetector::HazardDetector(const isa::CoreLimits& limits,
       history_(static_cast<std::size_t>(agents_)),
       describe_(std::move(describe)),
       tensorName_(std::move(tensorName)) {
-  TRN_CHECK(agents_ <= kMaxAgents)
+  TRN_CHECK(agents_ <= kBarrierSlot)
       << "too many DMA queues for race detection: " << limits.dmaQueues;
   for (int a = 0; a < agents_; ++a) {
     clocks_[static_cast<std::size_t>(a)][static_cast<std::size_t>(a)] = 1;

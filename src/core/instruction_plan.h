@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -66,6 +67,7 @@ inline void setCompletion(Completion& done, std::uint32_t core, AccessOwner owne
 struct Kind {
   bool dma = false;      ///< a DMA trigger (runs on a queue)
   bool control = false;  ///< control flow (runs in every mode)
+  bool barrier = false;  ///< a core_barrier (waits for the other cores of its logical core)
   int queue = 0;
 };
 
@@ -75,6 +77,7 @@ inline Kind kindOf(const isa::Instruction& instr) {
         Kind kind;
         kind.dma = I::kInfo.viaDma;
         kind.control = I::kInfo.isControl();
+        kind.barrier = std::is_same_v<I, isa::CoreBarrier>;
         if constexpr (requires { body.queue; }) {
           kind.queue = static_cast<int>(body.queue);
         }

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "sequencer_state.h"
+#include "trn/base/checked.h"
 #include "trn/base/rng.h"
 #include "trn/core/hazard_detector.h"
 #include "trn/core/host_memory.h"
@@ -160,8 +162,9 @@ class NeuronCore::Context final : public isa::ExecContext {
         address = (ap.partitionStart + p) * core_.options_.limits.psumPartitionBytes() + offset;
         break;
       case Memory::kHbm:
-        memory = &core_.hbm_[static_cast<std::size_t>(ap.tensor)];
-        address = p * ap.partitionStride * byteSize(ap.dtype) + offset;
+        memory = core_.hbm_;
+        address =
+            core_.tensorAddress(ap.tensor) + p * ap.partitionStride * byteSize(ap.dtype) + offset;
         break;
     }
     TRN_CHECK(address >= 0 && static_cast<std::size_t>(address) < memory->size())
@@ -182,7 +185,8 @@ class NeuronCore::Context final : public isa::ExecContext {
     std::string where;
     if (ap.memory == Memory::kHbm) {
       where = fmt::format("tensor '{}' byte {}",
-                          core_.program_->tensors[static_cast<std::size_t>(ap.tensor)].name, *hole);
+                          core_.program_->tensors[static_cast<std::size_t>(ap.tensor)].name,
+                          static_cast<std::int64_t>(*hole) - core_.tensorAddress(ap.tensor));
     } else {
       const auto partitionBytes = static_cast<std::size_t>(
           ap.memory == Memory::kSbuf ? core_.options_.limits.sbufPartitionBytes
@@ -209,7 +213,73 @@ class NeuronCore::Context final : public isa::ExecContext {
 NeuronCore::NeuronCore(std::shared_ptr<const isa::Program> program, CoreOptions options)
     : program_(std::move(program)), options_(std::move(options)) {}
 
+Status NeuronCore::bindTensors() {
+  const std::vector<isa::TensorDecl>& tensors = program_->tensors;
+  std::vector<std::int64_t>& addresses = options_.tensorAddresses;
+  if (options_.device == nullptr) {
+    if (!addresses.empty()) {
+      return invalidArgument("tensor addresses were given without the device memory they lie in");
+    }
+    Checked<std::int64_t> total = 0;
+    for (const isa::TensorDecl& t : tensors) {
+      total += (Checked<std::int64_t>(std::max<std::int64_t>(t.byteSize(), 1)) + kDeviceAlignment);
+    }
+    if (!total.valid()) {
+      return outOfRange("the program's HBM tensors together overflow a 64-bit size");
+    }
+    TRN_ASSIGN_OR_RETURN(options_.device,
+                         DeviceMemory::create(std::max<std::int64_t>(total.value(), 1), 1,
+                                              hasData(options_.mode), options_.poison));
+    for (const isa::TensorDecl& t : tensors) {
+      TRN_ASSIGN_OR_RETURN(addresses.emplace_back(),
+                           options_.device->allocate(t.byteSize(), 0,
+                                                     fmt::format("HBM tensor '{}'", t.name)));
+    }
+    return {};
+  }
+  if (addresses.size() != tensors.size()) {
+    return invalidArgument(fmt::format("the program declares {} HBM tensors but {} device "
+                                       "addresses were given",
+                                       tensors.size(), addresses.size()));
+  }
+  if (hasData(options_.mode) && !options_.device->hasData()) {
+    return invalidArgument(fmt::format("{} mode needs a device memory with data; this one was "
+                                       "made for timing only",
+                                       runModeName(options_.mode)));
+  }
+  if (options_.poison && !options_.device->bytes().tracking()) {
+    return invalidArgument("poison detection needs a device memory that tracks writes");
+  }
+  std::vector<std::size_t> order(tensors.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::int64_t address = addresses[i];
+    const std::int64_t size = tensors[i].byteSize();
+    if (address < 0 || address > options_.device->capacity() ||
+        size > options_.device->capacity() - address) {
+      return outOfRange(fmt::format(
+          "HBM tensor '{}' ({} bytes) at device address {} lies outside the {} bytes of HBM",
+          tensors[i].name, size, address, options_.device->capacity()));
+    }
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return addresses[a] < addresses[b]; });
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    const std::size_t a = order[k - 1];
+    const std::size_t b = order[k];
+    if (addresses[a] + tensors[a].byteSize() > addresses[b] && tensors[a].byteSize() > 0 &&
+        tensors[b].byteSize() > 0) {
+      return invalidArgument(fmt::format(
+          "HBM tensors '{}' (device bytes {}..{}) and '{}' (from {}) of one program overlap",
+          tensors[a].name, addresses[a], addresses[a] + tensors[a].byteSize() - 1,
+          tensors[b].name, addresses[b]));
+    }
+  }
+  return {};
+}
+
 Status NeuronCore::allocateMemories() {
+  TRN_RETURN_IF_ERROR(bindTensors());
   if (!hasData(options_.mode)) {
     return {};  // timing-only: no memory is allocated
   }
@@ -220,12 +290,7 @@ Status NeuronCore::allocateMemories() {
                                                    poison, "SBUF"));
   TRN_ASSIGN_OR_RETURN(psum_, TrackedBytes::create(static_cast<std::size_t>(limits.psumBytes()),
                                                    poison, "PSUM"));
-  hbm_.reserve(program_->tensors.size());
-  for (const isa::TensorDecl& t : program_->tensors) {
-    TRN_ASSIGN_OR_RETURN(hbm_.emplace_back(),
-                         TrackedBytes::create(static_cast<std::size_t>(t.byteSize()), poison,
-                                              fmt::format("HBM tensor '{}'", t.name)));
-  }
+  hbm_ = &options_.device->bytes();
   return {};
 }
 
@@ -251,11 +316,11 @@ Result<std::unique_ptr<NeuronCore>> NeuronCore::create(std::shared_ptr<const isa
                                        "(use functional+timing or functional-only)",
                                        runModeName(options.mode)));
   }
-  if (options.detectRaces && isa::kNumEngines + options.limits.dmaQueues > kMaxAgents) {
+  if (options.detectRaces && isa::kNumEngines + options.limits.dmaQueues > kBarrierSlot) {
     return unsupported(fmt::format(
         "race detection follows at most {} DMA queues but the core has {}; run without it "
         "(--allow-races)",
-        kMaxAgents - isa::kNumEngines, options.limits.dmaQueues));
+        kBarrierSlot - isa::kNumEngines, options.limits.dmaQueues));
   }
   std::vector<isa::SemaphoreUse> use;
   TRN_RETURN_IF_ERROR(isa::verifyProgram(*program, options.limits, &use));
@@ -279,10 +344,7 @@ Status NeuronCore::setTensor(std::string_view name, std::span<const std::byte> d
   if (!hasData(options_.mode)) {
     return {};  // timing-only: values are not kept
   }
-  TrackedBytes& memory = hbm_[static_cast<std::size_t>(*index)];
-  std::memcpy(memory.data(), data.data(), data.size());
-  memory.markWritten(0, data.size());
-  return {};
+  return options_.device->write(tensorAddress(*index), data);
 }
 
 Result<std::span<const std::byte>> NeuronCore::tensorBytes(std::string_view name) const {
@@ -294,8 +356,8 @@ Result<std::span<const std::byte>> NeuronCore::tensorBytes(std::string_view name
     return failedPrecondition(
         fmt::format("tensor '{}' has no values: the core ran in timing-only mode", name));
   }
-  const TrackedBytes& memory = hbm_[static_cast<std::size_t>(*index)];
-  return std::span<const std::byte>(memory.data(), memory.size());
+  return options_.device->read(
+      tensorAddress(*index), program_->tensors[static_cast<std::size_t>(*index)].byteSize());
 }
 
 SequencerState NeuronCore::newSequencer() const {

@@ -14,7 +14,11 @@
 //   and otherwise in the order they were scheduled, so runs are deterministic.
 // - Functional-only mode runs the same scheduler with every duration zero. Data is computed when
 //   an instruction starts (a DMA when it is issued); the race detector (hazard_detector.h) checks
-//   every access in every mode.
+//   every access in every mode; between cores, cross_core_races.h checks their HBM accesses.
+// - A core_barrier completes when every core of its logical core (CoreOptions::logicalCore) has
+//   reached the same barrier: the last to arrive goes on at once, the others see its remote
+//   semaphore write a DMA fixed cost (core.dma.fixed_cost) plus their semaphore overhead later
+//   (docs/chip.md).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -28,6 +32,7 @@
 #include <utility>
 #include <variant>
 
+#include "cross_core_races.h"
 #include "instruction_plan.h"
 #include "sequencer_state.h"
 #include "trn/core/dma_model.h"
@@ -56,6 +61,8 @@ using plan::updatingAgent;
 namespace {
 
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+/// EngineState::blockedOn of an engine waiting at a core barrier for the other cores.
+constexpr std::int32_t kBarrierWait = -2;
 
 enum class EventKind : std::uint8_t { kComplete, kDma, kReady };
 
@@ -78,6 +85,7 @@ struct EngineState {
   std::int64_t readySince = 0;
   bool blocked = false;
   std::int32_t blockedOn = -1;  ///< the semaphore of the first wait that did not hold
+  std::uint32_t barrier = 0;    ///< the barrier it has arrived at and not yet passed (0: none)
   bool wakePending = false;
   bool done = false;
 };
@@ -96,6 +104,23 @@ struct CoreRun {
   std::int64_t lastActivity = 0;
   std::int64_t peLastEnd = -1;  ///< end of the last TensorE instruction (throttle re-arm)
   std::int64_t rampStart = 0;   ///< when the current throttle ramp began
+  std::uint32_t group = 0;        ///< index of its barrier group (its logical core)
+  std::uint32_t barriersReached = 0;
+};
+
+/// One barrier of a group: how many of its cores have arrived, the last arrival, and whether it
+/// is complete.
+struct BarrierState {
+  std::size_t arrived = 0;
+  std::int64_t lastArrival = 0;
+  bool complete = false;
+};
+
+/// The cores of one logical core, which meet at core barriers.
+struct BarrierGroup {
+  int logicalCore = 0;
+  std::vector<std::uint32_t> cores;
+  std::vector<BarrierState> barriers;  ///< by barrier number - 1
 };
 
 class Simulation {
@@ -121,6 +146,9 @@ class Simulation {
   Status runEngine(std::uint32_t c, Engine engine, std::int64_t now);
   Status finishInstruction(std::uint32_t c, const Completion& done, const VectorClock* clock,
                            std::int64_t now);
+  /// `engine` of core `c` is at a core_barrier at `now`: counts its arrival (once) and wakes the
+  /// group when it is the last. Returns whether the engine may pass the barrier now.
+  bool arriveAtBarrier(std::uint32_t c, Engine engine, std::int64_t now);
   /// Stores `value` at `slot` of `slots` (growing it) when races are checked.
   static void keepClock(std::vector<VectorClock>& slots, std::uint32_t slot,
                         const VectorClock* value) {
@@ -171,6 +199,9 @@ class Simulation {
   void finalise();
 
   std::vector<CoreRun> cores_;
+  std::vector<BarrierGroup> groups_;
+  std::optional<CrossCoreRaces> crossCore_;  ///< with race detection, when several cores run
+  std::int64_t barrierLatency_ = 0;          ///< ps from the last arrival to the others' release
   RunMode mode_ = RunMode::kFunctionalOnly;
   bool timing_ = false;
   const spec::ChipSpec* chip_ = nullptr;
@@ -206,6 +237,14 @@ Status Simulation::setUp() {
       return invalidArgument("cores simulated together must share one mode and one chip");
     }
     physical.push_back(options.physicalCore);
+    auto group = std::find_if(groups_.begin(), groups_.end(), [&](const BarrierGroup& g) {
+      return g.logicalCore == options.logicalCore;
+    });
+    if (group == groups_.end()) {
+      group = groups_.insert(groups_.end(), BarrierGroup{options.logicalCore, {}, {}});
+    }
+    group->cores.push_back(c);
+    cr.group = static_cast<std::uint32_t>(group - groups_.begin());
     cr.stats.mode = mode_;
     cr.semaphores.assign(static_cast<std::size_t>(options.limits.semaphores), 0);
     cr.waiters.assign(cr.semaphores.size(), 0);
@@ -231,7 +270,18 @@ Status Simulation::setUp() {
       cr.costs.emplace(std::move(calc));
     }
   }
+  const bool allDetect = std::all_of(cores_.begin(), cores_.end(), [](const CoreRun& cr) {
+    return cr.core->options().detectRaces;
+  });
+  if (cores_.size() > 1 && allDetect) {
+    crossCore_.emplace(
+        cores_.size(), [this](std::uint32_t c, AccessOwner owner) { return describe(c, owner); },
+        [this](std::uint32_t c, std::int32_t tensor) {
+          return cores_[c].core->program().tensors[static_cast<std::size_t>(tensor)].name;
+        });
+  }
   if (timing_) {
+    barrierLatency_ = chip_->core.dma.fixedCost.count();
     for (const Engine e : isa::kAllEngines) {
       const auto i = static_cast<std::size_t>(e);
       const Hertz clock = engineClock(*chip_, e);
@@ -324,7 +374,7 @@ std::string Simulation::describe(std::uint32_t c, AccessOwner owner) const {
     text += fmt::format(" at {}:{}", instr.location.file, instr.location.line);
   }
   if (cores_.size() > 1) {
-    text = fmt::format("core {}: {}", c, text);
+    text = fmt::format("core {}: {}", cores_[c].core->options().physicalCore, text);
   }
   return text;
 }
@@ -403,6 +453,25 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   const int agent = HazardDetector::engineAgent(engine);
   const Kind kind = plan != nullptr ? plan->kind : kindOf(instr);
   const bool dma = kind.dma;
+  if (kind.barrier) {
+    if (cr.hazards && es.barrier == 0) {
+      // The arrival happens after the barrier's own waits (checked again when it passes).
+      for (const isa::SemaphoreWait& w : waits) {
+        cr.hazards->acquire(agent, w.semaphore);
+      }
+    }
+    if (!arriveAtBarrier(c, engine, now)) {
+      es.blocked = true;
+      es.blockedOn = kBarrierWait;
+      return {};
+    }
+    if (cr.hazards) {
+      VectorClock passed{};
+      passed[static_cast<std::size_t>(kBarrierSlot)] = es.barrier;
+      cr.hazards->join(agent, passed);
+    }
+    es.barrier = 0;
+  }
 
   // Happens-before and race check.
   Completion unplanned;
@@ -435,6 +504,12 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     }
     TRN_RETURN_IF_ERROR(hazards.access(accessor, owner, *prepared, accesses));
     clock = &hazards.clock(accessor);
+    if (crossCore_) {
+      TRN_RETURN_IF_ERROR(crossCore_->access(
+          c, accessor, owner, *clock,
+          std::span(prepared->operands).subspan(accesses.firstOperand, accesses.operandCount),
+          [&cr](std::int32_t tensor) { return cr.core->tensorAddress(tensor); }));
+    }
   }
 
   // Time.
@@ -533,6 +608,42 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   es.readySince = end;
   nextReady = end;
   return {};
+}
+
+bool Simulation::arriveAtBarrier(std::uint32_t c, Engine engine, std::int64_t now) {
+  CoreRun& cr = cores_[c];
+  EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
+  BarrierGroup& group = groups_[cr.group];
+  if (es.barrier == 0) {
+    es.barrier = ++cr.barriersReached;
+    if (group.barriers.size() < es.barrier) {
+      group.barriers.resize(es.barrier);
+    }
+    BarrierState& b = group.barriers[es.barrier - 1];
+    ++b.arrived;
+    b.lastArrival = std::max(b.lastArrival, now);
+    if (crossCore_) {
+      crossCore_->arrive(c, cr.hazards->clock(HazardDetector::engineAgent(engine)));
+    }
+    if (b.arrived < group.cores.size()) {
+      return false;
+    }
+    // The last to arrive goes on; the others see its remote semaphore write.
+    b.complete = true;
+    for (const std::uint32_t other : group.cores) {
+      for (const Engine e : isa::kAllEngines) {
+        EngineState& waiting = cores_[other].engines[static_cast<std::size_t>(e)];
+        if (waiting.blocked && waiting.blockedOn == kBarrierWait && waiting.barrier == es.barrier &&
+            !waiting.wakePending && !(other == c && e == engine)) {
+          waiting.wakePending = true;
+          schedule(b.lastArrival + barrierLatency_ + semaphoreDelay_[static_cast<std::size_t>(e)],
+                   EventKind::kReady, other, static_cast<std::uint32_t>(e));
+        }
+      }
+    }
+    return true;
+  }
+  return group.barriers[es.barrier - 1].complete;
 }
 
 Status Simulation::finishInstruction(std::uint32_t c, const Completion& done,
@@ -637,6 +748,17 @@ Status Simulation::deadlock() const {
       }
       const isa::Instruction& instr = cr.core->program().stream(engine)[es.pc];
       const AccessOwner owner{engine, static_cast<std::uint32_t>(es.pc)};
+      if (es.blockedOn == kBarrierWait) {
+        std::vector<std::uint32_t> missing;
+        for (const std::uint32_t other : groups_[cr.group].cores) {
+          if (cores_[other].barriersReached < es.barrier) {
+            missing.push_back(other);
+          }
+        }
+        pending += fmt::format("\n  {} waits at core barrier {} for core(s) {}, which never reach it",
+                               describe(c, owner), es.barrier, fmt::join(missing, ", "));
+        continue;
+      }
       std::vector<std::string> waits;
       for (const isa::SemaphoreWait& w : instr.sync.waits) {
         if (cr.waitRaces) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -34,6 +35,30 @@ Result<RunMode> parseRunMode(std::string_view text) {
   }
   return invalidArgument(fmt::format(
       "unknown mode '{}' (expected functional+timing, timing-only or functional-only)", text));
+}
+
+RunStats mergeStats(std::span<const RunStats> cores) {
+  RunStats merged;
+  merged.cores = 0;
+  for (const RunStats& s : cores) {
+    merged.mode = s.mode;
+    merged.instructions += s.instructions;
+    merged.total = std::max(merged.total, s.total);
+    for (std::size_t e = 0; e < merged.engines.size(); ++e) {
+      merged.engines[e].instructions += s.engines[e].instructions;
+      merged.engines[e].busy += s.engines[e].busy;
+      merged.engines[e].waiting += s.engines[e].waiting;
+    }
+    merged.dma.transfers += s.dma.transfers;
+    merged.dma.bytes += s.dma.bytes;
+    merged.dma.hbmBytes += s.dma.hbmBytes;
+    merged.dma.descriptors += s.dma.descriptors;
+    merged.dma.busy += s.dma.busy;
+    merged.flops += s.flops;
+    merged.unrecorded += s.unrecorded;
+    merged.cores += s.cores;
+  }
+  return merged;
 }
 
 }  // namespace trn::core

@@ -147,14 +147,18 @@ Footprint Footprint::of(const AccessPattern& ap, bool write) {
   return f;
 }
 
-std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b) {
-  if (!boxesOverlap(a, b)) {
-    return std::nullopt;
-  }
+namespace {
+
+/// The first bytes `a` (its offsets shifted by `shiftA`) and `b` (by `shiftB`) both touch, for
+/// footprints whose bounding boxes meet.
+std::optional<ByteInterval> shiftedOverlap(const Footprint& a, std::int64_t shiftA,
+                                           const Footprint& b, std::int64_t shiftB) {
   if (a.rows.rows > 0 && b.rows.rows > 0) {
     // A single run is one row of any stride.
     RowShape x = a.rows;
     RowShape y = b.rows;
+    x.first += shiftA;
+    y.first += shiftB;
     x.stride = x.rows == 1 ? y.stride : x.stride;
     y.stride = y.rows == 1 ? x.stride : y.stride;
     if (x.stride == y.stride && x.stride > 0) {
@@ -166,18 +170,37 @@ std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b)
   std::size_t i = 0;
   std::size_t j = 0;
   while (i < x.size() && j < y.size()) {
-    const std::int64_t begin = std::max(x[i].begin, y[j].begin);
-    const std::int64_t end = std::min(x[i].end, y[j].end);
+    const std::int64_t begin = std::max(x[i].begin + shiftA, y[j].begin + shiftB);
+    const std::int64_t end = std::min(x[i].end + shiftA, y[j].end + shiftB);
     if (begin < end) {
       return ByteInterval{begin, end};
     }
-    if (x[i].end <= y[j].end) {
+    if (x[i].end + shiftA <= y[j].end + shiftB) {
       ++i;
     } else {
       ++j;
     }
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b) {
+  if (!boxesOverlap(a, b)) {
+    return std::nullopt;
+  }
+  return shiftedOverlap(a, 0, b, 0);
+}
+
+std::optional<ByteInterval> firstDeviceOverlap(const Footprint& a, std::int64_t baseA,
+                                               const Footprint& b, std::int64_t baseB) {
+  if (a.memory != Memory::kHbm || b.memory != Memory::kHbm ||
+      a.bytes.begin + baseA >= b.bytes.end + baseB ||
+      b.bytes.begin + baseB >= a.bytes.end + baseA) {
+    return std::nullopt;
+  }
+  return shiftedOverlap(a, baseA, b, baseB);
 }
 
 void operandFootprints(const InstructionBody& body, std::vector<Footprint>& out) {

@@ -76,8 +76,17 @@ Status checkGrid(const KernelDef& kernel, const Grid& grid) {
                                 kernel.name, fmt::join(grid.shape, ", ")));
     }
   }
-  return grid.shape.empty() ? Status(ErrorCode::kInvalidArgument, "a launch grid needs a dimension")
-                            : Status{};
+  if (grid.shape.empty()) {
+    return Status(ErrorCode::kInvalidArgument, "a launch grid needs a dimension");
+  }
+  if (grid.cores < 1 || grid.core < 0 || grid.core >= grid.cores ||
+      grid.shape.front() % grid.cores != 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  fmt::format("kernel '{}': a launch over {} cores needs grid axis 0 ({}) to be a "
+                              "multiple of the core count, and core {} to be one of them",
+                              kernel.name, grid.cores, grid.shape.front(), grid.core));
+  }
+  return {};
 }
 
 Result<KernelIR> trace(const KernelDef& kernel, std::span<const TensorSpec> inputs,
@@ -91,9 +100,13 @@ Result<KernelIR> trace(const KernelDef& kernel, std::span<const TensorSpec> inpu
     for (const TensorSpec& spec : inputs) {
       args.push_back(k.input(spec.name, spec.shape, spec.dtype));
     }
-    // Every program instance of the grid, row-major.
+    // Every program instance of the grid in this core's block of axis 0, row-major.
+    const std::int64_t block = grid.shape.front() / grid.cores;
     std::vector<std::int64_t> index(grid.shape.size(), 0);
     do {
+      if (index.front() / block != grid.core) {
+        continue;
+      }
       k.beginProgram(index);
       for (const Tensor& t : kernel.body(k, args)) {
         k.markOutput(t);
@@ -201,7 +214,7 @@ Result<std::shared_ptr<const CompiledKernel>> KernelCache::get(const KernelDef& 
                                                                const isa::CoreLimits& limits,
                                                                const CompileOptions& options,
                                                                const Grid& grid) {
-  Key key{kernel.name,  {inputs.begin(), inputs.end()}, grid.shape,
+  Key key{kernel.name,  {inputs.begin(), inputs.end()}, grid,
           options.bufs, options.verifyEachPass,         limits};
   {
     const std::lock_guard lock(mutex_);

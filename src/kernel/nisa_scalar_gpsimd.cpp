@@ -77,4 +77,13 @@ void ncNGather(const Tensor& dst, const Tensor& data, const Tensor& indices, Loc
   c.emit({.dst = c("dst", dst), .data = c("data", data), .indices = c("indices", indices)});
 }
 
+void coreBarrier(const Tensor& data, Engine engine, Loc loc) {
+  detail::Call<isa::CoreBarrier> c(loc);
+  c("data", data);
+  if (data.memory() != isa::Memory::kHbm) {
+    c.fail("data must be an HBM tensor the cores exchange through");
+  }
+  c.emit(isa::CoreBarrier{}, engine);
+}
+
 }  // namespace trn::kernel::nisa

@@ -30,12 +30,14 @@ EngineUsage engineUsage(isa::Engine engine, const core::RunStats& stats, bool ti
   if (!timed) {
     return usage;
   }
+  // Merged statistics of several cores hold each engine's time summed over them.
+  const Picoseconds span = stats.total * std::max(1, stats.cores);
   usage.busy = totals.busy;
   usage.waiting = totals.waiting;
-  usage.idle = std::max(Picoseconds(0), stats.total - totals.busy - totals.waiting);
-  usage.busyFraction = fractionOf(usage.busy, stats.total);
-  usage.waitingFraction = fractionOf(usage.waiting, stats.total);
-  usage.idleFraction = fractionOf(usage.idle, stats.total);
+  usage.idle = std::max(Picoseconds(0), span - totals.busy - totals.waiting);
+  usage.busyFraction = fractionOf(usage.busy, span);
+  usage.waitingFraction = fractionOf(usage.waiting, span);
+  usage.idleFraction = fractionOf(usage.idle, span);
   return usage;
 }
 
@@ -117,6 +119,7 @@ Report makeReport(const core::RunStats& stats, const spec::ChipSpec& chip) {
   report.timed = core::hasTiming(stats.mode);
   report.total = report.timed ? stats.total : Picoseconds(0);
   report.instructions = stats.instructions;
+  report.cores = std::max(1, stats.cores);
   for (std::size_t slot = 0; slot < isa::kAllEngines.size(); ++slot) {
     report.engines[slot] = engineUsage(isa::kAllEngines[slot], stats, report.timed);
   }
@@ -124,10 +127,12 @@ Report makeReport(const core::RunStats& stats, const spec::ChipSpec& chip) {
   const spec::TensorEngine& pe = chip.core.pe;
   const double peFlopsPerSecond = static_cast<double>(pe.rows) * static_cast<double>(pe.columns) *
                                   2.0 * static_cast<double>(pe.clock.count());
-  report.peBf16PeakTflops = peFlopsPerSecond / 1e12;
-  report.dmaPeakBytesPerSecond = static_cast<double>(chip.core.dma.enginesPerCore) *
+  const auto cores = static_cast<double>(report.cores);
+  report.peBf16PeakTflops = cores * peFlopsPerSecond / 1e12;
+  report.dmaPeakBytesPerSecond = cores * static_cast<double>(chip.core.dma.enginesPerCore) *
                                  static_cast<double>(chip.core.dma.engineBandwidth.count());
-  report.dma = dmaUsage(stats.dma, report.total, report.dmaPeakBytesPerSecond, report.timed);
+  report.dma = dmaUsage(stats.dma, report.total * report.cores,
+                        report.dmaPeakBytesPerSecond / cores, report.timed);
   report.flops = stats.flops;
   report.hbmBytes = stats.dma.hbmBytes;
 
@@ -144,8 +149,11 @@ Report makeReport(const core::RunStats& stats, const spec::ChipSpec& chip) {
 
 std::string formatReport(const Report& report) {
   std::string out =
-      fmt::format("trnsim run report: {}, {}\n", report.chip.empty() ? "?" : report.chip,
-                  core::runModeName(report.mode));
+      fmt::format("trnsim run report: {}, {}{}\n", report.chip.empty() ? "?" : report.chip,
+                  core::runModeName(report.mode),
+                  report.cores > 1 ? fmt::format(", {} cores (times summed over them)",
+                                                 report.cores)
+                                   : std::string());
   if (report.timed) {
     out += fmt::format("{:<15}{} ({} ps)\n", "total time", formatDuration(report.total),
                        report.total.count());
@@ -185,7 +193,7 @@ std::string formatReport(const Report& report) {
   } else {
     out += fmt::format("{:<15}{} (busy {}, {:.1f} % of total)\n", "critical", report.criticalEngine,
                        formatDuration(report.criticalBusy),
-                       percent(fractionOf(report.criticalBusy, report.total)));
+                       percent(fractionOf(report.criticalBusy, report.total * report.cores)));
   }
   return out;
 }

@@ -18,7 +18,7 @@ namespace {
 // The chip schema bounds these counts (trn/spec/chip_spec.h) so that they fit CoreLimits' int32
 // fields and the race detector's agents.
 static_assert(spec::kMaxSequencerResources <= INT32_MAX);
-static_assert(isa::kNumEngines + spec::kMaxDmaQueuesPerCore <= core::kMaxAgents,
+static_assert(isa::kNumEngines + spec::kMaxDmaQueuesPerCore <= core::kBarrierSlot,
               "race detection must be able to follow every DMA queue a chip may declare");
 
 /// `value` of the chip key `key` as an int32; the schema guarantees that it fits.
@@ -118,79 +118,221 @@ Result<std::shared_ptr<const kernel::CompiledKernel>> Session::compile(
   return std::make_shared<const kernel::CompiledKernel>(std::move(compiled));
 }
 
+Status Session::checkLnc(int lnc) const {
+  const std::vector<std::int64_t>& sizes = chip_->chip.logicalCores.sizes;
+  if (std::find(sizes.begin(), sizes.end(), lnc) == sizes.end()) {
+    return invalidArgument(fmt::format("LNC={} is not a logical-core size of chip '{}' (it has {})",
+                                       lnc, chip_->name, fmt::join(sizes, ", ")));
+  }
+  return {};
+}
+
+Result<CompiledLaunch> Session::compileLaunch(const kernel::KernelDef& kernel,
+                                              std::span<const kernel::TensorSpec> specs,
+                                              const RunOptions& options,
+                                              const kernel::CompileOptions& compileOptions,
+                                              kernel::KernelCache* cache) const {
+  TRN_RETURN_IF_ERROR(checkLnc(options.lnc));
+  CompiledLaunch launch;
+  for (int c = 0; c < options.lnc; ++c) {
+    kernel::Grid grid;
+    grid.shape = {options.lnc};
+    grid.cores = options.lnc;
+    grid.core = c;
+    if (cache != nullptr) {
+      TRN_ASSIGN_OR_RETURN(launch.cores.emplace_back(),
+                           cache->get(kernel, specs, limits_, compileOptions, grid));
+    } else {
+      TRN_ASSIGN_OR_RETURN(kernel::CompiledKernel compiled,
+                           kernel::compile(kernel, specs, limits_, compileOptions, grid));
+      launch.cores.push_back(std::make_shared<const kernel::CompiledKernel>(std::move(compiled)));
+    }
+  }
+  return launch;
+}
+
 Result<RunResult> Session::run(std::shared_ptr<const isa::Program> program,
                                std::span<const TensorInput> inputs,
                                std::span<const TensorOutput> outputs,
                                const RunOptions& options) const {
   TRN_CHECK(program != nullptr) << "Session::run needs a program";
+  const CoreProgram only{std::move(program), 0};
+  return runCores(std::span(&only, 1), inputs, outputs, options);
+}
+
+namespace {
+
+/// A tensor of the device: its declaration (in the first program that names it) and address.
+struct DeviceTensor {
+  const isa::TensorDecl* decl = nullptr;
+  std::int64_t address = 0;
+};
+
+const DeviceTensor* findDeviceTensor(const std::vector<DeviceTensor>& tensors,
+                                     std::string_view name) {
+  for (const DeviceTensor& t : tensors) {
+    if (t.decl->name == name) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
+                                    std::span<const TensorInput> inputs,
+                                    std::span<const TensorOutput> outputs,
+                                    const RunOptions& options) const {
+  if (cores.empty()) {
+    return invalidArgument("a run needs at least one core program");
+  }
+  TRN_RETURN_IF_ERROR(checkLnc(options.lnc));
   const bool data = core::hasData(options.mode);
   if (!data && !outputs.empty()) {
     return invalidArgument("timing-only mode computes no values: outputs cannot be read");
+  }
+  const std::vector<std::int64_t>& stackOfCore = chip_->hbm.stackOfCore;
+  for (std::size_t i = 0; i < cores.size(); ++i) {
+    TRN_CHECK(cores[i].program != nullptr) << "core program " << i << " has no program";
+    const int physical = cores[i].physicalCore;
+    if (physical < 0 || physical >= chip_->chip.neuronCores ||
+        static_cast<std::size_t>(physical) >= stackOfCore.size()) {
+      return invalidArgument(fmt::format("physical core {} does not exist: chip '{}' has cores "
+                                         "0..{}",
+                                         physical, chip_->name, chip_->chip.neuronCores - 1));
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (cores[j].physicalCore == physical) {
+        return invalidArgument(
+            fmt::format("two programs were given for physical core {}", physical));
+      }
+    }
   }
   if (data) {
     std::vector<std::string> names;
     for (const TensorInput& in : inputs) {
       names.push_back(in.tensor);
     }
-    const std::vector<std::string> unbound = unboundInputs(*program, names);
-    if (!unbound.empty()) {
-      return invalidArgument(
-          fmt::format("input tensor(s) {} have no value", fmt::join(unbound, ", ")));
+    for (const CoreProgram& cp : cores) {
+      const std::vector<std::string> unbound = unboundInputs(*cp.program, names);
+      if (!unbound.empty()) {
+        return invalidArgument(
+            fmt::format("input tensor(s) {} have no value", fmt::join(unbound, ", ")));
+      }
     }
   }
-  TRN_ASSIGN_OR_RETURN(auto core, core::NeuronCore::create(program, coreOptions(*this, options)));
+
+  // One device memory; a tensor name is one device tensor, in the stack of its first core.
+  const bool poison = options.poison && data;
+  TRN_ASSIGN_OR_RETURN(std::shared_ptr<core::DeviceMemory> device,
+                       core::DeviceMemory::create(chip_->hbm.stackCapacity.count(),
+                                                  chip_->hbm.stacks, data, poison));
+  std::vector<DeviceTensor> tensors;
+  std::vector<std::unique_ptr<core::NeuronCore>> simulated;
+  for (std::size_t i = 0; i < cores.size(); ++i) {
+    const CoreProgram& cp = cores[i];
+    core::CoreOptions o = coreOptions(*this, options);
+    o.physicalCore = cp.physicalCore;
+    o.logicalCore = cp.physicalCore / options.lnc;
+    o.device = device;
+    for (const isa::TensorDecl& decl : cp.program->tensors) {
+      if (const DeviceTensor* shared = findDeviceTensor(tensors, decl.name)) {
+        if (shared->decl->shape != decl.shape || shared->decl->dtype != decl.dtype) {
+          return invalidArgument(fmt::format(
+              "tensor '{}' is [{}] {} in one core's program but [{}] {} in physical core {}'s; "
+              "programs share a tensor by name",
+              decl.name, fmt::join(shared->decl->shape, ", "), dtypeName(shared->decl->dtype),
+              fmt::join(decl.shape, ", "), dtypeName(decl.dtype), cp.physicalCore));
+        }
+        o.tensorAddresses.push_back(shared->address);
+        continue;
+      }
+      const std::int64_t stack = stackOfCore[static_cast<std::size_t>(cp.physicalCore)];
+      TRN_ASSIGN_OR_RETURN(const std::int64_t address,
+                           device->allocate(decl.byteSize(), stack,
+                                            fmt::format("HBM tensor '{}'", decl.name)));
+      tensors.push_back({&decl, address});
+      o.tensorAddresses.push_back(address);
+    }
+    TRN_ASSIGN_OR_RETURN(simulated.emplace_back(),
+                         core::NeuronCore::create(cp.program, std::move(o)));
+  }
   if (data) {
     for (const TensorInput& in : inputs) {
-      const auto index = program->findTensor(in.tensor);
-      if (!index) {
-        return notFound(fmt::format("{}: the program has no tensor '{}'", in.source, in.tensor));
+      const DeviceTensor* tensor = findDeviceTensor(tensors, in.tensor);
+      if (tensor == nullptr) {
+        return notFound(fmt::format("{}: no program has a tensor '{}'", in.source, in.tensor));
       }
-      const isa::TensorDecl& decl = program->tensors[static_cast<std::size_t>(*index)];
       TRN_CHECK(in.array != nullptr) << in.source << ": no array";
-      TRN_ASSIGN_OR_RETURN(const auto bytes, tensorFromNpy(decl, *in.array, in.source));
-      TRN_RETURN_IF_ERROR(core->setTensor(in.tensor, bytes));
+      TRN_ASSIGN_OR_RETURN(const auto bytes, tensorFromNpy(*tensor->decl, *in.array, in.source));
+      TRN_RETURN_IF_ERROR(device->write(tensor->address, bytes));
     }
+  }
+  std::vector<core::NeuronCore*> running;
+  for (const auto& c : simulated) {
+    running.push_back(c.get());
   }
   RunResult result;
-  TRN_ASSIGN_OR_RETURN(result.stats, core->run());
+  TRN_ASSIGN_OR_RETURN(result.cores, core::runTogether(running));
+  for (const CoreProgram& cp : cores) {
+    result.physicalCores.push_back(cp.physicalCore);
+  }
+  result.stats = result.cores.size() == 1 ? result.cores.front() : core::mergeStats(result.cores);
   for (const TensorOutput& out : outputs) {
-    const auto index = program->findTensor(out.tensor);
-    if (!index) {
-      return notFound(fmt::format("output '{}': the program has no such tensor", out.tensor));
+    const DeviceTensor* tensor = findDeviceTensor(tensors, out.tensor);
+    if (tensor == nullptr) {
+      return notFound(fmt::format("output '{}': no program has such a tensor", out.tensor));
     }
-    const isa::TensorDecl& decl = program->tensors[static_cast<std::size_t>(*index)];
-    TRN_ASSIGN_OR_RETURN(const auto bytes, core->tensorBytes(out.tensor));
-    TRN_ASSIGN_OR_RETURN(result.outputs.emplace_back(), npyFromTensor(decl, bytes, out.hostType));
+    TRN_ASSIGN_OR_RETURN(const auto bytes,
+                         device->read(tensor->address, tensor->decl->byteSize()));
+    TRN_ASSIGN_OR_RETURN(result.outputs.emplace_back(),
+                         npyFromTensor(*tensor->decl, bytes, out.hostType));
   }
   return result;
+}
+
+Result<RunResult> Session::runLaunch(const CompiledLaunch& launch,
+                                     std::span<const NpyArray> inputs,
+                                     const RunOptions& options) const {
+  TRN_CHECK(!launch.cores.empty()) << "Session::runLaunch needs a compiled launch";
+  const kernel::CompiledKernel& first = launch.first();
+  const bool data = core::hasData(options.mode);
+  if (data && inputs.size() != first.inputs.size()) {
+    return invalidArgument(fmt::format("kernel '{}' takes {} inputs; {} arrays were given",
+                                       first.name, first.inputs.size(), inputs.size()));
+  }
+  std::vector<TensorInput> bound;
+  std::vector<TensorOutput> wanted;
+  if (data) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const std::string& name = first.inputs[i].name;
+      bound.push_back({name, &inputs[i], fmt::format("input '{}'", name)});
+    }
+    for (const kernel::TensorSpec& out : first.outputs) {
+      wanted.push_back({out.name, isFloat(out.dtype) ? std::optional(DType::kFp32)
+                                                     : std::nullopt});
+    }
+  }
+  // The cores share the compiled programs rather than copying them.
+  std::vector<CoreProgram> programs;
+  for (std::size_t c = 0; c < launch.cores.size(); ++c) {
+    const auto& compiled = launch.cores[c];
+    programs.push_back({std::shared_ptr<const isa::Program>(compiled, &compiled->program),
+                        static_cast<int>(c)});
+  }
+  return runCores(programs, bound, wanted, options);
 }
 
 Result<RunResult> Session::runKernel(std::shared_ptr<const kernel::CompiledKernel> compiled,
                                      std::span<const NpyArray> inputs,
                                      const RunOptions& options) const {
   TRN_CHECK(compiled != nullptr) << "Session::runKernel needs a compiled kernel";
-  const bool data = core::hasData(options.mode);
-  if (data && inputs.size() != compiled->inputs.size()) {
-    return invalidArgument(fmt::format("kernel '{}' takes {} inputs; {} arrays were given",
-                                       compiled->name, compiled->inputs.size(), inputs.size()));
-  }
-  const isa::Program& program = compiled->program;
-  std::vector<TensorInput> bound;
-  std::vector<TensorOutput> wanted;
-  if (data) {
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const std::string& name = program.tensors[i].name;
-      bound.push_back({name, &inputs[i], fmt::format("input '{}'", name)});
-    }
-    for (std::size_t o = 0; o < compiled->outputs.size(); ++o) {
-      const isa::TensorDecl& decl = program.tensors[compiled->inputs.size() + o];
-      wanted.push_back({decl.name, isFloat(decl.dtype) ? std::optional(DType::kFp32)
-                                                       : std::nullopt});
-    }
-  }
-  // The core shares the compiled program rather than copying it.
-  std::shared_ptr<const isa::Program> shared(compiled, &compiled->program);
-  return run(std::move(shared), bound, wanted, options);
+  CompiledLaunch launch;
+  launch.cores.push_back(std::move(compiled));
+  RunOptions one = options;
+  one.lnc = 1;  // a compiled kernel is one core's program
+  return runLaunch(launch, inputs, one);
 }
 
 Result<RunResult> Session::runKernel(const kernel::CompiledKernel& compiled,
@@ -204,8 +346,9 @@ Result<RunResult> Session::runKernel(const kernel::KernelDef& kernel,
                                      std::span<const NpyArray> inputs, const RunOptions& options,
                                      kernel::KernelCache* cache,
                                      const kernel::CompileOptions& compileOptions) const {
-  TRN_ASSIGN_OR_RETURN(auto compiled, compile(kernel, specs, compileOptions, cache));
-  return runKernel(std::move(compiled), inputs, options);
+  TRN_ASSIGN_OR_RETURN(CompiledLaunch launch,
+                       compileLaunch(kernel, specs, options, compileOptions, cache));
+  return runLaunch(launch, inputs, options);
 }
 
 NpyArray floatArray(std::vector<std::int64_t> shape, std::span<const float> values) {

@@ -18,14 +18,14 @@ TEST(CoreLimits, TheLargestSequencerAndQueueCountsArriveUnchanged) {
   const Result<spec::ChipSpec> chip = spec::loadChipFromString(
       "version: 1\nname: big\nbase: trn2\ncore:\n"
       "  sequencer: {registers: 65536, semaphores: 65536}\n"
-      "  dma: {queues_per_engine: 19}\n",
+      "  dma: {queues_per_engine: 18}\n",
       "big.yaml");
   ASSERT_TRUE(chip.ok()) << chip.status().toString();
   const isa::CoreLimits limits = coreLimits(*chip);
   EXPECT_EQ(limits.registers, 65536);
   EXPECT_EQ(limits.semaphores, 65536);
-  EXPECT_EQ(limits.dmaQueues, 19);
-  EXPECT_LE(isa::kNumEngines + limits.dmaQueues, core::kMaxAgents);
+  EXPECT_EQ(limits.dmaQueues, 18);
+  EXPECT_LE(isa::kNumEngines + limits.dmaQueues, core::kBarrierSlot);
 }
 
 TEST(CoreLimits, Trn2) {

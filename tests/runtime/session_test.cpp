@@ -72,7 +72,7 @@ TEST(Session, NamesWhatTheCallerGotWrong) {
       {"a", &aArray, "a.npy"}, {"b", &aArray, "b.npy"}, {"z", &aArray, "z.npy"}};
   auto unknown = trn2().run(addProgram(), stray, {}, RunOptions{});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("z.npy: the program has no tensor 'z'"),
+  EXPECT_NE(unknown.status().message().find("z.npy: no program has a tensor 'z'"),
             std::string::npos)
       << unknown.status().message();
 

@@ -48,9 +48,9 @@ TEST(ChipRanges, HundredMillionSemaphoresAreRejected) {
 }
 
 TEST(ChipRanges, DmaQueuesAreBoundedByTheRaceDetector) {
-  EXPECT_EQ(overlayError("core:\n  dma:\n    queues_per_engine: 20\n"),
-            "r.yaml:6:24: core.dma.queues_per_engine: '20' is out of range; expected a value in "
-            "[1, 19]");
+  EXPECT_EQ(overlayError("core:\n  dma:\n    queues_per_engine: 19\n"),
+            "r.yaml:6:24: core.dma.queues_per_engine: '19' is out of range; expected a value in "
+            "[1, 18]");
 }
 
 TEST(ChipRanges, OneBytePerSecondOfHbmIsRejected) {
@@ -109,7 +109,7 @@ TEST(ChipRanges, TheBoundsThemselvesLoad) {
       "core:\n"
       "  sequencer: {registers: 65536, semaphores: 65536, events: 65536}\n"
       "  sbuf: {partition_bytes: 256MiB, total_bytes: 32GiB}\n"
-      "  dma: {queues_per_engine: 19, engine_bandwidth: 1GB/s, fixed_cost: 1ms}\n"
+      "  dma: {queues_per_engine: 18, engine_bandwidth: 1GB/s, fixed_cost: 1ms}\n"
       "  pe: {clock: 100GHz}\n"
       "  dve: {clock: 100MHz}\n"
       "hbm: {stack_capacity: 256GiB, capacity: 1TiB, bandwidth: 1GB/s}\n"

@@ -38,8 +38,10 @@ namespace trn::core {
 
 using isa::Footprint;
 
-/// Agents: engines 0..4, then DMA queues.
+/// Agents: engines 0..4, then DMA queues. The last slot of every clock is no agent: it counts the
+/// core barriers the clock has seen complete (cross_core_races.h), and joins like the others.
 inline constexpr int kMaxAgents = 24;
+inline constexpr int kBarrierSlot = kMaxAgents - 1;
 using VectorClock = std::array<std::uint32_t, kMaxAgents>;
 
 /// An operand of an instruction: its access pattern (inside the program, which outlives the run),

@@ -1,4 +1,4 @@
-// One NeuronCore: SBUF, PSUM, the program's HBM tensors, five in-order sequencers with their
+// One NeuronCore: SBUF, PSUM, its view of the chip's HBM, five in-order sequencers with their
 // registers, the semaphores that order them, and the DMA queues. Running a Program executes each
 // engine's stream in program order, starting an instruction only when its semaphore waits hold
 // and applying its updates when it completes, so a race-free program has exactly one result; a
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "trn/base/status.h"
+#include "trn/core/device_memory.h"
 #include "trn/core/memory.h"
 #include "trn/core/timeline.h"
 #include "trn/isa/core_limits.h"
@@ -46,6 +47,14 @@ struct CoreOptions {
   std::shared_ptr<const spec::ChipSpec> chip;
   /// Physical core index on the chip (selects the HBM stack it shares with its pair).
   int physicalCore = 0;
+  /// The cores run together that share a logical core (the same value) synchronise with each
+  /// other at core_barrier instructions.
+  int logicalCore = 0;
+  /// The device memory the program's HBM tensors live in, and the device address of each tensor
+  /// in declaration order (the runtime binds them; tensors of one program must not overlap).
+  /// Null: the core maps a device of its own holding just its tensors, one after another.
+  std::shared_ptr<DeviceMemory> device;
+  std::vector<std::int64_t> tensorAddresses;
   /// Check every access for races and report them as errors (the default). Off, no check is
   /// made (faster) and a racy program's result follows the simulated schedule.
   bool detectRaces = true;
@@ -67,7 +76,8 @@ class NeuronCore {
   static Result<std::unique_ptr<NeuronCore>> create(std::shared_ptr<const isa::Program> program,
                                                     CoreOptions options);
 
-  /// Fills HBM tensor `name` with raw little-endian element bytes of exactly its size.
+  /// Fills HBM tensor `name` (in device memory) with raw little-endian element bytes of exactly
+  /// its size.
   Status setTensor(std::string_view name, std::span<const std::byte> data);
 
   /// The current bytes of HBM tensor `name`.
@@ -84,6 +94,12 @@ class NeuronCore {
     return semaphoreUse_;
   }
   [[nodiscard]] const CoreOptions& options() const { return options_; }
+  /// The device memory the core's HBM tensors live in.
+  [[nodiscard]] const DeviceMemory& device() const { return *options_.device; }
+  /// The device address of HBM tensor `tensor` (an index into program().tensors).
+  [[nodiscard]] std::int64_t tensorAddress(std::int32_t tensor) const {
+    return options_.tensorAddresses[static_cast<std::size_t>(tensor)];
+  }
 
   class Context;  // the ExecContext implementation (neuron_core.cpp)
 
@@ -98,15 +114,18 @@ class NeuronCore {
 
  private:
   NeuronCore(std::shared_ptr<const isa::Program> program, CoreOptions options);
-  /// Maps SBUF, PSUM and the HBM tensors (committed only when touched) in the data modes.
+  /// Places the HBM tensors (in a device of its own unless one was given) and maps SBUF and PSUM
+  /// (committed only when touched) in the data modes.
   Status allocateMemories();
+  /// Checks the given device and tensor addresses, or makes a device of its own.
+  Status bindTensors();
 
   std::shared_ptr<const isa::Program> program_;
   CoreOptions options_;
   std::vector<isa::SemaphoreUse> semaphoreUse_;
   TrackedBytes sbuf_;
   TrackedBytes psum_;
-  std::vector<TrackedBytes> hbm_;  ///< one per program tensor
+  TrackedBytes* hbm_ = nullptr;  ///< the device's bytes (data modes)
   /// Operand buffers instructions borrow (isa::ExecContext::scratchFloats), kept between them.
   std::array<std::vector<float>, isa::ExecContext::kScratchSlots> scratch_;
 };

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -87,6 +88,13 @@ struct RunStats {
   std::vector<TransferRecord> transfers;
   /// Instructions executed after the record limit was reached, so not recorded.
   std::uint64_t unrecorded = 0;
+  /// Physical cores whose totals these are: 1 for a core's own statistics, more for the merged
+  /// statistics of a multi-core run (mergeStats), whose records stay with each core.
+  std::int32_t cores = 1;
 };
+
+/// The statistics of cores run together as one: the longest total time, every count and busy
+/// or waiting time summed, `cores` their number, and no records.
+RunStats mergeStats(std::span<const RunStats> cores);
 
 }  // namespace trn::core

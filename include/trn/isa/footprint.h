@@ -59,6 +59,11 @@ inline bool boxesOverlap(const Footprint& a, const Footprint& b) {
 /// For SBUF/PSUM the result is relative to each partition of the common partition range.
 std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b);
 
+/// The first device byte range two HBM footprints both touch when their tensors lie at device
+/// addresses `baseA` and `baseB` (tensors of any programs, on any cores), or nothing. Exact.
+std::optional<ByteInterval> firstDeviceOverlap(const Footprint& a, std::int64_t baseA,
+                                               const Footprint& b, std::int64_t baseB);
+
 /// Replaces `out` with the data operands an instruction reads and writes (role input / output of
 /// its fields).
 void operandFootprints(const InstructionBody& body, std::vector<Footprint>& out);

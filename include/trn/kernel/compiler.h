@@ -127,7 +127,7 @@ class KernelCache {
   struct Key {
     std::string name;
     std::vector<TensorSpec> inputs;
-    std::vector<std::int64_t> gridShape;
+    Grid grid;
     int bufs;
     bool verify;
     isa::CoreLimits limits;

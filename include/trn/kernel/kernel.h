@@ -21,11 +21,16 @@
 namespace trn::kernel {
 
 /// The SPMD launch grid (NKI `kernel[g0, g1](...)`): the kernel body runs once per program
-/// index, row-major, and the instances run one after another on the core (as NKI runs them on
-/// one NeuronCore). They share the kernel's inputs and its HBM outputs: an instance that
+/// index, row-major, and the instances of one core run one after another on it (as NKI runs
+/// them on one NeuronCore). They share the kernel's inputs and its HBM outputs: an instance that
 /// declares an output with the name, shape and dtype of an earlier instance's gets that tensor.
+/// A launch over the `cores` physical cores of a logical core (LNC=2: `kernel[2]` puts program 0
+/// on one core of the pair and program 1 on the other) splits axis 0 into equal blocks, one per
+/// core; compiling for `core` traces the instances of its block.
 struct Grid {
   std::vector<std::int64_t> shape{1};
+  std::int64_t cores = 1;
+  std::int64_t core = 0;
   friend auto operator<=>(const Grid&, const Grid&) = default;
 };
 

@@ -1,6 +1,7 @@
 // The isa-level API of the kernel language (NKI's nki.isa): one function per data instruction of
-// the core, each recording exactly that instruction in the current kernel. Control instructions
-// (nop, registers, branches) are the backend's and have no function here.
+// the core, each recording exactly that instruction in the current kernel, and the barrier between
+// the cores of a logical core. Control instructions (nop, registers, branches) are the backend's
+// and have no function here.
 //
 // Conventions, the same for every function:
 //  - parameters: the destinations first, then the tensor inputs, then the operators, scalar
@@ -243,5 +244,13 @@ void dmaTranspose(const Tensor& dst, const Tensor& src, std::optional<Engine> en
 void dmaCompute(const Tensor& dst, const std::vector<Tensor>& srcs, AluOp reduceOp = AluOp::kAdd,
                 const std::vector<float>& scales = {}, std::optional<Engine> engine = std::nullopt,
                 Loc loc = Loc::current());
+
+// ---- Cores of a logical core -----------------------------------------------------------------
+
+/// Barrier between the cores of the logical core (NKI nisa.core_barrier): every core's accesses
+/// of HBM before it happen before every core's accesses of HBM after it. `data` is the HBM tensor
+/// the cores exchange through (as NKI asks for it); the barrier orders all of the core's HBM
+/// accesses, not only that tensor's. A kernel launched on one core passes it at once.
+void coreBarrier(const Tensor& data, Engine engine = Engine::kPool, Loc loc = Loc::current());
 
 }  // namespace trn::kernel::nisa

@@ -49,6 +49,9 @@ struct Report {
   core::RunMode mode = core::RunMode::kFunctionalOnly;
   bool timed = false;  ///< the mode models time; when false every time-based figure is 0
   Picoseconds total;   ///< simulated time of the run
+  /// Physical cores the run used (core::RunStats::cores). With several, engine and DMA times are
+  /// summed over them, fractions are of total x cores, and the peaks are the cores' together.
+  std::int32_t cores = 1;
   std::uint64_t instructions = 0;
 
   std::array<EngineUsage, isa::kNumEngines> engines{};  ///< in isa::kAllEngines order

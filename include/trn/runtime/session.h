@@ -1,7 +1,9 @@
 // The one way to run programs and kernels on simulated hardware. A Session owns a chip
 // description and the core limits derived from it; it compiles kernels for that chip, runs
-// Programs with host arrays bound to their HBM tensors, and reads results back, all under one
-// options struct whose defaults are the same for every caller. The command line, the
+// Programs on one or several of its physical cores with host arrays bound to their HBM tensors
+// in one device memory, and reads results back, all under one options struct whose defaults are
+// the same for every caller. A kernel launched at LNC=2 runs one program instance on each core
+// of a logical core (NKI's SPMD model), sharing its inputs and outputs in HBM (docs/chip.md). The command line, the
 // kernel-checking harness, the demo and the benchmarks run through it, and it is the surface the
 // Python package binds. Arrays are exchanged in a tensor's storage type (bf16 as raw uint16, ...)
 // or as float32, rounded to nearest even on the way in (runner.h has the conversions).
@@ -36,6 +38,15 @@ struct RunOptions {
   bool record = false;
   /// Stop with an error after this many executed instructions (endless dynamic loops).
   std::uint64_t maxInstructions = core::kDefaultMaxInstructions;
+  /// Physical cores per logical core (1 or 2 where the chip supports it): a kernel launch spreads
+  /// its grid's first axis over them, and physical cores 2i and 2i+1 form logical core i at 2.
+  int lnc = 1;
+};
+
+/// One core of a chip run: its program and the physical core it runs on.
+struct CoreProgram {
+  std::shared_ptr<const isa::Program> program;
+  int physicalCore = 0;
 };
 
 /// An array for HBM tensor `tensor` (borrowed: it must outlive the run); `source` names it in
@@ -54,8 +65,18 @@ struct TensorOutput {
 };
 
 struct RunResult {
+  /// The run as a whole: one core's statistics, or for several cores their totals merged
+  /// (core::mergeStats: the longest time, summed counts).
   core::RunStats stats;
-  std::vector<NpyArray> outputs;  ///< one per requested output; empty in timing-only mode
+  std::vector<core::RunStats> cores;  ///< per core, in launch order
+  std::vector<int> physicalCores;     ///< in launch order
+  std::vector<NpyArray> outputs;      ///< one per requested output; empty in timing-only mode
+};
+
+/// A kernel compiled for a launch over the cores of a logical core: one program per core.
+struct CompiledLaunch {
+  std::vector<std::shared_ptr<const kernel::CompiledKernel>> cores;
+  [[nodiscard]] const kernel::CompiledKernel& first() const { return *cores.front(); }
 };
 
 /// The input tensors of `program` whose names are not in `bound`, in declaration order.
@@ -82,12 +103,34 @@ class Session {
       const kernel::KernelDef& kernel, std::span<const kernel::TensorSpec> specs,
       const kernel::CompileOptions& options = {}, kernel::KernelCache* cache = nullptr) const;
 
-  /// Runs `program` on a core: each input fills its tensor (every input tensor of the program
-  /// must have one in the modes with data; timing-only ignores them), then the outputs are read
-  /// back in the order asked.
+  /// Compiles `kernel` for a launch over `options.lnc` cores: grid axis 0 (by default of size
+  /// lnc) is spread over them, core c tracing the instances of its block.
+  Result<CompiledLaunch> compileLaunch(const kernel::KernelDef& kernel,
+                                       std::span<const kernel::TensorSpec> specs,
+                                       const RunOptions& options,
+                                       const kernel::CompileOptions& compileOptions = {},
+                                       kernel::KernelCache* cache = nullptr) const;
+
+  /// Runs `program` on physical core 0: each input fills its tensor (every input tensor of the
+  /// program must have one in the modes with data; timing-only ignores them), then the outputs
+  /// are read back in the order asked.
   Result<RunResult> run(std::shared_ptr<const isa::Program> program,
                         std::span<const TensorInput> inputs,
                         std::span<const TensorOutput> outputs, const RunOptions& options) const;
+
+  /// Runs one program per physical core, launched together in one timeline on one device
+  /// memory. Tensors of the same name are one device tensor (they must agree in shape and
+  /// dtype), placed in the HBM stack of the first core that declares it; inputs fill them and
+  /// outputs are read from them by name. Cores of one logical core meet at core barriers.
+  Result<RunResult> runCores(std::span<const CoreProgram> cores,
+                             std::span<const TensorInput> inputs,
+                             std::span<const TensorOutput> outputs,
+                             const RunOptions& options) const;
+
+  /// Runs a launch: its cores on physical cores 0..n-1 (logical core 0), inputs and outputs as
+  /// runKernel's.
+  Result<RunResult> runLaunch(const CompiledLaunch& launch, std::span<const NpyArray> inputs,
+                              const RunOptions& options) const;
 
   /// Runs a compiled kernel: `inputs` are its input arrays in order (ignored in timing-only
   /// mode, where they may be empty); its outputs come back in order, floating-point ones as
@@ -97,7 +140,8 @@ class Session {
   /// The same for a kernel the caller owns; the program is copied for the run.
   Result<RunResult> runKernel(const kernel::CompiledKernel& compiled,
                               std::span<const NpyArray> inputs, const RunOptions& options) const;
-  /// Compiles (through `cache` when given) and runs: the one call a kernel author needs.
+  /// Compiles (through `cache` when given) for a launch over `options.lnc` cores and runs: the
+  /// one call a kernel author needs.
   Result<RunResult> runKernel(const kernel::KernelDef& kernel,
                               std::span<const kernel::TensorSpec> specs,
                               std::span<const NpyArray> inputs, const RunOptions& options,
@@ -105,6 +149,9 @@ class Session {
                               const kernel::CompileOptions& compileOptions = {}) const;
 
  private:
+  /// An error unless `lnc` is a logical-core size of the chip.
+  [[nodiscard]] Status checkLnc(int lnc) const;
+
   std::shared_ptr<const spec::ChipSpec> chip_;
   isa::CoreLimits limits_;
 };

@@ -181,9 +181,10 @@ struct SyncEngine {
 /// a 96-byte vector clock per semaphore). Trn1-Trn3 have 64 registers and 256 semaphores.
 inline constexpr std::int64_t kMaxSequencerResources = 65536;
 
-/// Most DMA queues of one core (`core.dma.queues_per_engine`): race detection follows 24 agents,
-/// the 5 engines and at most 19 queues (kMaxAgents in core/hazard_detector.h). Trn1-Trn3 have 16.
-inline constexpr std::int64_t kMaxDmaQueuesPerCore = 19;
+/// Most DMA queues of one core (`core.dma.queues_per_engine`): race detection keeps 24 clock
+/// slots, the 5 engines, at most 18 queues and the count of core barriers seen (kMaxAgents in
+/// core/hazard_detector.h). Trn1-Trn3 have 16.
+inline constexpr std::int64_t kMaxDmaQueuesPerCore = 18;
 
 /// Sequencer resources (YAML `core.sequencer`).
 struct Sequencer {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <utility>
+#include <variant>
 
 #include "passes/operands.h"
 #include "trn/isa/footprint.h"
@@ -51,9 +52,23 @@ class Analysis {
     std::vector<isa::Footprint> footprints;
     for (std::size_t i = 0; i < ir_.ops.size(); ++i) {
       const Op& op = ir_.ops[i];
+      if (std::holds_alternative<isa::CoreBarrier>(op.instr.body)) {
+        // A core barrier follows every HBM access since the previous one, and precedes every
+        // later one (the other cores' accesses are ordered against it at run time).
+        deps_[i] = std::move(sinceBarrier_);
+        sinceBarrier_.clear();
+        if (lastBarrier_ >= 0) {
+          deps_[i].push_back(lastBarrier_);
+        }
+        std::sort(deps_[i].begin(), deps_[i].end());
+        lastBarrier_ = static_cast<std::int32_t>(i);
+        continue;
+      }
       footprints.clear();
+      bool touchesHbm = false;
       forEachOperand(op.instr.body, [&](isa::FieldRole role, const isa::AccessPattern& ap) {
         isa::Footprint f = isa::Footprint::of(ap, role == isa::FieldRole::kOutput);
+        touchesHbm = touchesHbm || ap.memory == isa::Memory::kHbm;
         if (ap.memory != isa::Memory::kHbm) {
           f.tensor = -1;  // on chip, tiles that share an address alias
         } else if (!f.write && !written_[static_cast<std::size_t>(f.tensor)]) {
@@ -81,6 +96,12 @@ class Analysis {
           }
         });
         insert(Access{f, self, op.instr.engine, viaDma});
+      }
+      if (touchesHbm) {
+        if (lastBarrier_ >= 0) {
+          deps_[i].push_back(lastBarrier_);
+        }
+        sinceBarrier_.push_back(self);
       }
       std::sort(deps_[i].begin(), deps_[i].end());
       deps_[i].erase(std::unique(deps_[i].begin(), deps_[i].end()), deps_[i].end());
@@ -192,6 +213,8 @@ class Analysis {
   std::vector<bool> written_;  ///< by HBM tensor (buffer index): some op writes it
   std::map<std::pair<int, std::int32_t>, Region> regions_;
   std::uint32_t stamp_ = 0;
+  std::int32_t lastBarrier_ = -1;           ///< the latest core barrier
+  std::vector<std::int32_t> sinceBarrier_;  ///< ops touching HBM after it
 };
 
 }  // namespace

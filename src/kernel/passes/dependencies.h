@@ -10,7 +10,9 @@
 // read that a later read of the same engine covers: the result stays small on long kernels.
 // Reads of HBM tensors that no op writes (a kernel's inputs) order nothing and are not kept, and a
 // DMA read never scans earlier reads (it cannot drop them): kernels that re-read their inputs for
-// every output tile analyse in time linear in their instructions.
+// every output tile analyse in time linear in their instructions. A core barrier depends on every
+// op that touched HBM since the previous barrier, and every later op that touches HBM depends on
+// it, so what one core wrote before the barrier is visible to the other cores after it.
 #pragma once
 
 #include <cstdint>

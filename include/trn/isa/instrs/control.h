@@ -1,5 +1,6 @@
-// Sequencer control instructions: synchronisation-only no-ops and the 32-bit scalar registers
-// with branches that give dynamic loops (hardware-trn2.md §3 "control instructions").
+// Sequencer control instructions: synchronisation-only no-ops, the 32-bit scalar registers with
+// branches that give dynamic loops (hardware-trn2.md §3 "control instructions"), and the barrier
+// between the cores of a logical core (§2).
 #pragma once
 
 #include <tuple>
@@ -77,7 +78,21 @@ struct BranchNonZero {
   [[nodiscard]] Status execute(ExecContext& ctx) const;
 };
 
+/// Synchronises the cores of a logical core (NKI `nisa.core_barrier`, NC-v3 and later): the k-th
+/// barrier a core reaches completes when every core of its logical core has reached its k-th, and
+/// everything that happened before each arrival happens before everything after the barrier on
+/// every core of the group. On a core that runs alone it completes at once. docs/chip.md.
+struct CoreBarrier {
+  static constexpr InstrInfo kInfo{"core_barrier", 0x0604,
+                                   {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool,
+                                    Engine::kSp},
+                                   "control",
+                                   "wait until every core of the logical core reaches its barrier"};
+  static constexpr auto fields() { return std::tuple{}; }
+  [[nodiscard]] Status execute(ExecContext& /*ctx*/) const { return {}; }
+};
+
 /// The instructions declared in this header, in opcode order.
-using ControlInstructions = TypeList<Nop, RegSet, RegAdd, BranchNonZero>;
+using ControlInstructions = TypeList<Nop, RegSet, RegAdd, BranchNonZero, CoreBarrier>;
 
 }  // namespace trn::isa

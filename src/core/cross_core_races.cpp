@@ -1,0 +1,125 @@
+#include "cross_core_races.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace trn::core {
+
+CrossCoreRaces::CrossCoreRaces(std::size_t cores,
+                               std::function<std::string(std::uint32_t, AccessOwner)> describe,
+                               std::function<std::string(std::uint32_t, std::int32_t)> tensorName)
+    : cores_(cores),
+      arrivals_(cores),
+      entries_(1),
+      describe_(std::move(describe)),
+      tensorName_(std::move(tensorName)) {}
+
+template <typename Fn>
+void CrossCoreRaces::forEachGranule(const isa::Footprint& f, std::int64_t base, Fn&& fn) {
+  std::int64_t last = -1;
+  auto range = [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t g = std::max(last + 1, (base + begin) >> kGranuleShift);
+         g <= (base + end - 1) >> kGranuleShift; ++g) {
+      fn(g);
+      last = g;
+    }
+  };
+  if (f.rows.rows > 0 && f.rows.length > 0) {
+    for (std::int64_t r = 0; r < f.rows.rows; ++r) {
+      const std::int64_t begin = f.rows.first + r * f.rows.stride;
+      range(begin, begin + f.rows.length);
+    }
+  } else if (f.bytes.end > f.bytes.begin) {
+    range(f.bytes.begin, f.bytes.end);
+  }
+}
+
+bool CrossCoreRaces::precedes(Entry& e, std::uint32_t barriers) {
+  const std::vector<VectorClock>& arrivals = arrivals_[e.core];
+  while (e.firstBarrier == 0 && e.checkedArrivals < arrivals.size()) {
+    const VectorClock& arrival = arrivals[e.checkedArrivals++];
+    if (arrival[static_cast<std::size_t>(e.agent)] >= e.epoch) {
+      e.firstBarrier = e.checkedArrivals;
+    }
+  }
+  return e.firstBarrier != 0 && e.firstBarrier <= barriers;
+}
+
+Status CrossCoreRaces::test(std::uint32_t earlier, const Entry& entry, std::uint32_t barriers) {
+  Entry& e = entries_[earlier];
+  if ((!e.footprint.write && !entry.footprint.write) || precedes(e, barriers)) {
+    return {};
+  }
+  const std::optional<isa::ByteInterval> overlap =
+      isa::firstDeviceOverlap(e.footprint, e.base, entry.footprint, entry.base);
+  if (!overlap) {
+    return {};
+  }
+  auto side = [&](const Entry& x) {
+    return fmt::format("{} {} {}", describe_(x.core, x.owner),
+                       x.footprint.write ? "writes" : "reads",
+                       isa::describeRange(x.footprint, x.footprint.bytes, 0, 1,
+                                          tensorName_(x.core, x.footprint.tensor)));
+  };
+  return failedPrecondition(fmt::format(
+      "race between cores: {} and {}, with no core barrier ordering them; they overlap at "
+      "device bytes {}..{}",
+      side(e), side(entry), overlap->begin, overlap->end - 1));
+}
+
+Status CrossCoreRaces::access(std::uint32_t core, int agent, AccessOwner owner,
+                              const VectorClock& clock, std::span<const Operand> operands,
+                              const std::function<std::int64_t(std::int32_t)>& tensorBase) {
+  const std::uint32_t barriers = clock[static_cast<std::size_t>(kBarrierSlot)];
+  const std::size_t slotsPerGranule = 2 * cores_;
+  for (const Operand& o : operands) {
+    if (o.memory != isa::Memory::kHbm || o.tensor < 0) {
+      continue;
+    }
+    Entry entry;
+    entry.footprint = isa::Footprint::of(*o.pattern, o.write);
+    entry.base = tensorBase(o.tensor);
+    entry.core = core;
+    entry.epoch = clock[static_cast<std::size_t>(agent)];
+    entry.agent = agent;
+    entry.owner = owner;
+    const auto id = static_cast<std::uint32_t>(entries_.size());
+    // Test against the other cores first, then record (an earlier entry met in several granules
+    // is tested once: the last one tested is remembered).
+    std::uint32_t lastTested = kNone;
+    Status status;
+    forEachGranule(entry.footprint, entry.base, [&](std::int64_t granule) {
+      auto [it, fresh] = granules_.try_emplace(granule, 0);
+      if (fresh) {
+        it->second = static_cast<std::uint32_t>(slots_.size());
+        slots_.resize(slots_.size() + slotsPerGranule, kNone);
+        return;
+      }
+      for (std::size_t k = 0; k < cores_ && status.ok(); ++k) {
+        if (k == core) {
+          continue;
+        }
+        const std::uint32_t* slot = slots_.data() + it->second + 2 * k;
+        for (const std::uint32_t earlier : {slot[1], o.write ? slot[0] : kNone}) {
+          if (earlier != kNone && earlier != lastTested && status.ok()) {
+            lastTested = earlier;
+            status = test(earlier, entry, barriers);
+          }
+        }
+      }
+    });
+    TRN_RETURN_IF_ERROR(status);
+    entries_.push_back(entry);
+    forEachGranule(entry.footprint, entry.base, [&](std::int64_t granule) {
+      std::uint32_t* slot = slots_.data() + granules_[granule] + 2 * core;
+      slot[0] = id;
+      if (o.write) {
+        slot[1] = id;
+      }
+    });
+  }
+  return {};
+}
+
+}  // namespace trn::core
