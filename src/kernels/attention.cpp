@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tile_util.h"
 #include "trn/kernel/nisa.h"
 #include "trn/kernel/nl.h"
 
@@ -104,11 +105,12 @@ Shapes checkInputs(Kernel& k, const Tensor& q, const Tensor& key, const Tensor& 
   return s;
 }
 
-/// The work items in pipeline order: heads, then query tiles, then key blocks.
-std::vector<Item> workItems(const Shapes& s, bool causal) {
+/// The work items of query heads [heads.begin, heads.end()) in pipeline order: heads, then query
+/// tiles, then key blocks.
+std::vector<Item> workItems(const Shapes& s, bool causal, detail::ProgramShare heads) {
   std::vector<Item> items;
   const std::int64_t group = s.hq / s.hkv;
-  for (std::int64_t h = 0; h < s.hq; ++h) {
+  for (std::int64_t h = heads.begin; h < heads.end(); ++h) {
     for (std::int64_t q0 = 0; q0 < s.s; q0 += kTile) {
       const std::int64_t rows = std::min(kTile, s.s - q0);
       const std::int64_t keyEnd = causal ? q0 + rows : s.s;
@@ -132,7 +134,9 @@ std::vector<Item> workItems(const Shapes& s, bool causal) {
 
 class FlashAttention {
  public:
-  FlashAttention(Kernel& k, Tensor q, Tensor key, Tensor value, const Shapes& s, bool causal)
+  /// The attention of query heads `heads` (all of o is declared; only their rows are written).
+  FlashAttention(Kernel& k, Tensor q, Tensor key, Tensor value, const Shapes& s, bool causal,
+                 detail::ProgramShare heads)
       : k_(k),
         q_(q),
         key_(key),
@@ -140,9 +144,12 @@ class FlashAttention {
         s_(s),
         dt_(q.dtype()),
         scale_(static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.d)))),
-        items_(workItems(s, causal)),
+        items_(workItems(s, causal, heads)),
         state_(items_.size()) {
     out_ = k.output("o", q.shape(), dt_);
+    if (items_.empty()) {
+      return;  // an SPMD program instance without heads emits nothing
+    }
     // Row index p of each partition, the causal bound of range_select.
     rowIndex_ = k.sbuf({kTile, 1}, DType::kFp32, "row_index");
     nisa::iota(rowIndex_, {{0, 1}}, 0, 1);
@@ -521,7 +528,12 @@ class FlashAttention {
 
 Tensor flashAttention(Kernel& k, Tensor q, Tensor key, Tensor value, AttentionOptions options) {
   const Shapes s = checkInputs(k, q, key, value);
-  return FlashAttention(k, q, key, value, s, options.causal).run();
+  // SPMD: each program instance takes a contiguous block of query heads. Heads are independent,
+  // and contiguous blocks keep the query heads of one kv head together, so an instance loads
+  // only the k and v heads its query heads read (a kv head is loaded twice only when a block
+  // boundary falls inside its group).
+  const detail::ProgramShare heads = detail::programShare(k, s.hq);
+  return FlashAttention(k, q, key, value, s, options.causal, heads).run();
 }
 
 std::vector<HostTensor> attentionReference(std::span<const HostTensor> in, bool causal) {

@@ -74,6 +74,16 @@ Tensor project(Kernel& k, const char* name, const Tensor& x, const Tensor& w, co
       kTransposedBudget / (kTiles * byteSize(x.dtype())) / kPartitions * kPartitions, kPartitions,
       kMovingMax);
   Tensor out = k.output("out", {tokens, nSize}, x.dtype());
+  // SPMD: each program instance computes a block of output columns, in units of 128. A block of
+  // columns needs only those columns of w, so each instance streams its share of the weights
+  // once per token block (blocks x K N / P elements) and all of x; a split of the tokens would
+  // stream the whole of w in every instance that has a token block (ceil(blocks / P) x K N),
+  // and w is the larger operand in the decoder's projections (2048 x 2560 against 512 x 2048
+  // tokens). Each output element still sums over K in the same order.
+  const detail::ProgramShare share = detail::programShare(k, nSize, kPartitions);
+  if (share.empty()) {
+    return out;
+  }
   detail::PsumRotation accumulators(k, 0, kAccumulatorBanks);
   detail::PsumRotation transposes(k, kAccumulatorBanks, k.limits().psumBanks - kAccumulatorBanks);
   detail::EvacuationBalance balance;
@@ -81,9 +91,9 @@ Tensor project(Kernel& k, const char* name, const Tensor& x, const Tensor& w, co
   detail::WeightStream weights(k, kWeightLookahead);
   std::vector<detail::WeightStream::Range> columns;
   for (std::int64_t s0 = 0; s0 < tokens; s0 += blockTokens) {
-    for (std::int64_t n0 = 0; n0 < nSize; n0 += kMovingMax) {
+    for (std::int64_t n0 = share.begin; n0 < share.end(); n0 += kMovingMax) {
       columns.push_back(
-          weights.addColumns(w, n0, std::min(kMovingMax, nSize - n0), kTilesPerWeightLoad));
+          weights.addColumns(w, n0, std::min(kMovingMax, share.end() - n0), kTilesPerWeightLoad));
     }
   }
 
@@ -92,9 +102,9 @@ Tensor project(Kernel& k, const char* name, const Tensor& x, const Tensor& w, co
     const std::int64_t blockRows = std::min(blockTokens, tokens - s0);
     detail::TokenBlock block(k, x, s0, blockRows, transposes, balance);
     const Tensor& xT = block.transposed();
-    for (std::int64_t n0 = 0; n0 < nSize; n0 += kMovingMax, ++column) {
+    for (std::int64_t n0 = share.begin; n0 < share.end(); n0 += kMovingMax, ++column) {
       const detail::ColumnTile tile{
-          xT, s0, blockRows, n0, std::min(kMovingMax, nSize - n0), columns[column], r, out};
+          xT, s0, blockRows, n0, std::min(kMovingMax, share.end() - n0), columns[column], r, out};
       detail::projectColumn(k, tile, weights, accumulators, balance, &block);
     }
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tile_util.h"
 #include "trn/kernel/nisa.h"
 
 namespace trn::kernels {
@@ -48,6 +49,14 @@ std::int64_t clip(std::int64_t tile, std::int64_t start, std::int64_t size) {
   return std::min(tile, size - start);
 }
 
+/// The M tiles (result rows, 128 at a time) this SPMD program instance computes in the kernels
+/// whose outermost loop runs over M (basic, tiled, hoisted, blocked): each lhsT column of tiles
+/// is loaded by one instance only and rhs as often in total as by one instance alone, so the
+/// split adds no traffic. (A split of N would load every lhsT tile in every instance.)
+detail::ProgramShare rowTiles(const Kernel& k, const MatmulShape& s) {
+  return detail::programShare(k, s.m, kMatmulTileM);
+}
+
 /// A new SBUF tile holding the HBM view `src`, declared and loaded at the caller's line (so each
 /// call site gets its own buffer ring).
 Tensor loadTile(Kernel& k, const Tensor& src, const char* name, Loc loc = Loc::current()) {
@@ -71,6 +80,9 @@ Tensor matmulBasic(Kernel& k, Tensor lhsT, Tensor rhs) {
     k.fail("matmul_basic takes one tile: K <= 128, M <= 128, N <= 512", Loc::current());
   }
   Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
+  if (rowTiles(k, s).empty()) {
+    return result;  // one tile: the first SPMD program instance computes it
+  }
   Tensor lhsTile = loadTile(k, lhsT, "lhsT_tile");
   Tensor rhsTile = loadTile(k, rhs, "rhs_tile");
   Tensor psum = k.psum({s.m, s.n}, DType::kFp32, "res_psum");
@@ -82,7 +94,8 @@ Tensor matmulBasic(Kernel& k, Tensor lhsT, Tensor rhs) {
 Tensor matmulTiled(Kernel& k, Tensor lhsT, Tensor rhs) {
   const MatmulShape s = checkOperands(k, lhsT, rhs, "matmul_tiled");
   Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
-  for (std::int64_t m0 = 0; m0 < s.m; m0 += kMatmulTileM) {
+  const detail::ProgramShare rows = rowTiles(k, s);
+  for (std::int64_t m0 = rows.begin; m0 < rows.end(); m0 += kMatmulTileM) {
     const std::int64_t mm = clip(kMatmulTileM, m0, s.m);
     for (std::int64_t n0 = 0; n0 < s.n; n0 += kMatmulTileN) {
       const std::int64_t nn = clip(kMatmulTileN, n0, s.n);
@@ -102,7 +115,8 @@ Tensor matmulTiled(Kernel& k, Tensor lhsT, Tensor rhs) {
 Tensor matmulHoisted(Kernel& k, Tensor lhsT, Tensor rhs) {
   const MatmulShape s = checkOperands(k, lhsT, rhs, "matmul_hoisted");
   Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
-  for (std::int64_t m0 = 0; m0 < s.m; m0 += kMatmulTileM) {
+  const detail::ProgramShare rows = rowTiles(k, s);
+  for (std::int64_t m0 = rows.begin; m0 < rows.end(); m0 += kMatmulTileM) {
     const std::int64_t mm = clip(kMatmulTileM, m0, s.m);
     std::vector<Tensor> lhsTiles;
     for (std::int64_t k0 = 0; k0 < s.k; k0 += kMatmulTileK) {
@@ -133,10 +147,12 @@ Tensor matmulBlocked(Kernel& k, Tensor lhsT, Tensor rhs) {
   constexpr std::int64_t kBlockM = kMatmulTileM * kTilesInBlockM;
   constexpr std::int64_t kBlockN = kMatmulTileN * kTilesInBlockN;
   Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
-  for (std::int64_t mb = 0; mb < s.m; mb += kBlockM) {
+  // The M blocks are cut from this instance's rows.
+  const detail::ProgramShare rows = rowTiles(k, s);
+  for (std::int64_t mb = rows.begin; mb < rows.end(); mb += kBlockM) {
     // lhsTiles[bm][k]: the K column of tiles of each M tile of the block.
     std::vector<std::vector<Tensor>> lhsTiles;
-    for (std::int64_t m0 = mb; m0 < std::min(mb + kBlockM, s.m); m0 += kMatmulTileM) {
+    for (std::int64_t m0 = mb; m0 < std::min(mb + kBlockM, rows.end()); m0 += kMatmulTileM) {
       const std::int64_t mm = clip(kMatmulTileM, m0, s.m);
       lhsTiles.emplace_back();
       for (std::int64_t k0 = 0; k0 < s.k; k0 += kMatmulTileK) {
@@ -182,8 +198,13 @@ Tensor matmulOptimised(Kernel& k, Tensor lhsT, Tensor rhs, MatmulBlocking blocki
   const std::int64_t blockN = kMatmulTileN * blocking.tilesInBlockN;
   const std::int64_t blockK = kMatmulTileK * blocking.tilesInBlockK;
   Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
-  for (std::int64_t nb = 0; nb < s.n; nb += blockN) {
-    const std::int64_t nw = clip(blockN, nb, s.n);
+  // SPMD: N blocks are the outermost loop, so each program instance takes a block of N tiles
+  // (512 columns) and cuts its N blocks from them: each rhs tile is loaded by one instance only
+  // and lhsT as often in total as by one instance alone. (A split of M would load every rhs
+  // tile in every instance.)
+  const detail::ProgramShare columns = detail::programShare(k, s.n, kMatmulTileN);
+  for (std::int64_t nb = columns.begin; nb < columns.end(); nb += blockN) {
+    const std::int64_t nw = clip(blockN, nb, columns.end());
     // resultRows[t]: the fp32 partial sums of M tile t across the N block (the tutorial's
     // result_tiles, kept in the packed [TILE_M, BLOCK_N] layout it stores from).
     std::vector<Tensor> resultRows;

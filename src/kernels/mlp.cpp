@@ -82,6 +82,17 @@ Tensor swigluMlp(Kernel& k, Tensor x, Tensor wg, Tensor wu, Tensor wd, Tensor r)
   const std::int64_t gateColumns = std::clamp<std::int64_t>(
       kGateBlockBudget / (hTiles * bytes) / kPartitions * kPartitions, kPartitions, kMovingMax);
   Tensor out = k.output("out", {tokens, hSize}, x.dtype());
+  // SPMD: each program instance takes a block of tokens (whole 128-token tiles) and streams all
+  // three weights once per token block of its own. The splits that would stream less weight per
+  // instance cost more: the down projection sums over F, so a split of F would leave every
+  // instance a partial sum of every output element, to be added across instances; a split of
+  // its output columns needs all of h in every instance, so each would compute every gate and up
+  // product (two thirds of the FLOPs). The MLP is PE-bound (96 % MFU at the demo shape), so a
+  // token split halves each instance's work; every output element still sums over F in order.
+  const detail::ProgramShare share = detail::programShare(k, tokens, kPartitions);
+  if (share.empty()) {
+    return out;
+  }
   detail::PsumRotation banks(k, 0, kComputeBanks);
   detail::PsumRotation transposes(k, kComputeBanks, k.limits().psumBanks - kComputeBanks);
   detail::EvacuationBalance balance;
@@ -93,7 +104,7 @@ Tensor swigluMlp(Kernel& k, Tensor x, Tensor wg, Tensor wu, Tensor wd, Tensor r)
   using Range = detail::WeightStream::Range;
   std::vector<std::vector<Range>> gateBlocks;  // per token block: gate and up, interleaved
   std::vector<std::vector<Range>> downColumns;
-  for (std::int64_t s0 = 0; s0 < tokens; s0 += blockTokens) {
+  for (std::int64_t s0 = share.begin; s0 < share.end(); s0 += blockTokens) {
     gateBlocks.emplace_back();
     // The first blocks are narrow: a gate chunk needs its whole block, so the first chunk waits
     // for 128 columns of wg and wu instead of gateColumns (then 256, then the full width).
@@ -112,8 +123,8 @@ Tensor swigluMlp(Kernel& k, Tensor x, Tensor wg, Tensor wu, Tensor wd, Tensor r)
   }
 
   std::size_t block = 0;
-  for (std::int64_t s0 = 0; s0 < tokens; s0 += blockTokens, ++block) {
-    const std::int64_t blockRows = std::min(blockTokens, tokens - s0);
+  for (std::int64_t s0 = share.begin; s0 < share.end(); s0 += blockTokens, ++block) {
+    const std::int64_t blockRows = std::min(blockTokens, share.end() - s0);
     detail::TokenBlock xBlock(k, x, s0, blockRows, transposes, balance);
     const Tensor& xT = xBlock.transposed();
     Tensor hT = k.sbuf({kPartitions, fTiles, blockRows}, x.dtype(), "hT");

@@ -53,6 +53,14 @@ Tensor loadRows(Kernel& k, const Tensor& x, std::int64_t index, Loc site) {
   return xt;
 }
 
+/// The rows [begin, end) of x this SPMD program instance normalises: whole 128-row tiles (the
+/// last may be ragged), so each instance's tiles are the ones one instance would cut. Rows are
+/// independent and the parameter vectors are small, so rows split with no extra traffic beyond
+/// each instance loading the parameters once.
+detail::ProgramShare rowShare(const Kernel& k, const Tensor& x) {
+  return detail::programShare(k, x.shape(0), kPartitions);
+}
+
 /// Row tiles the bn_stats layer norm and the RMS norm load ahead of the one it computes: three
 /// loads in flight share the DMA engines, so the first tile arrives after three tiles' transfer
 /// time; more only delay it.
@@ -68,12 +76,16 @@ Tensor layerNorm(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   const std::int64_t n = x.shape(0);
   const std::int64_t d = x.shape(1);
   Tensor out = k.output("out", {n, d}, x.dtype());
-  const std::int64_t p = std::min(kPartitions, n);
+  const detail::ProgramShare share = rowShare(k, x);
+  if (share.empty()) {
+    return out;
+  }
+  const std::int64_t p = std::min(kPartitions, share.count);
   const Tensor gammaRow = nl::load(gamma.reshape({1, d}));
   const Tensor betaRow = nl::load(beta.reshape({1, d}));
   const Tensor gammaB = nl::broadcastPartitions(gammaRow, p);
   const Tensor betaB = nl::broadcastPartitions(betaRow, p);
-  for (std::int64_t r = 0; r < n; r += kPartitions) {
+  for (std::int64_t r = share.begin; r < share.end(); r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);
     const Tensor xt = nl::load(x(ds(r, rows)));
     const Tensor mean = nl::mean(xt, 1, true, DType::kFp32);
@@ -91,7 +103,11 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   const std::int64_t n = x.shape(0);
   const std::int64_t d = x.shape(1);
   Tensor out = k.output("out", {n, d}, x.dtype());
-  const std::int64_t p = std::min(kPartitions, n);
+  const detail::ProgramShare share = rowShare(k, x);
+  if (share.empty()) {
+    return out;
+  }
+  const std::int64_t p = std::min(kPartitions, share.count);
   const Tensor gammaB = detail::broadcastOnChip(k, gamma, p, "gamma_bcast");
   const Tensor betaB = detail::broadcastOnChip(k, beta, p, "beta_bcast");
   const std::int64_t chunks = (d + kBnStatsFmax - 1) / kBnStatsFmax;
@@ -100,9 +116,11 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   // fp32 tensor_tensor passes) on either engine: (D + 4c) / 0.96 = 4 (D - c) / 1.2 at
   // c = 11 D / 36.
   const std::int64_t dveCols = d * 11 / 36;
-  detail::TilePrefetcher tiles((n + kPartitions - 1) / kPartitions, kPrefetch,
-                               [&](std::int64_t i, Loc site) { return loadRows(k, x, i, site); });
-  for (std::int64_t r = 0; r < n; r += kPartitions) {
+  const std::int64_t firstTile = share.begin / kPartitions;
+  detail::TilePrefetcher tiles(
+      (share.count + kPartitions - 1) / kPartitions, kPrefetch,
+      [&](std::int64_t i, Loc site) { return loadRows(k, x, firstTile + i, site); });
+  for (std::int64_t r = share.begin; r < share.end(); r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);
     const Tensor xt = tiles.take();
     // One bn_stats record per chunk of columns (the last chunk may be shorter: each record
@@ -145,11 +163,17 @@ Tensor rmsNorm(Kernel& k, Tensor x, Tensor w) {
   const std::int64_t n = x.shape(0);
   const std::int64_t d = x.shape(1);
   Tensor out = k.output("out", {n, d}, x.dtype());
-  const Tensor wb = detail::broadcastOnChip(k, w, std::min(kPartitions, n), "w_bcast");
+  const detail::ProgramShare share = rowShare(k, x);
+  if (share.empty()) {
+    return out;
+  }
+  const Tensor wb = detail::broadcastOnChip(k, w, std::min(kPartitions, share.count), "w_bcast");
   const std::int64_t dveCols = d * 4 / 9;
-  detail::TilePrefetcher tiles((n + kPartitions - 1) / kPartitions, kPrefetch,
-                               [&](std::int64_t i, Loc site) { return loadRows(k, x, i, site); });
-  for (std::int64_t r = 0; r < n; r += kPartitions) {
+  const std::int64_t firstTile = share.begin / kPartitions;
+  detail::TilePrefetcher tiles(
+      (share.count + kPartitions - 1) / kPartitions, kPrefetch,
+      [&](std::int64_t i, Loc site) { return loadRows(k, x, firstTile + i, site); });
+  for (std::int64_t r = share.begin; r < share.end(); r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);
     const Tensor xt = tiles.take();
     // The squares are not needed, only their fp32 sum: they go to the tile the scaled rows

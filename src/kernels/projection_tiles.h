@@ -10,12 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "tile_util.h"
 #include "trn/kernel/kernel.h"
 
 namespace trn::kernels::detail {
 
-/// SBUF partitions: the tensor engine's contraction (K) and stationary free (M) limit.
-inline constexpr std::int64_t kPartitions = 128;
+// kPartitions (tile_util.h), 128 SBUF partitions: the tensor engine's contraction (K) and
+// stationary free (M) limit.
 /// The tensor engine's moving free size limit: one 2 KiB PSUM bank of fp32.
 inline constexpr std::int64_t kMovingMax = 512;
 /// Columns of x per activation load: four K tiles, 512 KiB for 512 bf16 token rows.

@@ -96,7 +96,8 @@ KernelEntry attentionEntry(std::string name, std::string summary, bool causal) {
           attentionInputs,
           [](std::span<const kernel::TensorSpec> in) {
             return in[0].dtype == DType::kFp32 ? kAttentionFp32Tolerance : kAttentionTolerance;
-          }};
+          },
+          /*spmd=*/true};
 }
 
 double noFlops(std::span<const kernel::TensorSpec> /*inputs*/) { return 0.0; }
@@ -147,7 +148,8 @@ KernelEntry matmulEntry(std::string name, std::string summary, kernel::KernelDef
           kMatmulTolerance,
           matmulFlops,
           {},
-          {}};
+          {},
+          /*spmd=*/true};
 }
 
 /// Tolerances of the row-wise kernels (normalization.h, softmax.h, rope.h, pooling.h): the bf16
@@ -230,7 +232,8 @@ const std::vector<KernelEntry>& referenceKernels() {
          kMatmulTolerance,
          matmulFlops,
          {},
-         {}},
+         {},
+         /*spmd=*/true},
         matmulEntry("matmul_tiled",
                     "result = lhsT^T @ rhs, M/N/K tile loops, loads in the K loop (NKI tutorial)",
                     kernel::makeKernel("matmul_tiled", matmulTiled)),
@@ -276,7 +279,8 @@ const std::vector<KernelEntry>& referenceKernels() {
          kSoftmaxTolerance,
          noFlops,
          {},
-         {}},
+         {},
+         /*spmd=*/true},
         {"layernorm",
          "out = layer_norm(x) * gamma + beta along rows, nl-level ops (NKI tutorial v1)",
          {{"x", {1024, 2048}, DType::kFp32},
@@ -287,7 +291,8 @@ const std::vector<KernelEntry>& referenceKernels() {
          kLayerNormTolerance,
          noFlops,
          {},
-         {}},
+         {},
+         /*spmd=*/true},
         {"layernorm_bn",
          "out = layer_norm(x) * gamma + beta along rows, bn_stats/bn_aggr (NKI tutorial v2)",
          {{"x", {1024, 2048}, DType::kFp32},
@@ -298,7 +303,8 @@ const std::vector<KernelEntry>& referenceKernels() {
          kLayerNormTolerance,
          noFlops,
          {},
-         {}},
+         {},
+         /*spmd=*/true},
         {"rmsnorm",
          "out = x / sqrt(mean(x^2) + 1e-6) * w along rows (Llama RMSNorm)",
          {{"x", {512, 2048}, DType::kBf16}, {"w", {2048}, DType::kBf16}},
@@ -307,7 +313,8 @@ const std::vector<KernelEntry>& referenceKernels() {
          kRmsNormTolerance,
          noFlops,
          {},
-         {}},
+         {},
+         /*spmd=*/true},
         {"rope",
          "out = x * cos + rotate_half(x) * sin, x [H, S, D] (Llama rotary embedding)",
          {{"x", {32, 512, 64}, DType::kBf16},
@@ -318,7 +325,8 @@ const std::vector<KernelEntry>& referenceKernels() {
          kRopeTolerance,
          noFlops,
          ropeInputs,
-         {}},
+         {},
+         /*spmd=*/true},
         {"matmul_fp8_scaled",
          "out = (lhsT^T @ rhs) * scale[col], fp8 double-row matmul, fp32 out (NKI sample)",
          {{"lhsT", {2048, 1024}, DType::kFp8E4m3},
@@ -357,7 +365,8 @@ const std::vector<KernelEntry>& referenceKernels() {
          [](std::span<const kernel::TensorSpec> specs, std::uint64_t seed) {
            return projectionInputs(specs, seed, false);
          },
-         projectionToleranceAt},
+         projectionToleranceAt,
+         /*spmd=*/true},
         {"linear_residual",
          "out = x @ w + r, the add fused into the PSUM evacuation; Llama attention output",
          {{"x", {512, 2048}, DType::kBf16},
@@ -370,7 +379,8 @@ const std::vector<KernelEntry>& referenceKernels() {
          [](std::span<const kernel::TensorSpec> specs, std::uint64_t seed) {
            return projectionInputs(specs, seed, true);
          },
-         projectionToleranceAt},
+         projectionToleranceAt,
+         /*spmd=*/true},
         {"swiglu_mlp",
          "out = (silu(x @ wg) * (x @ wu)) @ wd + r, h kept on chip; TinyLlama MLP shape",
          {{"x", {512, 2048}, DType::kBf16},
@@ -387,7 +397,8 @@ const std::vector<KernelEntry>& referenceKernels() {
          },
          [](std::span<const kernel::TensorSpec> in) {
            return in[0].dtype == DType::kFp32 ? kProjectionFp32Tolerance : kSwigluTolerance;
-         }},
+         },
+         /*spmd=*/true},
     };
     std::sort(all.begin(), all.end(),
               [](const KernelEntry& x, const KernelEntry& y) { return x.name < y.name; });

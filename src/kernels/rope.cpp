@@ -142,21 +142,32 @@ Tensor rope(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
       jobs.push_back({c0, bc, h0 * blocks + c0, clip(group, h0, heads) * bc});
     }
   }
+  // Each SPMD program instance takes a contiguous block of the tiles (rows of x; the jobs are
+  // independent), and loads the tables of the chunks its tiles need.
+  const detail::ProgramShare share =
+      detail::programShare(k, static_cast<std::int64_t>(jobs.size()));
+  if (share.empty()) {
+    return out;
+  }
+  const auto jobAt = [&](std::int64_t i) -> const Job& {
+    return jobs[static_cast<std::size_t>(share.begin + i)];
+  };
   // The first chunk's tables go first, so the first tiles' loads do not delay them.
-  Tables tables = loadTables(k, cosRows(ds(0, jobs[0].bc)), sinRows(ds(0, jobs[0].bc)), group, t);
-  detail::TilePrefetcher tiles(
-      static_cast<std::int64_t>(jobs.size()), kPrefetch, [&](std::int64_t i, Loc site) {
-        const Job& job = jobs[static_cast<std::size_t>(i)];
-        Tensor xt = k.sbuf({job.rows, t, 2, half}, x.dtype(), "x_tile", std::nullopt, site);
-        nisa::dmaCopy(xt.reshape({job.rows, t * d}, site), xRows(ds(job.r0, job.rows), site),
-                      std::nullopt, std::nullopt, isa::DmaOobMode::kError, std::nullopt, site);
-        return xt;
-      });
+  Tables tables = loadTables(k, cosRows(ds(jobAt(0).c0, jobAt(0).bc)),
+                             sinRows(ds(jobAt(0).c0, jobAt(0).bc)), group, t);
+  detail::TilePrefetcher tiles(share.count, kPrefetch, [&](std::int64_t i, Loc site) {
+    const Job& job = jobAt(i);
+    Tensor xt = k.sbuf({job.rows, t, 2, half}, x.dtype(), "x_tile", std::nullopt, site);
+    nisa::dmaCopy(xt.reshape({job.rows, t * d}, site), xRows(ds(job.r0, job.rows), site),
+                  std::nullopt, std::nullopt, isa::DmaOobMode::kError, std::nullopt, site);
+    return xt;
+  });
 
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const Job& job = jobs[i];
+  // i counts this instance's tiles, so each instance spreads its own over the two engines.
+  for (std::int64_t i = 0; i < share.count; ++i) {
+    const Job& job = jobAt(i);
     const Tensor xt = tiles.take();
-    if (i > 0 && job.c0 != jobs[i - 1].c0) {
+    if (i > 0 && job.c0 != jobAt(i - 1).c0) {
       tables = loadTables(k, cosRows(ds(job.c0, job.bc)), sinRows(ds(job.c0, job.bc)), group, t);
     }
     const std::int64_t rows = job.rows;
@@ -165,7 +176,7 @@ Tensor rope(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
     // Each engine's output tiles have their own ring, so a store still in flight on one does
     // not hold up the other.
     Tensor ot;
-    if ((static_cast<std::int64_t>(i) * kGpSimdTiles) % kGpSimdPeriod < kGpSimdTiles) {
+    if ((i * kGpSimdTiles) % kGpSimdPeriod < kGpSimdTiles) {
       ot = k.sbuf({rows, t, 2, half}, x.dtype(), "out_tile_pool");
       Tensor a = k.sbuf({rows, t, 2, half}, DType::kFp32, "xcos_sb");
       nisa::tensorTensor(a, xt, tables.cosPair(ds(0, rows)), AluOp::kMultiply, Engine::kPool);

@@ -29,19 +29,24 @@ Tensor softmax(kernel::Kernel& k, Tensor x) {
   const std::int64_t n = x.shape(0);
   const std::int64_t d = x.shape(1);
   Tensor out = k.output("out", {n, d}, x.dtype());
+  // Rows are independent: each SPMD program instance takes a block of whole 128-row tiles.
+  const detail::ProgramShare share = detail::programShare(k, n, kPartitions);
+  if (share.empty()) {
+    return out;
+  }
   // The row max of 16-bit inputs is one of them, so it is exact in their dtype, and a reduce
   // whose operands are all bf16 streams two elements per cycle.
   const DType maxType = x.dtype() == DType::kFp32 ? DType::kFp32 : x.dtype();
   detail::TilePrefetcher tiles(
-      (n + kPartitions - 1) / kPartitions, kPrefetch,
+      (share.count + kPartitions - 1) / kPartitions, kPrefetch,
       [&](std::int64_t i, std::source_location site) {
-        const std::int64_t r = i * kPartitions;
+        const std::int64_t r = share.begin + i * kPartitions;
         Tensor xt = k.sbuf({clip(kPartitions, r, n), d}, x.dtype(), "x_tile", std::nullopt, site);
         nisa::dmaCopy(xt, x(ds(r, xt.partitions())), std::nullopt, std::nullopt,
                       isa::DmaOobMode::kError, std::nullopt, site);
         return xt;
       });
-  for (std::int64_t r = 0; r < n; r += kPartitions) {
+  for (std::int64_t r = share.begin; r < share.end(); r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);
     const Tensor xt = tiles.take();
     Tensor negMax = k.sbuf({rows, 1}, maxType, "neg_max");

@@ -1,9 +1,23 @@
 #include "tile_util.h"
 
+#include "trn/base/check.h"
 #include "trn/kernel/nisa.h"
 #include "trn/kernels/reference.h"
 
 namespace trn::kernels::detail {
+
+ProgramShare programShare(const kernel::Kernel& k, std::int64_t n, std::int64_t unit) {
+  TRN_CHECK(n >= 0 && unit >= 1) << "programShare needs n >= 0 items in units of at least 1";
+  const std::int64_t programs = k.numPrograms(0);
+  const std::int64_t id = k.programId(0);
+  const std::int64_t units = (n + unit - 1) / unit;
+  const std::int64_t base = units / programs;
+  const std::int64_t longer = units % programs;  // the first `longer` runs take base + 1 units
+  const std::int64_t first = id * base + std::min(id, longer);
+  const std::int64_t taken = base + (id < longer ? 1 : 0);
+  const std::int64_t begin = std::min(first * unit, n);
+  return {begin, std::min((first + taken) * unit, n) - begin};
+}
 
 bool isFloat16Or32(DType dtype) {
   return dtype == DType::kFp32 || dtype == DType::kBf16 || dtype == DType::kFp16;

@@ -1,6 +1,6 @@
 // Helpers the reference kernels share (internal to the kernels module): row-tile arithmetic,
-// input checks that fail at the kernel's line, a 1-D parameter vector on every partition, and
-// loads that run ahead of the compute.
+// each SPMD program instance's share of the work, input checks that fail at the kernel's line, a
+// 1-D parameter vector on every partition, and loads that run ahead of the compute.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +21,24 @@ inline constexpr std::int64_t kPartitions = 128;
 inline std::int64_t clip(std::int64_t tile, std::int64_t start, std::int64_t size) {
   return std::min(tile, size - start);
 }
+
+/// A contiguous block [begin, begin + count) of a kernel's work items (rows, columns, heads, ...).
+struct ProgramShare {
+  std::int64_t begin = 0;
+  std::int64_t count = 0;
+
+  [[nodiscard]] std::int64_t end() const { return begin + count; }
+  [[nodiscard]] bool empty() const { return count == 0; }
+};
+
+/// The share of `n` items that this SPMD program instance takes (NKI nl.program_id(0) of
+/// nl.num_programs(0)): the items are cut into units of `unit` (the last one may be short), and
+/// instance i of P takes the i-th of P contiguous runs of units, the first (units mod P) runs one
+/// unit longer than the rest. Shares start on unit boundaries and only the one holding the last
+/// unit can end short of one, so the instances cut the tiles a single instance would. With one
+/// program the share is [0, n); an instance left without a unit (fewer than P units) gets count
+/// 0 and should emit nothing. Only grid axis 0 splits: instances along other axes repeat it.
+ProgramShare programShare(const kernel::Kernel& k, std::int64_t n, std::int64_t unit = 1);
 
 /// True for the dtypes the normalisation kernels take (fp32, bf16, fp16).
 bool isFloat16Or32(DType dtype);

@@ -18,6 +18,14 @@ TEST(CliKernels, ListNamesTheReferenceKernels) {
   const auto run = trnsim("kernels list");
   EXPECT_EQ(run.exitCode, 0) << run.output;
   EXPECT_NE(run.output.find("tensor_add"), std::string::npos) << run.output;
+  // The kernels that split over SPMD program instances are marked.
+  const auto lineOf = [&](const std::string& name) {
+    const std::size_t at = run.output.find("\n" + name + " ");
+    return at == std::string::npos ? std::string()
+                                   : run.output.substr(at + 1, run.output.find('\n', at + 1) - at);
+  };
+  EXPECT_NE(lineOf("rmsnorm").find("[spmd]"), std::string::npos) << run.output;
+  EXPECT_EQ(lineOf("tensor_add").find("[spmd]"), std::string::npos) << run.output;
 }
 
 TEST(CliKernels, CompileDumpsTheIrAfterAPassAndSavesARunnableProgram) {

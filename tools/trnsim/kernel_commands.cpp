@@ -37,7 +37,9 @@ int list() {
       inputs.push_back(
           fmt::format("{}[{}] {}", t.name, fmt::join(t.shape, "x"), dtypeName(t.dtype)));
     }
-    fmt::print("{:<{}}  {}  ({})\n", k.name, width, k.summary, fmt::join(inputs, ", "));
+    // [spmd]: the kernel splits its work over the program instances of an SPMD grid.
+    fmt::print("{:<{}}  {}  ({}){}\n", k.name, width, k.summary, fmt::join(inputs, ", "),
+               k.spmd ? "  [spmd]" : "");
   }
   return 0;
 }
@@ -69,8 +71,8 @@ int compileKernel(const CompileArgs& args) {
   fmt::print(
       "compiled {} for {}: {} instructions, {} semaphore waits for {} cross-engine "
       "dependencies, SBUF {} B and PSUM {} B per partition at most, {}-deep buffering\n",
-      entry->name, session->chip().name, s.instructions, s.semaphoreWaits, s.crossEngineDependencies,
-      s.sbufPeakBytes, s.psumPeakBytes, s.bufs);
+      entry->name, session->chip().name, s.instructions, s.semaphoreWaits,
+      s.crossEngineDependencies, s.sbufPeakBytes, s.psumPeakBytes, s.bufs);
   if (!args.output.empty()) {
     const Status saved = kernel::saveProgram(**compiled, args.output);
     if (!saved.ok()) {

@@ -24,6 +24,9 @@
 // What bounds it (trn2 model): per 512 keys the vector engine's max pass over fp32 PSUM (533 ns)
 // and the scalar engine's exp (427 ns), plus a P^T copy (267 ns vector or 427 ns scalar), against
 // 640 ns of tensor engine work at D = 128; the scalar and vector engines are the busiest.
+//
+// SPMD: under a launch grid each program instance takes a contiguous block of query heads (so
+// the query heads of a kv head stay together and an instance loads only the kv heads it reads).
 #pragma once
 
 #include <cstdint>

@@ -20,6 +20,10 @@
 // descriptor per 128 elements) at 90 % efficiency: about 2.1x the DMA time of a plain load, which
 // at the output projection's shape (DMA ~50 us busy for ~55 us of matmuls) would make the DMA
 // engines the bound, and it delays the first matmuls, which wait for the transposed x.
+//
+// SPMD: under a launch grid each program instance computes a block of output columns (128 at a
+// time), so it streams only its columns of w (and all of x): the split that keeps each
+// instance's weight traffic lowest.
 #pragma once
 
 #include <span>

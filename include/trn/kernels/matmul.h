@@ -3,7 +3,10 @@
 // Every kernel computes result[M, N] = lhsT[K, M]^T @ rhs[K, N] with lhsT and rhs in HBM (both
 // bf16 or both fp32), accumulates in fp32 in PSUM and returns an fp32 result. Unlike the
 // tutorial, sizes need not be multiples of the tile or block sizes: the last tile or block along
-// each dimension is clipped.
+// each dimension is clipped. Under an SPMD launch grid each program instance takes a block of
+// the tiles of the kernel's outermost loop: 128-row M tiles (basic, tiled, hoisted, blocked; the
+// blocked kernel cuts its blocks from the share) or 512-column N tiles (optimised), so no
+// operand is loaded more often in total than by a single instance.
 #pragma once
 
 #include <cstdint>

@@ -20,6 +20,10 @@
 // ahead, 64 KiB); the demo shape peaks at 164 KiB of the 224 KiB per partition (also under the
 // 192 KiB of a 24 MiB SBUF). Blocks are 512 tokens (the moving free size), fewer when xT and hT
 // would exceed 64 KiB (e.g. 256 in fp32).
+//
+// SPMD: under a launch grid each program instance takes a block of whole 128-token tiles and
+// streams all three weights for them; splitting F or the output columns instead would need a
+// sum across instances or recompute the gate and up products in each (mlp.cpp says why).
 #pragma once
 
 #include <span>

@@ -2,7 +2,8 @@
 // RMS norm (Llama). Rows (tokens) lie on the partitions in tiles of up to 128 rows, the last one
 // ragged; the normalised dimension D is the free dimension of each tile. The 1-D parameters are
 // loaded once and repeated onto every partition by the tensor engine. Statistics are kept in fp32
-// whatever the input dtype; the output has the input's dtype.
+// whatever the input dtype; the output has the input's dtype. Under an SPMD grid each program
+// instance normalises a contiguous block of whole row tiles (docs/kernels.md, "SPMD splits").
 #pragma once
 
 #include <span>

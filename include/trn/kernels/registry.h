@@ -42,6 +42,14 @@ struct KernelEntry {
   InputsFn inputs;
   /// Empty: `tolerance` at every dtype.
   ToleranceFn toleranceFor;
+  /// The kernel splits its work over the SPMD program instances of grid axis 0 (NKI
+  /// nl.program_id(0) / nl.num_programs(0)): compiled with Grid{{P}}, instance i computes the
+  /// i-th contiguous block of its outputs (rows, columns or heads; docs/kernels.md) and every
+  /// output element is written by exactly one instance, with the arithmetic of a one-instance
+  /// run, so the outputs are bit-identical for every P. These are the kernels that accept an
+  /// LNC=2 launch (one instance per physical core). A kernel without the mark computes
+  /// everything in every instance.
+  bool spmd = false;
 
   /// toleranceFor(inputs) when set, else tolerance.
   [[nodiscard]] Tolerance toleranceAt(std::span<const kernel::TensorSpec> specs) const {

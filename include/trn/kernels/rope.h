@@ -8,7 +8,8 @@
 // rotate_half folded into sin, in PSUM: a vector-engine tensor_tensor with one PSUM operand
 // streams at one element per cycle, so out = x * [c, c] + rotate(x) * [-s, s] costs three
 // single-rate passes with fp32 products and one rounding to x's dtype. Some tiles go to GpSimd
-// (from SBUF copies of the tables) so both engines share the element-wise work.
+// (from SBUF copies of the tables) so both engines share the element-wise work. Under an SPMD
+// grid each program instance takes a contiguous block of those tiles, with the tables they need.
 #pragma once
 
 #include <cstdint>

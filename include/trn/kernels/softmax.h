@@ -1,5 +1,6 @@
 // Row softmax reference kernel (NKI softmax tutorial): tokens on the partitions in tiles of up to
-// 128 rows (the last ragged), the softmax dimension along the free dimension.
+// 128 rows (the last ragged), the softmax dimension along the free dimension. Under an SPMD grid
+// each program instance takes a contiguous block of whole row tiles.
 #pragma once
 
 #include <span>
