@@ -125,8 +125,17 @@ Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEnt
                                                    " input arrays for " +
                                                    std::to_string(specs.size()) + " inputs");
   }
+  if (options.run.lnc > 1 && !entry.spmd) {
+    return Status(ErrorCode::kInvalidArgument,
+                  fmt::format("kernel '{}' does not split its work over SPMD programs: at LNC={} "
+                              "every core would compute all of it (kernels list marks those "
+                              "that do [spmd])",
+                              entry.name, options.run.lnc));
+  }
   CheckResult result;
-  TRN_ASSIGN_OR_RETURN(result.compiled, session.compile(entry.def, specs, options.compile, cache));
+  TRN_ASSIGN_OR_RETURN(result.launch, session.compileLaunch(entry.def, specs, options.run,
+                                                            options.compile, cache));
+  result.compiled = result.launch.cores.front();
 
   const bool data = core::hasData(options.run.mode);
   if (data) {
@@ -153,8 +162,10 @@ Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEnt
     });
   }
   TRN_ASSIGN_OR_RETURN(runtime::RunResult ran,
-                       session.runKernel(result.compiled, arrays, options.run));
+                       session.runLaunch(result.launch, arrays, options.run));
   result.stats = std::move(ran.stats);
+  result.cores = std::move(ran.cores);
+  result.physicalCores = std::move(ran.physicalCores);
   result.report = profile::makeReport(result.stats, session.chip());
   result.usefulFlops = entry.flops ? entry.flops(specs) : 0.0;
   const double seconds = static_cast<double>(result.report.total.count()) * 1e-12;

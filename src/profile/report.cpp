@@ -8,14 +8,14 @@
 #include <string_view>
 
 namespace trn::profile {
-namespace {
 
-constexpr double kPicosecondsPerSecond = 1e12;
-
-/// numerator / denominator, or 0 when the denominator is not positive.
 double guardedRatio(double numerator, double denominator) {
   return denominator > 0 ? numerator / denominator : 0.0;
 }
+
+namespace {
+
+constexpr double kPicosecondsPerSecond = 1e12;
 
 double fractionOf(Picoseconds part, Picoseconds whole) {
   return guardedRatio(static_cast<double>(part.count()), static_cast<double>(whole.count()));
@@ -72,24 +72,6 @@ void findCriticalEngine(Report& report) {
   }
 }
 
-/// A time in the largest unit that keeps it >= 1, with three decimals ("600.000 ns").
-std::string formatDuration(Picoseconds time) {
-  struct Unit {
-    std::int64_t picoseconds;
-    std::string_view name;
-  };
-  constexpr std::array<Unit, 4> kUnits = {
-      {{1'000'000'000'000, "s"}, {1'000'000'000, "ms"}, {1'000'000, "us"}, {1'000, "ns"}}};
-  for (const Unit& unit : kUnits) {
-    if (time.count() >= unit.picoseconds) {
-      return fmt::format("{:.3f} {}",
-                         static_cast<double>(time.count()) / static_cast<double>(unit.picoseconds),
-                         unit.name);
-    }
-  }
-  return fmt::format("{} ps", time.count());
-}
-
 double percent(double fraction) { return fraction * 100.0; }
 
 void appendEngineTable(std::string& out, const Report& report) {
@@ -111,6 +93,23 @@ void appendEngineTable(std::string& out, const Report& report) {
 }
 
 }  // namespace
+
+std::string formatDuration(Picoseconds time) {
+  struct Unit {
+    std::int64_t picoseconds;
+    std::string_view name;
+  };
+  constexpr std::array<Unit, 4> kUnits = {
+      {{1'000'000'000'000, "s"}, {1'000'000'000, "ms"}, {1'000'000, "us"}, {1'000, "ns"}}};
+  for (const Unit& unit : kUnits) {
+    if (time.count() >= unit.picoseconds) {
+      return fmt::format("{:.3f} {}",
+                         static_cast<double>(time.count()) / static_cast<double>(unit.picoseconds),
+                         unit.name);
+    }
+  }
+  return fmt::format("{} ps", time.count());
+}
 
 Report makeReport(const core::RunStats& stats, const spec::ChipSpec& chip) {
   Report report;

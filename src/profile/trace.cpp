@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -304,18 +305,25 @@ Json runData(const core::RunStats& stats) {
               {"instructions", stats.instructions}};
 }
 
-/// Validates the segments and lays them end to end; names each error's segment.
-Result<std::vector<Placement>> placeSegments(std::span<const TraceSegment> segments) {
+/// Validates the segments and places them end to end, or all from time 0 when they ran
+/// `together` (the cores of one run); names each error's segment.
+Result<std::vector<Placement>> placeSegments(std::span<const TraceSegment> segments,
+                                             bool together = false) {
   std::vector<Placement> placements;
   Picoseconds offset;
+  Picoseconds stepEnd;  ///< the end of the longest core of the current step
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const TraceSegment& segment = segments[i];
     if (const Status status = validate(*segment.program, *segment.stats); !status.ok()) {
       return Status(status.code(),
                     fmt::format("trace segment {} ('{}'): {}", i, segment.name, status.message()));
     }
+    const bool sameStep = i > 0 && segment.step >= 0 && segment.step == segments[i - 1].step;
+    if (!together && !sameStep) {
+      offset = stepEnd;
+    }
     placements.push_back(Placement{static_cast<int>(i), segment.name, offset});
-    offset += segment.stats->total;
+    stepEnd = std::max(stepEnd, offset + segment.stats->total);
   }
   return placements;
 }
@@ -360,18 +368,44 @@ Status writeTraceFile(const std::string& path, const isa::Program& program,
 Json sequenceData(std::span<const TraceSegment> segments) {
   Json runs = Json::array();
   std::int64_t total = 0;
-  for (const TraceSegment& segment : segments) {
+  std::int64_t step = 0;  ///< the longest core of the current step
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const TraceSegment& segment = segments[i];
     Json run = runData(*segment.stats);
     run["name"] = segment.name;
     runs.push_back(std::move(run));
-    total += segment.stats->total.count();
+    if (i == 0 || segment.step < 0 || segment.step != segments[i - 1].step) {
+      total += step;
+      step = 0;
+    }
+    step = std::max(step, segment.stats->total.count());
   }
-  return Json{{"total_ps", total}, {"runs", runs}};
+  return Json{{"total_ps", total + step}, {"runs", runs}};
 }
 
 Status writeSequenceTrace(std::ostream& out, std::span<const TraceSegment> segments) {
   TRN_ASSIGN_OR_RETURN(const std::vector<Placement> placements, placeSegments(segments));
   return writeDocument(out, segments, placements, sequenceData(segments));
+}
+
+/// otherData of cores run together: the longest total and each core's figures.
+Json coresData(std::span<const TraceSegment> segments) {
+  Json cores = Json::array();
+  std::int64_t total = 0;
+  for (const TraceSegment& segment : segments) {
+    Json core = runData(*segment.stats);
+    core["name"] = segment.name;
+    cores.push_back(std::move(core));
+    total = std::max(total, segment.stats->total.count());
+  }
+  return Json{{"total_ps", total}, {"cores", cores}};
+}
+
+Status writeCoresTraceFile(const std::string& path, std::span<const TraceSegment> cores) {
+  TRN_ASSIGN_OR_RETURN(const std::vector<Placement> placements, placeSegments(cores, true));
+  return writeFile(path, [&](std::ostream& out) {
+    return writeDocument(out, cores, placements, coresData(cores));
+  });
 }
 
 Status writeSequenceTraceFile(const std::string& path, std::span<const TraceSegment> segments) {

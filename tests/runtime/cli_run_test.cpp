@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -121,7 +122,7 @@ TEST_F(CliRunTest, AsmDisasmRoundTrip) {
   EXPECT_NE(text1.output.find("pe: nc_matmul dst=psum[0:128]:fp32[[1,512]]"), std::string::npos);
 }
 
-TEST_F(CliRunTest, DemoRunsTheDecoderLayerChecksItAndWritesATrace) {
+TEST_F(CliRunTest, DemoRunsTheDecoderLayerOnOneCoreAndOnAPairChecksItAndWritesATrace) {
   const std::string trace = path("layer.json");
   const auto demo = trnsim("demo --small --trace " + trace);
   ASSERT_EQ(demo.exitCode, 0) << demo.output;
@@ -129,14 +130,34 @@ TEST_F(CliRunTest, DemoRunsTheDecoderLayerChecksItAndWritesATrace) {
       << demo.output;
   for (const char* step :
        {"attention rmsnorm", "qkv projection", "rope q", "rope k", "causal attention",
-        "output projection + residual", "mlp rmsnorm", "swiglu mlp + residual", "layer total:"}) {
+        "output projection + residual", "mlp rmsnorm", "swiglu mlp + residual", "1 core",
+        "2 cores", "layer on 1 core:", "layer on 2 cores (LNC=2):",
+        "layer output on 2 cores is bit-identical to the one-core output"}) {
     EXPECT_NE(demo.output.find(step), std::string::npos) << step << "\n" << demo.output;
   }
   EXPECT_EQ(demo.output.find("FAIL"), std::string::npos) << demo.output;
   std::ifstream in(trace);
   const auto json = nlohmann::json::parse(in);
-  EXPECT_EQ(json["otherData"]["runs"].size(), 8u);
-  EXPECT_GT(json["otherData"]["total_ps"].get<std::int64_t>(), 0);
+  // Eight kernels, each on the two cores of the pair; a step lasts as long as its longer core.
+  const auto& runs = json["otherData"]["runs"];
+  ASSERT_EQ(runs.size(), 16u);
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < runs.size(); i += 2) {
+    EXPECT_NE(runs[i]["name"].get<std::string>().find("core 0"), std::string::npos);
+    EXPECT_NE(runs[i + 1]["name"].get<std::string>().find("core 1"), std::string::npos);
+    total += std::max(runs[i]["total_ps"].get<std::int64_t>(),
+                      runs[i + 1]["total_ps"].get<std::int64_t>());
+  }
+  EXPECT_EQ(json["otherData"]["total_ps"].get<std::int64_t>(), total);
+
+  const auto single = trnsim("demo --small --lnc 1 --trace " + trace);
+  ASSERT_EQ(single.exitCode, 0) << single.output;
+  EXPECT_EQ(single.output.find("2 cores"), std::string::npos) << single.output;
+  std::ifstream again(trace);
+  EXPECT_EQ(nlohmann::json::parse(again)["otherData"]["runs"].size(), 8u);
+  const auto trn1 = trnsim("demo --small --chip trn1 --no-check");
+  ASSERT_EQ(trn1.exitCode, 0) << trn1.output;  // trn1 has no LNC=2: one core only
+  EXPECT_NE(trn1.output.find("on one NeuronCore of trn1"), std::string::npos) << trn1.output;
 }
 
 TEST_F(CliRunTest, IsaReference) {

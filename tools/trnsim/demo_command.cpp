@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@ struct DemoArgs {
   std::string trace = "out/trace.json";
   std::uint64_t seed = runtime::RunOptions{}.seed;
   std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
+  int lnc = 0;  ///< physical cores of the logical core; 0: the chip's default
   bool small = false;
   bool noCheck = false;
 };
@@ -73,23 +76,81 @@ std::string microseconds(Picoseconds t) {
   return fmt::format("{:.2f} us", static_cast<double>(t.count()) * 1e-6);
 }
 
-void printLayer(const harness::DecoderLayerConfig& c, const harness::DecoderLayerRun& run) {
-  fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<14} {:<24} {}\n", "step", "kernel", "time", "MFU",
-             "bound by", "numerics vs float64", "inputs");
-  for (const harness::LayerStep& step : run.steps) {
-    const harness::CheckResult& r = step.result;
-    const std::string mfu = r.usefulFlops > 0 ? fmt::format("{:.1f}%", 100.0 * r.mfu) : "-";
-    fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<14} {:<24} {}\n", step.name, step.kernel,
-               microseconds(r.report.total), mfu, harness::boundBy(r.report), numericsCell(r),
-               describeShapes(r));
+/// `one` is the layer on one core; `logical`, when given, on the cores of a logical core.
+void printLayer(const harness::DecoderLayerConfig& c, const harness::DecoderLayerRun& one,
+                const harness::DecoderLayerRun* logical, int lnc) {
+  const harness::DecoderLayerRun& shown = logical != nullptr ? *logical : one;
+  if (logical != nullptr) {
+    fmt::print("{:<29} {:<16} {:>10} {:>10} {:>6} {:>6}  {:<14} {}\n", "step", "kernel",
+               "1 core", fmt::format("{} cores", lnc), "x", "MFU", "bound by",
+               "numerics vs float64");
+  } else {
+    fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<14} {:<24} {}\n", "step", "kernel", "time", "MFU",
+               "bound by", "numerics vs float64", "inputs");
   }
-  const double seconds = static_cast<double>(run.total.count()) * 1e-12;
+  for (std::size_t i = 0; i < shown.steps.size(); ++i) {
+    const harness::CheckResult& r = shown.steps[i].result;
+    const std::string mfu = r.usefulFlops > 0 ? fmt::format("{:.1f}%", 100.0 * r.mfu) : "-";
+    if (logical != nullptr) {
+      const Picoseconds single = one.steps[i].result.report.total;
+      const double speedup = r.report.total.count() > 0
+                                 ? static_cast<double>(single.count()) /
+                                       static_cast<double>(r.report.total.count())
+                                 : 0.0;
+      fmt::print("{:<29} {:<16} {:>10} {:>10} {:>5.2f}x {:>6}  {:<14} {}\n", shown.steps[i].name,
+                 shown.steps[i].kernel, microseconds(single), microseconds(r.report.total),
+                 speedup, mfu, harness::boundBy(r.report), numericsCell(r));
+    } else {
+      fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<14} {:<24} {}\n", shown.steps[i].name,
+                 shown.steps[i].kernel, microseconds(r.report.total), mfu,
+                 harness::boundBy(r.report), numericsCell(r), describeShapes(r));
+    }
+  }
+  auto rates = [&](const harness::DecoderLayerRun& run) {
+    const double seconds = static_cast<double>(run.total.count()) * 1e-12;
+    return std::pair(seconds > 0 ? run.usefulFlops / seconds * 1e-12 : 0.0,
+                     seconds > 0 ? static_cast<double>(c.tokens) / seconds : 0.0);
+  };
+  const auto [tflops1, tokens1] = rates(one);
   fmt::print(
-      "\nlayer total: {} for {:.2f} GFLOP of matrix products: {:.1f} TFLOP/s, MFU {:.1f} %; "
-      "{} tokens -> {:.0f} tokens/s per core for this layer\n",
-      microseconds(run.total), run.usefulFlops * 1e-9,
-      seconds > 0 ? run.usefulFlops / seconds * 1e-12 : 0.0, 100.0 * run.mfu, c.tokens,
-      seconds > 0 ? static_cast<double>(c.tokens) / seconds : 0.0);
+      "\nlayer on 1 core: {} for {:.2f} GFLOP of matrix products: {:.1f} TFLOP/s, MFU {:.1f} %, "
+      "{:.0f} tokens/s\n",
+      microseconds(one.total), one.usefulFlops * 1e-9, tflops1, 100.0 * one.mfu, tokens1);
+  if (logical != nullptr) {
+    const auto [tflops, tokens] = rates(*logical);
+    fmt::print(
+        "layer on {} cores (LNC={}): {}: {:.1f} TFLOP/s, MFU {:.1f} % of the {} cores, {:.0f} "
+        "tokens/s per logical core: {:.2f}x one core\n",
+        lnc, lnc, microseconds(logical->total), tflops, 100.0 * logical->mfu, lnc, tokens,
+        logical->total.count() > 0 ? static_cast<double>(one.total.count()) /
+                                         static_cast<double>(logical->total.count())
+                                   : 0.0);
+    if (!one.output.values.empty()) {
+      const bool same = one.output.values == logical->output.values;
+      fmt::print("layer output on {} cores {} the one-core output\n", lnc,
+                 same ? "is bit-identical to" : "DIFFERS from");
+    }
+  }
+}
+
+Status writeLayerTrace(const std::string& path, const harness::DecoderLayerRun& run) {
+  std::vector<profile::TraceSegment> segments;
+  for (std::size_t s = 0; s < run.steps.size(); ++s) {
+    const harness::LayerStep& step = run.steps[s];
+    const harness::CheckResult& r = step.result;
+    for (std::size_t c = 0; c < r.cores.size(); ++c) {
+      const std::string core =
+          r.cores.size() > 1 ? fmt::format(", core {}", r.physicalCores[c]) : std::string();
+      segments.push_back({fmt::format("{} ({}{})", step.name, step.kernel, core),
+                          &r.launch.cores[c]->program, &r.cores[c], static_cast<int>(s)});
+    }
+  }
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  if (!dir.empty()) {
+    std::filesystem::create_directories(dir, error);
+  }
+  return profile::writeSequenceTraceFile(path, segments);
 }
 
 Status runDemo(const DemoArgs& args) {
@@ -97,44 +158,51 @@ Status runDemo(const DemoArgs& args) {
   TRN_ASSIGN_OR_RETURN(const core::RunMode mode, core::parseRunMode(args.mode));
   const spec::ChipSpec* chip = &session.chip();
   printChipSummary(*chip);
+  const int lnc = args.lnc > 0 ? args.lnc : static_cast<int>(chip->chip.logicalCores.defaultSize);
 
   const harness::DecoderLayerConfig config =
       args.small ? harness::DecoderLayerConfig::small() : harness::DecoderLayerConfig::tinyLlama();
   fmt::print(
-      "\none Llama-style decoder layer ({}) on one {} NeuronCore, {}, {}:\n"
+      "\none Llama-style decoder layer ({}) on {} {}, {}, {}:\n"
       "  {} tokens, hidden {}, {} query heads and {} kv heads of {}, SwiGLU MLP {}\n\n",
-      args.small ? "small test shapes" : "TinyLlama-1.1B shapes", chip->name,
-      dtypeName(config.dtype), core::runModeName(mode), config.tokens, config.hidden, config.heads,
-      config.kvHeads, config.headDim, config.intermediate);
+      args.small ? "small test shapes" : "TinyLlama-1.1B shapes",
+      lnc > 1 ? fmt::format("one NeuronCore and on an LNC={} logical core (a core pair) of",
+                            lnc)
+              : std::string("one NeuronCore of"),
+      chip->name, dtypeName(config.dtype), core::runModeName(mode), config.tokens, config.hidden,
+      config.heads, config.kvHeads, config.headDim, config.intermediate);
   harness::CheckOptions options;
   options.run.mode = mode;
   options.run.seed = args.seed;
   options.run.maxInstructions = args.maxInstructions;
-  options.run.record = !args.trace.empty() && core::hasTiming(mode);
-  options.checkNumerics = !args.noCheck;
-  TRN_ASSIGN_OR_RETURN(const harness::DecoderLayerRun run,
-                       harness::runDecoderLayer(session, config, options));
-  printLayer(config, run);
+  const bool trace = !args.trace.empty() && core::hasTiming(mode);
+  // One core first; at LNC > 1 the logical core is the run that is checked and traced.
+  harness::CheckOptions single = options;
+  single.run.lnc = 1;
+  single.run.record = trace && lnc == 1;
+  single.checkNumerics = !args.noCheck && lnc == 1;
+  TRN_ASSIGN_OR_RETURN(const harness::DecoderLayerRun one,
+                       harness::runDecoderLayer(session, config, single));
+  std::optional<harness::DecoderLayerRun> logical;
+  if (lnc > 1) {
+    harness::CheckOptions pair = options;
+    pair.run.lnc = lnc;
+    pair.run.record = trace;
+    pair.checkNumerics = !args.noCheck;
+    TRN_ASSIGN_OR_RETURN(logical, harness::runDecoderLayer(session, config, pair));
+  }
+  printLayer(config, one, logical ? &*logical : nullptr, lnc);
 
-  if (options.run.record) {
-    std::vector<profile::TraceSegment> segments;
-    for (const harness::LayerStep& step : run.steps) {
-      segments.push_back({step.name + " (" + step.kernel + ")", &step.result.compiled->program,
-                          &step.result.stats});
-    }
-    const std::filesystem::path dir = std::filesystem::path(args.trace).parent_path();
-    std::error_code error;
-    if (!dir.empty()) {
-      std::filesystem::create_directories(dir, error);
-    }
-    TRN_RETURN_IF_ERROR(profile::writeSequenceTraceFile(args.trace, segments));
+  if (trace) {
+    TRN_RETURN_IF_ERROR(writeLayerTrace(args.trace, logical ? *logical : one));
     fmt::print(
-        "trace: {} (open it in ui.perfetto.dev: one process per kernel, one track per "
+        "trace: {} (open it in ui.perfetto.dev: one process per kernel and core, one track per "
         "engine and DMA queue)\n",
         args.trace);
   }
   fmt::print("\nnext: 'trnsim kernels list' and 'trnsim kernels bench NAME' for each kernel\n");
-  if (!run.pass) {
+  const bool pass = logical ? logical->pass : one.pass;
+  if (!pass) {
     return failedPrecondition("a kernel of the layer is outside its float64 tolerance");
   }
   return {};
@@ -145,7 +213,9 @@ Status runDemo(const DemoArgs& args) {
 void registerDemoCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<DemoArgs>();
   CLI::App* demo = app.add_subcommand(
-      "demo", "run the main job: one Llama-style decoder layer on a simulated NeuronCore");
+      "demo",
+      "run the main job: one Llama-style decoder layer on one simulated NeuronCore and on an "
+      "LNC=2 logical core");
   demo->add_option("--chip", args->chip, "chip name or YAML path")->capture_default_str();
   demo->add_option("--mode", args->mode, "functional+timing, timing-only or functional-only")
       ->capture_default_str();
@@ -153,6 +223,9 @@ void registerDemoCommand(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   addSeedOption(demo, args->seed, "seed of the inputs and weights");
   addMaxInstructionsOption(demo, args->maxInstructions);
+  demo->add_option("--lnc", args->lnc,
+                   "physical cores of the logical core the layer also runs on (default: the "
+                   "chip's, 2 on trn2; 1 runs one core only)");
   demo->add_flag("--small", args->small, "small shapes (128 tokens, hidden 256), for a quick run");
   demo->add_flag("--no-check", args->noCheck, "skip the float64 references and numerics checks");
   demo->callback([args, &exitCode] {

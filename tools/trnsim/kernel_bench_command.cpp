@@ -11,6 +11,7 @@
 #include "run_options.h"
 #include "trn/harness/check.h"
 #include "trn/kernels/bench_inputs.h"
+#include "trn/profile/chip_summary.h"
 #include "trn/profile/trace.h"
 
 namespace trn::tools {
@@ -26,6 +27,7 @@ struct BenchArgs {
   std::uint64_t seed = runtime::RunOptions{}.seed;
   bool allowRaces = false;
   bool noCheck = false;
+  int lnc = runtime::RunOptions{}.lnc;
   std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
 };
 
@@ -84,8 +86,11 @@ int bench(const BenchArgs& args) {
   options.run.record = !args.trace.empty();
   options.run.maxInstructions = args.maxInstructions;
   options.checkNumerics = !args.noCheck;
-  fmt::print("{} on {} ({}): {}\n", entry->name, session->chip().name, core::runModeName(*mode),
-             describeInputs(*specs));
+  options.run.lnc = args.lnc;
+  fmt::print("{} on {}{} ({}): {}\n", entry->name, session->chip().name,
+             args.lnc > 1 ? fmt::format(", LNC={} (physical cores 0..{})", args.lnc, args.lnc - 1)
+                          : std::string(),
+             core::runModeName(*mode), describeInputs(*specs));
   Result<harness::CheckResult> result = harness::checkKernel(*session, *entry, *specs, options);
   if (!result.ok()) {
     printError(result.status().message());
@@ -106,9 +111,24 @@ int bench(const BenchArgs& args) {
   if (core::hasTiming(*mode)) {
     printPerformance(*result);
   }
+  if (result->cores.size() > 1) {
+    fmt::print("\n");
+    std::fputs(profile::formatChipSummary(profile::makeChipSummary(
+                                              result->cores, result->physicalCores,
+                                              session->chip()))
+                   .c_str(),
+               stdout);
+  }
   if (!args.trace.empty()) {
+    std::vector<profile::TraceSegment> cores;
+    for (std::size_t c = 0; c < result->cores.size(); ++c) {
+      cores.push_back({fmt::format("core {}", result->physicalCores[c]),
+                       &result->launch.cores[c]->program, &result->cores[c]});
+    }
     const Status written =
-        profile::writeTraceFile(args.trace, result->compiled->program, result->stats);
+        cores.size() == 1
+            ? profile::writeTraceFile(args.trace, result->compiled->program, result->cores[0])
+            : profile::writeCoresTraceFile(args.trace, cores);
     if (!written.ok()) {
       printError(written.message());
       return 1;
@@ -136,6 +156,10 @@ void registerKernelBenchCommand(CLI::App& kernelsGroup, int& exitCode) {
   addSeedOption(cmd, args->seed, "seed of the random inputs");
   addMaxInstructionsOption(cmd, args->maxInstructions);
   cmd->add_flag("--allow-races", args->allowRaces, "do not check for races");
+  cmd->add_option("--lnc", args->lnc,
+                  "physical cores of the logical core the kernel is launched on (1 or 2): its "
+                  "SPMD programs split the work")
+      ->capture_default_str();
   cmd->add_flag("--no-check", args->noCheck,
                 "skip the float64 reference and the numerics check (the run still computes)");
   cmd->callback([args, &exitCode] { exitCode = bench(*args); });

@@ -1,6 +1,7 @@
 #include "program_commands.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "trn/isa/program_text.h"
 #include "trn/isa/reference.h"
 #include "trn/isa/verifier.h"
+#include "trn/profile/chip_summary.h"
 #include "trn/profile/report.h"
 #include "trn/profile/trace.h"
 #include "trn/runtime/host_io.h"
@@ -22,7 +24,9 @@ namespace {
 
 /// Options of `trnsim run`.
 struct RunOptions {
-  std::string program;
+  std::vector<std::string> programs;
+  std::vector<int> cores;  ///< physical core of each program (default 0, 1, ...)
+  int lnc = runtime::RunOptions{}.lnc;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::string chip = "trn2";
@@ -90,8 +94,30 @@ Status runProgram(const RunOptions& options) {
   if (!data && !options.outputs.empty()) {
     return invalidArgument("timing-only mode computes no values: --out cannot be written");
   }
-  TRN_ASSIGN_OR_RETURN(isa::Program loaded, runtime::loadProgram(options.program));
-  const auto program = std::make_shared<const isa::Program>(std::move(loaded));
+  run.lnc = options.lnc;
+  if (!options.cores.empty() && options.cores.size() != options.programs.size()) {
+    return invalidArgument(fmt::format("--cores names {} physical cores for {} programs",
+                                       options.cores.size(), options.programs.size()));
+  }
+  std::vector<runtime::CoreProgram> programs;
+  for (std::size_t i = 0; i < options.programs.size(); ++i) {
+    TRN_ASSIGN_OR_RETURN(isa::Program loaded, runtime::loadProgram(options.programs[i]));
+    for (const std::string& warning : isa::programWarnings(loaded)) {
+      printWarning(fmt::format("{}: {}", options.programs[i], warning));
+    }
+    programs.push_back({std::make_shared<const isa::Program>(std::move(loaded)),
+                        options.cores.empty() ? static_cast<int>(i) : options.cores[i]});
+  }
+  // A tensor's declaration: in the first program that declares it.
+  auto declOf = [&](const std::string& name) -> const isa::TensorDecl* {
+    for (const runtime::CoreProgram& p : programs) {
+      if (const auto index = p.program->findTensor(name)) {
+        return &p.program->tensors[static_cast<std::size_t>(*index)];
+      }
+    }
+    return nullptr;
+  };
+  const std::string programNames = fmt::format("{}", fmt::join(options.programs, ", "));
 
   std::vector<runtime::TensorBinding> inputs;
   std::vector<runtime::TensorBinding> outputs;
@@ -105,14 +131,13 @@ Status runProgram(const RunOptions& options) {
   for (const runtime::TensorBinding& b : inputs) {
     boundNames.push_back(b.tensor);
   }
-  const std::vector<std::string> unbound =
-      data ? runtime::unboundInputs(*program, boundNames) : std::vector<std::string>{};
-  if (!unbound.empty()) {
-    return invalidArgument(fmt::format("input tensor(s) {} of {} have no --in NAME=FILE.npy",
-                                       fmt::join(unbound, ", "), options.program));
-  }
-  for (const std::string& warning : isa::programWarnings(*program)) {
-    printWarning(fmt::format("{}: {}", options.program, warning));
+  for (std::size_t i = 0; data && i < programs.size(); ++i) {
+    const std::vector<std::string> unbound =
+        runtime::unboundInputs(*programs[i].program, boundNames);
+    if (!unbound.empty()) {
+      return invalidArgument(fmt::format("input tensor(s) {} of {} have no --in NAME=FILE.npy",
+                                         fmt::join(unbound, ", "), options.programs[i]));
+    }
   }
   if (!data && !inputs.empty()) {
     printWarning("timing-only mode computes no values: the --in arrays are not read");
@@ -125,46 +150,70 @@ Status runProgram(const RunOptions& options) {
   using Bindings = std::span<const runtime::TensorBinding>;
   const Bindings read = data ? Bindings(inputs) : Bindings();
   for (const runtime::TensorBinding& b : read) {
-    const auto index = program->findTensor(b.tensor);
-    if (!index) {
-      return notFound(fmt::format("--in {}: the program has no tensor '{}'", b.tensor, b.tensor));
+    const isa::TensorDecl* decl = declOf(b.tensor);
+    if (decl == nullptr) {
+      return notFound(fmt::format("--in {}: {} has no tensor '{}'", b.tensor, programNames,
+                                  b.tensor));
     }
-    const isa::TensorDecl& decl = program->tensors[static_cast<std::size_t>(*index)];
-    const auto most = static_cast<std::uint64_t>(decl.elementCount()) *
-                      static_cast<std::uint64_t>(std::max<std::int64_t>(4, byteSize(decl.dtype)));
+    const auto most = static_cast<std::uint64_t>(decl->elementCount()) *
+                      static_cast<std::uint64_t>(std::max<std::int64_t>(4, byteSize(decl->dtype)));
     TRN_ASSIGN_OR_RETURN(arrays.emplace_back(), runtime::readNpy(b.path, most));
     bound.push_back({b.tensor, &arrays.back(), b.path});
   }
   for (const runtime::TensorBinding& b : outputs) {
-    if (!program->findTensor(b.tensor)) {
-      return notFound(fmt::format("--out {}: the program has no tensor '{}'", b.tensor, b.tensor));
+    if (declOf(b.tensor) == nullptr) {
+      return notFound(fmt::format("--out {}: {} has no tensor '{}'", b.tensor, programNames,
+                                  b.tensor));
     }
     wanted.push_back({b.tensor, b.hostType});
   }
-  TRN_ASSIGN_OR_RETURN(runtime::RunResult result, session.run(program, bound, wanted, run));
+  TRN_ASSIGN_OR_RETURN(runtime::RunResult result, session.runCores(programs, bound, wanted, run));
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     TRN_RETURN_IF_ERROR(runtime::writeNpy(outputs[i].path, result.outputs[i]));
   }
-  const core::RunStats& stats = result.stats;
-  const spec::ChipSpec* chip = &session.chip();
-  std::string perEngine;
-  for (const isa::Engine e : isa::kAllEngines) {
-    perEngine += fmt::format(" {}={}", isa::engineName(e),
-                             stats.engines[static_cast<std::size_t>(e)].instructions);
+  const spec::ChipSpec& chip = session.chip();
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    const core::RunStats& stats = result.cores[i];
+    std::string perEngine;
+    for (const isa::Engine e : isa::kAllEngines) {
+      perEngine += fmt::format(" {}={}", isa::engineName(e),
+                               stats.engines[static_cast<std::size_t>(e)].instructions);
+    }
+    const std::string where =
+        programs.size() > 1 ? fmt::format(" core {}", programs[i].physicalCore) : std::string();
+    std::printf("ran %s on %s%s (%s): %llu instructions (%s)\n", options.programs[i].c_str(),
+                chip.name.c_str(), where.c_str(),
+                std::string(core::runModeName(stats.mode)).c_str(),
+                static_cast<unsigned long long>(stats.instructions), perEngine.substr(1).c_str());
+    if (core::hasTiming(stats.mode)) {
+      std::fputs(profile::formatReport(profile::makeReport(stats, chip)).c_str(), stdout);
+    }
   }
-  std::printf("ran %s on %s (%s): %llu instructions (%s)\n", options.program.c_str(),
-              chip->name.c_str(), std::string(core::runModeName(stats.mode)).c_str(),
-              static_cast<unsigned long long>(stats.instructions), perEngine.substr(1).c_str());
-  if (core::hasTiming(stats.mode)) {
-    std::fputs(profile::formatReport(profile::makeReport(stats, *chip)).c_str(), stdout);
+  if (programs.size() > 1) {
+    std::fputs(profile::formatChipSummary(
+                   profile::makeChipSummary(result.cores, result.physicalCores, chip))
+                   .c_str(),
+               stdout);
   }
   if (!options.trace.empty()) {
-    if (stats.unrecorded > 0) {
-      printWarning(fmt::format("the trace holds the first {} instructions; {} later ones were run "
-                               "but not recorded (the record limit bounds trace memory)",
-                               stats.records.size(), stats.unrecorded));
+    std::vector<profile::TraceSegment> segments;
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+      const core::RunStats& stats = result.cores[i];
+      if (stats.unrecorded > 0) {
+        printWarning(fmt::format("the trace holds the first {} instructions of {}; {} later ones "
+                                 "were run but not recorded (the record limit bounds trace "
+                                 "memory)",
+                                 stats.records.size(), options.programs[i], stats.unrecorded));
+      }
+      segments.push_back({fmt::format("core {}", programs[i].physicalCore),
+                          programs[i].program.get(), &stats});
     }
-    TRN_RETURN_IF_ERROR(profile::writeTraceFile(options.trace, *program, stats));
+    if (programs.size() == 1) {
+      TRN_RETURN_IF_ERROR(
+          profile::writeTraceFile(options.trace, *programs[0].program, result.cores[0]));
+    } else {
+      TRN_RETURN_IF_ERROR(profile::writeCoresTraceFile(options.trace, segments));
+    }
     std::printf("trace: %s (open in ui.perfetto.dev or chrome://tracing)\n", options.trace.c_str());
   }
   return {};
@@ -210,9 +259,18 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
     report(exitCode, [&] { return disassemble(o->disasmInput, o->disasmOutput); });
   });
 
-  CLI::App* runCommand =
-      app.add_subcommand("run", "run a program on the core model: results, time and a report");
-  runCommand->add_option("program", o->run.program, "program (.tasm text or binary)")->required();
+  CLI::App* runCommand = app.add_subcommand(
+      "run", "run programs on the chip model, one per physical core: results, time and reports");
+  runCommand
+      ->add_option("programs", o->run.programs,
+                   "programs (.tasm text or binary), on physical cores 0, 1, ... unless --cores "
+                   "says; tensors of the same name are shared")
+      ->required();
+  runCommand->add_option("--cores", o->run.cores, "physical core of each program")
+      ->delimiter(',');
+  runCommand->add_option("--lnc", o->run.lnc,
+                         "physical cores per logical core (1 or 2): cores 2i and 2i+1 meet at "
+                         "core barriers at 2");
   runCommand->add_option("--in", o->run.inputs, "input binding NAME=FILE.npy");
   runCommand->add_option("--out", o->run.outputs, "output binding NAME=FILE.npy[:fp32]");
   runCommand->add_option("--chip", o->run.chip, "chip name or YAML path (default trn2)");

@@ -1,5 +1,6 @@
 // Running a reference kernel against its CPU reference: compile (through a cache), generate
-// seeded inputs, run on one simulated core in any mode, compare every output with the float64
+// seeded inputs, run on one simulated core or, at LNC=2 (`run.lnc`), on the two cores of a
+// logical core, in any mode, compare every output with the float64
 // reference, and derive the figures `trnsim kernels bench` and the demo print (simulated time,
 // per-engine utilisation, TFLOP/s, MFU, HBM bandwidth, the bounding engine).
 #pragma once
@@ -34,17 +35,21 @@ struct CheckOptions {
 };
 
 struct CheckResult {
-  std::shared_ptr<const kernel::CompiledKernel> compiled;
+  std::shared_ptr<const kernel::CompiledKernel> compiled;  ///< core 0's program of the launch
+  runtime::CompiledLaunch launch;                          ///< every core's
   std::vector<HostTensor> inputs;       ///< what the kernel was given (empty in timing-only mode)
   std::vector<HostTensor> outputs;      ///< what it returned (empty in timing-only mode)
   Tolerance tolerance;                  ///< what the comparisons used
   bool checked = false;                 ///< the outputs were compared with the reference
   std::vector<Comparison> comparisons;  ///< one per output when checked
   bool pass = true;                     ///< every comparison passed (true when not checked)
-  core::RunStats stats;
+  core::RunStats stats;               ///< the launch's (core::mergeStats for several cores)
+  std::vector<core::RunStats> cores;  ///< per core
+  std::vector<int> physicalCores;
   profile::Report report;
   double usefulFlops = 0;  ///< KernelEntry::flops
-  double mfu = 0;          ///< usefulFlops / (simulated time x dense BF16 PE peak); 0 untimed
+  /// usefulFlops / (simulated time x dense BF16 PE peak of the cores used); 0 untimed.
+  double mfu = 0;
 };
 
 /// Runs `entry` at `specs` in `session` on random inputs (or `inputs` when given: one per spec,

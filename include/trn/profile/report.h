@@ -88,4 +88,10 @@ Report makeReport(const core::RunStats& stats, const spec::ChipSpec& chip);
 /// The report as readable fixed-width text, one engine per table row, ending in a newline.
 std::string formatReport(const Report& report);
 
+/// numerator / denominator, or 0 when the denominator is not positive.
+double guardedRatio(double numerator, double denominator);
+
+/// A time in the largest unit that keeps it >= 1, with three decimals ("600.000 ns").
+std::string formatDuration(Picoseconds time);
+
 }  // namespace trn::profile

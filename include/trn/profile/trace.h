@@ -36,19 +36,29 @@ Status writeTrace(std::ostream& out, const isa::Program& program, const core::Ru
 Status writeTraceFile(const std::string& path, const isa::Program& program,
                       const core::RunStats& stats);
 
-/// One run of a sequence (e.g. one kernel of a model layer) for writeSequenceTrace.
+/// One run of a sequence (e.g. one kernel of a model layer) for writeSequenceTrace, or one core
+/// of a run. Consecutive segments of the same `step` (>= 0) are the cores of one run: they start
+/// together.
 struct TraceSegment {
   std::string name;
   const isa::Program* program = nullptr;
   const core::RunStats* stats = nullptr;
+  int step = -1;
 };
 
 /// Writes several runs as one trace, laid end to end: run i is process i, named by its segment,
-/// and starts when run i - 1 ended (each run's total). "otherData" holds the total and each
+/// and starts when the previous run ended (each run's total; the longest core's for the cores
+/// of one step). "otherData" holds the total and each
 /// run's mode, total and instruction count. The same errors as writeTrace, naming the segment.
 Status writeSequenceTrace(std::ostream& out, std::span<const TraceSegment> segments);
 
 /// writeSequenceTrace to the file `path`, with writeTraceFile's file errors.
 Status writeSequenceTraceFile(const std::string& path, std::span<const TraceSegment> segments);
+
+/// Writes the cores of one chip run as one trace file: core i is process i, named by its
+/// segment ("core 1"), each with its engine and DMA queue tracks, all from time 0 (one
+/// timeline). "otherData" holds the longest total and each core's figures. The same errors as
+/// writeTraceFile, naming the segment.
+Status writeCoresTraceFile(const std::string& path, std::span<const TraceSegment> cores);
 
 }  // namespace trn::profile
