@@ -5,16 +5,21 @@
 // modes for the ratio between them (functional mode computes every matmul, so it is slow). Items
 // are simulated instructions, so items/s is simulated instructions per second of host time;
 // `sim_us` is the simulated time of one run. Creating the core (verification, copying the program,
-// allocating memories) is not timed.
+// allocating memories) is not timed. BM_ChipTimingOnly runs the chip's eight cores together, each
+// its own 1/8 of the instructions, reading shared input tensors and writing tensors of its own in
+// one device memory, race detection (within and between cores) on: items/s is then aggregate
+// simulated instructions per host second, on one thread.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 
+#include "trn/core/device_memory.h"
 #include "trn/core/neuron_core.h"
 #include "trn/runtime/host_io.h"
 #include "program_generator.h"
@@ -123,6 +128,98 @@ void BM_TimingOnlyWithoutRaceDetection(benchmark::State& state) {
 void BM_FunctionalTiming(benchmark::State& state) { runProgram(state, RunMode::kFunctionalTiming); }
 void BM_FunctionalOnly(benchmark::State& state) { runProgram(state, RunMode::kFunctionalOnly); }
 
+/// Eight cores of one chip in timing-only mode, state.range(0) instructions in all.
+void runChip(benchmark::State& state, bool detectRaces) {
+  const Workload& w = workload(state.range(0) / 8);
+  if (!w.error.empty()) {
+    state.SkipWithError(w.error.c_str());
+    return;
+  }
+  const auto program = std::make_shared<const trn::isa::Program>(w.program);
+  const int cores = static_cast<int>(w.chip->chip.neuronCores);
+  std::uint64_t executed = 0;
+  std::int64_t simulatedPs = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto device = trn::core::DeviceMemory::create(w.chip->hbm.stackCapacity.count(),
+                                                  w.chip->hbm.stacks, false, false);
+    if (!device.ok()) {
+      state.SkipWithError(device.status().toString().c_str());
+      break;
+    }
+    // Inputs are shared by every core; each core's other tensors are its own.
+    std::vector<std::int64_t> shared;
+    std::vector<std::unique_ptr<trn::core::NeuronCore>> owned;
+    std::vector<trn::core::NeuronCore*> running;
+    std::string error;
+    for (int c = 0; c < cores && error.empty(); ++c) {
+      trn::core::CoreOptions options;
+      options.limits = w.limits;
+      options.mode = RunMode::kTimingOnly;
+      options.chip = w.chip;
+      options.physicalCore = c;
+      options.logicalCore = c;
+      options.device = *device;
+      options.detectRaces = detectRaces;
+      for (std::size_t t = 0; t < program->tensors.size() && error.empty(); ++t) {
+        const trn::isa::TensorDecl& decl = program->tensors[t];
+        const bool input = decl.kind == trn::isa::TensorKind::kInput;
+        if (input && c > 0) {
+          options.tensorAddresses.push_back(shared[t]);
+          continue;
+        }
+        auto address = (*device)->allocate(decl.byteSize(), w.chip->hbm.stackOfCore[c], decl.name);
+        if (!address.ok()) {
+          error = address.status().toString();
+          break;
+        }
+        options.tensorAddresses.push_back(*address);
+        if (c == 0) {
+          shared.push_back(*address);
+        }
+      }
+      auto core = trn::core::NeuronCore::create(program, options);
+      if (!core.ok()) {
+        error = core.status().toString();
+        break;
+      }
+      running.push_back(core->get());
+      owned.push_back(std::move(*core));
+    }
+    state.ResumeTiming();
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      break;
+    }
+    trn::Result<std::vector<trn::core::RunStats>> stats = trn::core::runTogether(running);
+    state.PauseTiming();
+    if (!stats.ok()) {
+      error = stats.status().toString();
+    } else {
+      for (const trn::core::RunStats& s : *stats) {
+        executed += s.instructions;
+        simulatedPs = std::max(simulatedPs, s.total.count());
+      }
+    }
+    owned.clear();
+    state.ResumeTiming();
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(executed));
+  state.counters["sim_us"] = static_cast<double>(simulatedPs) * 1e-6;
+}
+
+void BM_ChipTimingOnly(benchmark::State& state) { runChip(state, true); }
+void BM_ChipTimingOnlyWithoutRaceDetection(benchmark::State& state) { runChip(state, false); }
+
+BENCHMARK(BM_ChipTimingOnly)->Arg(kInstructions)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_ChipTimingOnlyWithoutRaceDetection)
+    ->Arg(kInstructions)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
 BENCHMARK(BM_TimingOnly)
     ->Arg(100'000)
     ->Arg(kInstructions)

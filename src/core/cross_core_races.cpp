@@ -6,11 +6,12 @@
 
 namespace trn::core {
 
-CrossCoreRaces::CrossCoreRaces(std::size_t cores,
+CrossCoreRaces::CrossCoreRaces(std::vector<const void*> devices,
                                std::function<std::string(std::uint32_t, AccessOwner)> describe,
                                std::function<std::string(std::uint32_t, std::int32_t)> tensorName)
-    : cores_(cores),
-      arrivals_(cores),
+    : cores_(devices.size()),
+      devices_(std::move(devices)),
+      arrivals_(cores_),
       entries_(1),
       describe_(std::move(describe)),
       tensorName_(std::move(tensorName)) {}
@@ -68,13 +69,29 @@ Status CrossCoreRaces::test(std::uint32_t earlier, const Entry& entry, std::uint
       side(e), side(entry), overlap->begin, overlap->end - 1));
 }
 
+std::uint32_t* CrossCoreRaces::slotsOf(std::int64_t granule) {
+  const std::int64_t page = granule >> kPageShift;
+  const std::size_t perGranule = 2 * cores_;
+  if (page != lastPage_) {
+    std::unique_ptr<std::uint32_t[]>& slots = pages_[page];
+    if (slots == nullptr) {
+      slots = std::make_unique<std::uint32_t[]>(perGranule << kPageShift);  // kNone-filled
+    }
+    lastPage_ = page;
+    lastPageSlots_ = slots.get();
+  }
+  return lastPageSlots_ + (granule & ((std::int64_t{1} << kPageShift) - 1)) * perGranule;
+}
+
 Status CrossCoreRaces::access(std::uint32_t core, int agent, AccessOwner owner,
                               const VectorClock& clock, std::span<const Operand> operands,
+                              std::span<const std::uint8_t> checked,
                               const std::function<std::int64_t(std::int32_t)>& tensorBase) {
   const std::uint32_t barriers = clock[static_cast<std::size_t>(kBarrierSlot)];
-  const std::size_t slotsPerGranule = 2 * cores_;
   for (const Operand& o : operands) {
-    if (o.memory != isa::Memory::kHbm || o.tensor < 0) {
+    if (o.memory != isa::Memory::kHbm || o.tensor < 0 ||
+        static_cast<std::size_t>(o.tensor) >= checked.size() ||
+        checked[static_cast<std::size_t>(o.tensor)] == 0) {
       continue;
     }
     Entry entry;
@@ -85,39 +102,30 @@ Status CrossCoreRaces::access(std::uint32_t core, int agent, AccessOwner owner,
     entry.agent = agent;
     entry.owner = owner;
     const auto id = static_cast<std::uint32_t>(entries_.size());
-    // Test against the other cores first, then record (an earlier entry met in several granules
-    // is tested once: the last one tested is remembered).
+    // In each granule: test against the other cores' entries, then record this one (an earlier
+    // entry met in several granules in a row is tested once).
     std::uint32_t lastTested = kNone;
     Status status;
     forEachGranule(entry.footprint, entry.base, [&](std::int64_t granule) {
-      auto [it, fresh] = granules_.try_emplace(granule, 0);
-      if (fresh) {
-        it->second = static_cast<std::uint32_t>(slots_.size());
-        slots_.resize(slots_.size() + slotsPerGranule, kNone);
-        return;
-      }
+      std::uint32_t* slot = slotsOf(granule);
       for (std::size_t k = 0; k < cores_ && status.ok(); ++k) {
-        if (k == core) {
+        if (k == core || devices_[k] != devices_[core]) {
           continue;
         }
-        const std::uint32_t* slot = slots_.data() + it->second + 2 * k;
-        for (const std::uint32_t earlier : {slot[1], o.write ? slot[0] : kNone}) {
+        for (const std::uint32_t earlier : {slot[2 * k + 1], o.write ? slot[2 * k] : kNone}) {
           if (earlier != kNone && earlier != lastTested && status.ok()) {
             lastTested = earlier;
             status = test(earlier, entry, barriers);
           }
         }
       }
+      slot[2 * core] = id;
+      if (o.write) {
+        slot[2 * core + 1] = id;
+      }
     });
     TRN_RETURN_IF_ERROR(status);
     entries_.push_back(entry);
-    forEachGranule(entry.footprint, entry.base, [&](std::int64_t granule) {
-      std::uint32_t* slot = slots_.data() + granules_[granule] + 2 * core;
-      slot[0] = id;
-      if (o.write) {
-        slot[1] = id;
-      }
-    });
   }
   return {};
 }

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -30,9 +31,10 @@ namespace trn::core {
 
 class CrossCoreRaces {
  public:
-  /// `describe(core, owner)` renders an instruction and `tensorName(core, tensor)` an HBM tensor
-  /// of core `core`'s program, for messages.
-  CrossCoreRaces(std::size_t cores,
+  /// `devices[c]` identifies the device memory core c's tensors live in: only cores on the same
+  /// device can conflict. `describe(core, owner)` renders an instruction and
+  /// `tensorName(core, tensor)` an HBM tensor of core `core`'s program, for messages.
+  CrossCoreRaces(std::vector<const void*> devices,
                  std::function<std::string(std::uint32_t, AccessOwner)> describe,
                  std::function<std::string(std::uint32_t, std::int32_t)> tensorName);
 
@@ -43,13 +45,16 @@ class CrossCoreRaces {
 
   /// Checks the HBM operands among `operands`, accessed by `agent` of core `core` with clock
   /// `clock`, against the other cores' accesses and records them; `tensorBase(t)` is the device
-  /// address of the core's tensor t. Returns the first race found.
+  /// address of the core's tensor t. Operands of tensors not marked in `checked` (no other
+  /// core's tensor overlaps them with a write on either side) are skipped. Returns the first
+  /// race found.
   Status access(std::uint32_t core, int agent, AccessOwner owner, const VectorClock& clock,
-                std::span<const Operand> operands,
+                std::span<const Operand> operands, std::span<const std::uint8_t> checked,
                 const std::function<std::int64_t(std::int32_t)>& tensorBase);
 
  private:
   static constexpr int kGranuleShift = 12;
+  static constexpr int kPageShift = 10;  ///< granules per page of slots: 4 MiB of HBM
   static constexpr std::uint32_t kNone = 0;
 
   struct Entry {
@@ -72,13 +77,18 @@ class CrossCoreRaces {
   /// Calls fn(granule) for every granule `f` (at `base`) touches.
   template <typename Fn>
   static void forEachGranule(const isa::Footprint& f, std::int64_t base, Fn&& fn);
+  /// The slots of `granule`: per core, the last access and the last write (kNone: none).
+  std::uint32_t* slotsOf(std::int64_t granule);
 
   std::size_t cores_;
+  std::vector<const void*> devices_;
   std::vector<std::vector<VectorClock>> arrivals_;  ///< per core, the clock of each arrival
   std::vector<Entry> entries_;                      ///< entries_[0] unused
-  /// Granule -> index of its first slot in slots_: per core, the last access and the last write.
-  std::unordered_map<std::int64_t, std::uint32_t> granules_;
-  std::vector<std::uint32_t> slots_;
+  /// Pages of granule slots, allocated when first touched; the last page used is kept at hand
+  /// (an access's granules are mostly on one page).
+  std::unordered_map<std::int64_t, std::unique_ptr<std::uint32_t[]>> pages_;
+  std::int64_t lastPage_ = -1;
+  std::uint32_t* lastPageSlots_ = nullptr;
   std::function<std::string(std::uint32_t, AccessOwner)> describe_;
   std::function<std::string(std::uint32_t, std::int32_t)> tensorName_;
 };

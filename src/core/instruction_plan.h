@@ -3,6 +3,7 @@
 // the window of plans it reads ahead, with the prefetches that let those reads overlap.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -124,8 +125,15 @@ struct Planned {
 /// misses overlap, where the event loop would take them one at a time. The window is reused, so
 /// a long program costs no memory per instruction.
 struct PlanWindow {
+  /// Plans per window for one core. Cores run together share the cache: each gets a smaller
+  /// window (windowSize), so that all of them stay near the core (8 cores x 5 engines x 256
+  /// plans of ~170 B would be 1.7 MB).
   static constexpr std::size_t kSize = 256;
-  std::vector<Planned> plans;  ///< kSize entries, of which the first `count` are planned
+  static constexpr std::size_t kMinSize = 32;
+  [[nodiscard]] static std::size_t windowSize(std::size_t cores) {
+    return std::max(kMinSize, kSize / std::max<std::size_t>(cores, 1));
+  }
+  std::vector<Planned> plans;  ///< windowSize entries, of which the first `count` are planned
   std::size_t count = 0;
   /// The plans' semaphore waits, copied so that issuing does not reach back into instructions
   /// that have left the cache.

@@ -40,6 +40,7 @@
 #include "trn/core/instruction_cost.h"
 #include "trn/core/neuron_core.h"
 #include "trn/core/wait_race_detector.h"
+#include "trn/isa/field.h"
 #include "trn/isa/program_text.h"
 
 namespace trn::core {
@@ -106,7 +107,30 @@ struct CoreRun {
   std::int64_t rampStart = 0;   ///< when the current throttle ramp began
   std::uint32_t group = 0;        ///< index of its barrier group (its logical core)
   std::uint32_t barriersReached = 0;
+  /// Per HBM tensor: whether its accesses can conflict with another core's (cross_core_races.h).
+  std::vector<std::uint8_t> crossChecked;
 };
+
+/// The HBM tensors some instruction of `program` writes.
+std::vector<std::uint8_t> writtenTensors(const isa::Program& program) {
+  std::vector<std::uint8_t> written(program.tensors.size(), 0);
+  for (const Engine engine : isa::kAllEngines) {
+    for (const isa::Instruction& instr : program.stream(engine)) {
+      std::visit(
+          [&](const auto& body) {
+            isa::forEachAccessPattern(
+                body, [&](std::string_view, isa::FieldRole role, const isa::AccessPattern& ap) {
+                  if (role == isa::FieldRole::kOutput && ap.memory == isa::Memory::kHbm &&
+                      ap.tensor >= 0 && static_cast<std::size_t>(ap.tensor) < written.size()) {
+                    written[static_cast<std::size_t>(ap.tensor)] = 1;
+                  }
+                });
+          },
+          instr.body);
+    }
+  }
+  return written;
+}
 
 /// One barrier of a group: how many of its cores have arrived, the last arrival, and whether it
 /// is complete.
@@ -149,6 +173,9 @@ class Simulation {
   /// `engine` of core `c` is at a core_barrier at `now`: counts its arrival (once) and wakes the
   /// group when it is the last. Returns whether the engine may pass the barrier now.
   bool arriveAtBarrier(std::uint32_t c, Engine engine, std::int64_t now);
+  /// Sets CoreRun::crossChecked: a tensor is checked against the other cores when one of their
+  /// tensors overlaps it in the same device memory and one of the two is written.
+  void markCrossChecked();
   /// Stores `value` at `slot` of `slots` (growing it) when races are checked.
   static void keepClock(std::vector<VectorClock>& slots, std::uint32_t slot,
                         const VectorClock* value) {
@@ -166,28 +193,45 @@ class Simulation {
     const std::uint64_t order =
         (static_cast<std::uint64_t>(kind) << Event::kKindShift) | sequence_++;
     if (kind == EventKind::kReady) {
-      ready_[core * isa::kNumEngines + payload] = Event{time, order, core, payload};
+      // The slot was empty (an engine has at most one pending wake), so the first slot can only
+      // become this one.
+      Event& slot = ready_[core * isa::kNumEngines + payload];
+      slot = Event{time, order, core, payload};
+      if (firstReady_ != nullptr && (firstReady_->time == kNever || *firstReady_ > slot)) {
+        firstReady_ = &slot;
+      }
     } else {
       events_.push(Event{time, order, core, payload});
     }
   }
-  /// The ready slot that comes first, or nullptr when no engine is waiting to issue.
+  /// The ready slot that comes first, or nullptr when no engine is waiting to issue. Cached
+  /// until that slot is taken (takeReady).
   [[nodiscard]] Event* firstReady() {
-    Event* first = ready_.data();  // an empty slot's time is kNever: it never comes first
-    for (Event& slot : std::span(ready_).subspan(1)) {
-      if (*first > slot) {
-        first = &slot;
+    if (firstReady_ == nullptr) {
+      Event* first = ready_.data();  // an empty slot's time is kNever: it never comes first
+      for (Event& slot : std::span(ready_).subspan(1)) {
+        if (*first > slot) {
+          first = &slot;
+        }
       }
+      firstReady_ = first;
     }
-    return first->time != kNever ? first : nullptr;
+    return firstReady_->time != kNever ? firstReady_ : nullptr;
+  }
+  /// Empties a ready slot (its event is being processed).
+  void takeReady(Event& slot) {
+    slot.time = kNever;
+    if (&slot == firstReady_) {
+      firstReady_ = nullptr;
+    }
   }
   /// Whether any event is pending at or before `time`.
-  [[nodiscard]] bool anyPendingBy(std::int64_t time) const {
+  [[nodiscard]] bool anyPendingBy(std::int64_t time) {
     if (!events_.empty() && events_.top().time <= time) {
       return true;
     }
-    return std::any_of(ready_.begin(), ready_.end(),
-                       [time](const Event& slot) { return slot.time <= time; });
+    const Event* first = firstReady();
+    return first != nullptr && first->time <= time;
   }
   double throttle(CoreRun& cr, std::int64_t now) const;
   /// The semaphore of the first of `waits` that does not hold, or -1 when all hold.
@@ -219,6 +263,7 @@ class Simulation {
   /// pending, EngineState::wakePending): they are most events, and a slot is cheaper than the
   /// heap. They are ordered with the heap's events by time, kind and sequence as one queue.
   std::vector<Event> ready_;
+  Event* firstReady_ = nullptr;  ///< the first of ready_, or null when it must be found again
   std::uint64_t sequence_ = 0;
   PreparedAccesses accesses_;
   std::vector<std::uint32_t> finished_;
@@ -274,8 +319,13 @@ Status Simulation::setUp() {
     return cr.core->options().detectRaces;
   });
   if (cores_.size() > 1 && allDetect) {
+    std::vector<const void*> devices;
+    for (const CoreRun& cr : cores_) {
+      devices.push_back(&cr.core->device());
+    }
+    markCrossChecked();
     crossCore_.emplace(
-        cores_.size(), [this](std::uint32_t c, AccessOwner owner) { return describe(c, owner); },
+        std::move(devices), [this](std::uint32_t c, AccessOwner owner) { return describe(c, owner); },
         [this](std::uint32_t c, std::int32_t tensor) {
           return cores_[c].core->program().tensors[static_cast<std::size_t>(tensor)].name;
         });
@@ -303,12 +353,13 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
   // reload them for every instruction.
   const std::span<const isa::Instruction> stream = cr.core->program().stream(engine);
   const std::size_t end = stream.size();
-  const std::size_t count = std::min(PlanWindow::kSize, end - pc);
+  const std::size_t windowSize = PlanWindow::windowSize(cores_.size());
+  const std::size_t count = std::min(windowSize, end - pc);
   const std::int64_t maxBuffer = chip_->core.dma.descriptors.maxBufferBytes.count();
   CostCalculator& costs = *cr.costs;
   HazardDetector* hazards = cr.hazards ? &*cr.hazards : nullptr;
   if (window.plans.empty()) {
-    window.plans.resize(PlanWindow::kSize);
+    window.plans.resize(windowSize);
   }
   Planned* plans = window.plans.data();
   std::vector<isa::SemaphoreWait>& waits = window.waits;
@@ -508,7 +559,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
       TRN_RETURN_IF_ERROR(crossCore_->access(
           c, accessor, owner, *clock,
           std::span(prepared->operands).subspan(accesses.firstOperand, accesses.operandCount),
-          [&cr](std::int32_t tensor) { return cr.core->tensorAddress(tensor); }));
+          cr.crossChecked, [&cr](std::int32_t tensor) { return cr.core->tensorAddress(tensor); }));
     }
   }
 
@@ -608,6 +659,36 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   es.readySince = end;
   nextReady = end;
   return {};
+}
+
+void Simulation::markCrossChecked() {
+  std::vector<std::vector<std::uint8_t>> written;
+  for (const CoreRun& cr : cores_) {
+    written.push_back(writtenTensors(cr.core->program()));
+  }
+  for (std::size_t c = 0; c < cores_.size(); ++c) {
+    const NeuronCore& a = *cores_[c].core;
+    const auto& tensors = a.program().tensors;
+    cores_[c].crossChecked.assign(tensors.size(), 0);
+    for (std::size_t t = 0; t < tensors.size(); ++t) {
+      const std::int64_t begin = a.tensorAddress(static_cast<std::int32_t>(t));
+      const std::int64_t end = begin + tensors[t].byteSize();
+      for (std::size_t d = 0; d < cores_.size() && !cores_[c].crossChecked[t]; ++d) {
+        const NeuronCore& b = *cores_[d].core;
+        if (d == c || &b.device() != &a.device()) {
+          continue;
+        }
+        for (std::size_t u = 0; u < b.program().tensors.size(); ++u) {
+          const std::int64_t otherBegin = b.tensorAddress(static_cast<std::int32_t>(u));
+          const std::int64_t otherEnd = otherBegin + b.program().tensors[u].byteSize();
+          if (begin < otherEnd && otherBegin < end && (written[c][t] || written[d][u])) {
+            cores_[c].crossChecked[t] = 1;
+            break;
+          }
+        }
+      }
+    }
+  }
 }
 
 bool Simulation::arriveAtBarrier(std::uint32_t c, Engine engine, std::int64_t now) {
@@ -800,6 +881,7 @@ void Simulation::finalise() {
 Result<std::vector<RunStats>> Simulation::run() {
   TRN_RETURN_IF_ERROR(setUp());
   ready_.assign(cores_.size() * isa::kNumEngines, Event{kNever, 0, 0, 0});
+  firstReady_ = nullptr;
   for (std::uint32_t c = 0; c < cores_.size(); ++c) {
     for (const Engine engine : isa::kAllEngines) {
       cores_[c].engines[static_cast<std::size_t>(engine)].wakePending = true;
@@ -814,7 +896,7 @@ Result<std::vector<RunStats>> Simulation::run() {
       events_.pop();
     } else if (ready != nullptr) {
       event = *ready;
-      ready->time = kNever;
+      takeReady(*ready);
     } else {
       break;
     }
