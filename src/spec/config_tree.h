@@ -17,10 +17,12 @@
 
 namespace trn::spec::detail {
 
-/// 1-based position in a file; 0 when unknown.
+/// 1-based position in a file; 0 when unknown. `file` names the file when the node came from
+/// one included by the file being loaded (a shared costs table); null for that file itself.
 struct Mark {
   int line = 0;
   int column = 0;
+  const std::string* file = nullptr;
 };
 
 struct ConfigEntry;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <list>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -113,6 +114,7 @@ class Loader {
                      fmt::format("expected a mapping with keys {}; got {}",
                                  detail::chipSchema().keyList(), root.describe()));
     }
+    TRN_RETURN_IF_ERROR(includeCosts(root, display, path));
     ChipSpec spec;
     bool overlay = false;
     if (const detail::ConfigEntry* base = root.findEntry("base")) {
@@ -170,7 +172,52 @@ class Loader {
     return loadFile(basePath);
   }
 
+  /// Sets `mark.file` on `node` and everything in it.
+  static void markIncluded(detail::ConfigNode& node, const std::string* file) {
+    node.mark.file = file;
+    for (detail::ConfigNode& item : node.items) {
+      markIncluded(item, file);
+    }
+    for (detail::ConfigEntry& entry : node.entries) {
+      entry.keyMark.file = file;
+      markIncluded(entry.value, file);
+    }
+  }
+
+  /// `costs: FILE.yaml` (a path relative to the chip file) loads the costs table from that file,
+  /// which the chips of one core generation share; its errors and provenance name that file.
+  Status includeCosts(detail::ConfigNode& root, const std::string& display, const fs::path& path) {
+    detail::ConfigEntry* costs = nullptr;
+    for (detail::ConfigEntry& entry : root.entries) {
+      if (entry.key == "costs") {
+        costs = &entry;
+      }
+    }
+    if (costs == nullptr || costs->value.kind != detail::ConfigNode::Kind::kScalar) {
+      return {};
+    }
+    if (!hasYamlExtension(costs->value.scalar)) {
+      return errorAt(display, costs->value.mark, "costs",
+                     "expected a mapping, or the relative path of a .yaml file that holds one");
+    }
+    const fs::path included = path.parent_path() / costs->value.scalar;
+    const std::string& name = *included_.emplace(included_.end(), displayPath(included));
+    Result<std::string> text = readFile(included, name);
+    if (!text.ok()) {
+      return errorAt(display, costs->value.mark, "costs", text.status().message(),
+                     text.status().code());
+    }
+    TRN_ASSIGN_OR_RETURN(detail::ConfigNode table, detail::parseYaml(*text, name));
+    if (table.kind != detail::ConfigNode::Kind::kMap) {
+      return errorAt(name, table.mark, "", "a costs file holds one mapping (the costs table)");
+    }
+    markIncluded(table, &name);
+    costs->value = std::move(table);
+    return {};
+  }
+
   std::vector<std::string> stack_;
+  std::list<std::string> included_;  ///< names of included files (stable for the marks)
 };
 
 Result<ChipSpec> finish(Result<ChipSpec> spec) {

@@ -46,12 +46,16 @@ class LoadContext {
 
   /// Records "file:line:column: path: message".
   void error(Mark mark, std::string_view path, std::string_view message) {
-    errors_.push_back(fmt::format("{}:{}:{}: {}{}{}", file_, std::max(mark.line, 1),
+    errors_.push_back(fmt::format("{}:{}:{}: {}{}{}", fileOf(mark), std::max(mark.line, 1),
                                   std::max(mark.column, 1), path, path.empty() ? "" : ": ",
                                   message));
   }
 
   [[nodiscard]] const std::string& file() const { return file_; }
+  /// The file `mark` is in: an included file's, or this one.
+  [[nodiscard]] const std::string& fileOf(Mark mark) const {
+    return mark.file != nullptr ? *mark.file : file_;
+  }
   [[nodiscard]] ProvenanceMap& provenance() { return provenance_; }
   [[nodiscard]] bool failed() const { return !errors_.empty(); }
   [[nodiscard]] const std::vector<std::string>& errors() const { return errors_; }
@@ -59,7 +63,8 @@ class LoadContext {
   /// A provenance located at `mark` in this file.
   [[nodiscard]] Provenance at(Mark mark, std::string source = {},
                               std::string alternative = {}) const {
-    return Provenance{std::move(source), std::move(alternative), file_, mark.line, mark.column};
+    return Provenance{std::move(source), std::move(alternative), fileOf(mark), mark.line,
+                      mark.column};
   }
 
   /// The source given to values an overlay file sets without one.

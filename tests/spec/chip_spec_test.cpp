@@ -133,7 +133,12 @@ TEST(Trn1, NeuronCoreV2) {
   EXPECT_EQ(s.hbm.capacity, bytes("32GiB"));
   EXPECT_EQ(s.chip.collectiveCores, 6);
   EXPECT_EQ(s.topology.ultraserver.kind, TopologyKind::kNone);
-  EXPECT_EQ(s.costs.find("tensor_copy")->variants.size(), 1U);  // no perf mode on NC-v2
+  // The costs table is shared with NC-v3; NC-v2 has no Vector perf mode, so its factors are 1
+  // and the perf-mode variants cost what the plain formula does.
+  EXPECT_EQ(s.costs.find("tensor_copy")->variants.size(), 3U);
+  EXPECT_EQ(s.core.dve.perfMode.factor, 1);
+  EXPECT_EQ(s.core.dve.perfMode.fastFactor, 1);
+  EXPECT_NE(s.provenanceOf("costs.min_ii")->file.find("costs/neuroncore.yaml"), std::string::npos);
 }
 
 TEST(Trn3, NeuronCoreV4) {
@@ -252,6 +257,9 @@ TEST(Loader, ConfigDirComesFromTheEnvironment) {
   fs::create_directories(dir / "chips");
   fs::copy_file(testing::sourcePath("configs/chips/trn2.yaml"), dir / "chips" / "mine.yaml",
                 fs::copy_options::overwrite_existing);
+  fs::create_directories(dir / "costs");  // the costs table trn2.yaml includes
+  fs::copy_file(testing::sourcePath("configs/costs/neuroncore.yaml"),
+                dir / "costs" / "neuroncore.yaml", fs::copy_options::overwrite_existing);
   ::setenv("TRNSIM_CONFIG_DIR", dir.c_str(), 1);
   EXPECT_EQ(configDir(), dir.string());
   EXPECT_EQ(listChips(), std::vector<std::string>{"mine"});

@@ -77,7 +77,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"duplicate_key.yaml", "duplicate_key.yaml:8:5: ", "",
                 "duplicate key 'partitions' (first defined at line 7)", ErrorCode::kParseError},
         BadCase{"not_a_mapping.yaml", "not_a_mapping.yaml:2:1: ", "",
-                "expected a mapping with keys version, name"}),
+                "expected a mapping with keys version, name"},
+        BadCase{"costs_file_missing.yaml", "costs_file_missing.yaml:5:8: ", "costs: ",
+                "no_such_costs.yaml: no such file", ErrorCode::kNotFound},
+        BadCase{"costs_not_yaml.yaml", "costs_not_yaml.yaml:5:8: ", "costs: ",
+                "expected a mapping, or the relative path of a .yaml file that holds one"},
+        BadCase{"costs_bad_entry.yaml", "bad_class.yaml:4:5: ", "costs.classes.my_class.engines: ",
+                "missing required key 'engines'"}),
     [](const ::testing::TestParamInfo<BadCase>& param) {
       std::string name = param.param.file;
       name = name.substr(0, name.find('.'));
