@@ -40,7 +40,6 @@
 #include "trn/core/instruction_cost.h"
 #include "trn/core/neuron_core.h"
 #include "trn/core/wait_race_detector.h"
-#include "trn/isa/field.h"
 #include "trn/isa/program_text.h"
 
 namespace trn::core {
@@ -111,26 +110,6 @@ struct CoreRun {
   std::vector<std::uint8_t> crossChecked;
 };
 
-/// The HBM tensors some instruction of `program` writes.
-std::vector<std::uint8_t> writtenTensors(const isa::Program& program) {
-  std::vector<std::uint8_t> written(program.tensors.size(), 0);
-  for (const Engine engine : isa::kAllEngines) {
-    for (const isa::Instruction& instr : program.stream(engine)) {
-      std::visit(
-          [&](const auto& body) {
-            isa::forEachAccessPattern(
-                body, [&](std::string_view, isa::FieldRole role, const isa::AccessPattern& ap) {
-                  if (role == isa::FieldRole::kOutput && ap.memory == isa::Memory::kHbm &&
-                      ap.tensor >= 0 && static_cast<std::size_t>(ap.tensor) < written.size()) {
-                    written[static_cast<std::size_t>(ap.tensor)] = 1;
-                  }
-                });
-          },
-          instr.body);
-    }
-  }
-  return written;
-}
 
 /// One barrier of a group: how many of its cores have arrived, the last arrival, and whether it
 /// is complete.
@@ -197,6 +176,10 @@ class Simulation {
       // become this one.
       Event& slot = ready_[core * isa::kNumEngines + payload];
       slot = Event{time, order, core, payload};
+      Event*& coreFirst = coreFirstReady_[core];
+      if (coreFirst != nullptr && (coreFirst->time == kNever || *coreFirst > slot)) {
+        coreFirst = &slot;
+      }
       if (firstReady_ != nullptr && (firstReady_->time == kNever || *firstReady_ > slot)) {
         firstReady_ = &slot;
       }
@@ -204,23 +187,38 @@ class Simulation {
       events_.push(Event{time, order, core, payload});
     }
   }
-  /// The ready slot that comes first, or nullptr when no engine is waiting to issue. Cached
-  /// until that slot is taken (takeReady).
+  /// The ready slot that comes first, or nullptr when no engine is waiting to issue. The first
+  /// of each core's slots and the first of those are cached until their slot is taken
+  /// (takeReady), so taking one rescans one core's slots and the cores' firsts.
   [[nodiscard]] Event* firstReady() {
     if (firstReady_ == nullptr) {
-      Event* first = ready_.data();  // an empty slot's time is kNever: it never comes first
-      for (Event& slot : std::span(ready_).subspan(1)) {
-        if (*first > slot) {
-          first = &slot;
+      for (std::size_t c = 0; c < coreFirstReady_.size(); ++c) {
+        Event*& coreFirst = coreFirstReady_[c];
+        if (coreFirst == nullptr) {
+          // An empty slot's time is kNever: it never comes first.
+          const std::span<Event> slots = std::span(ready_).subspan(c * isa::kNumEngines,
+                                                                   isa::kNumEngines);
+          coreFirst = &slots[0];
+          for (Event& slot : slots.subspan(1)) {
+            if (*coreFirst > slot) {
+              coreFirst = &slot;
+            }
+          }
+        }
+        if (firstReady_ == nullptr || *firstReady_ > *coreFirst) {
+          firstReady_ = coreFirst;
         }
       }
-      firstReady_ = first;
     }
     return firstReady_->time != kNever ? firstReady_ : nullptr;
   }
   /// Empties a ready slot (its event is being processed).
   void takeReady(Event& slot) {
     slot.time = kNever;
+    Event*& coreFirst = coreFirstReady_[slot.core];
+    if (&slot == coreFirst) {
+      coreFirst = nullptr;
+    }
     if (&slot == firstReady_) {
       firstReady_ = nullptr;
     }
@@ -264,6 +262,7 @@ class Simulation {
   /// heap. They are ordered with the heap's events by time, kind and sequence as one queue.
   std::vector<Event> ready_;
   Event* firstReady_ = nullptr;  ///< the first of ready_, or null when it must be found again
+  std::vector<Event*> coreFirstReady_;  ///< per core, the first of its slots, or null
   std::uint64_t sequence_ = 0;
   PreparedAccesses accesses_;
   std::vector<std::uint32_t> finished_;
@@ -662,9 +661,9 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
 }
 
 void Simulation::markCrossChecked() {
-  std::vector<std::vector<std::uint8_t>> written;
+  std::vector<std::vector<bool>> written;
   for (const CoreRun& cr : cores_) {
-    written.push_back(writtenTensors(cr.core->program()));
+    written.push_back(isa::writtenTensors(cr.core->program()));
   }
   for (std::size_t c = 0; c < cores_.size(); ++c) {
     const NeuronCore& a = *cores_[c].core;
@@ -708,6 +707,9 @@ bool Simulation::arriveAtBarrier(std::uint32_t c, Engine engine, std::int64_t no
     }
     if (b.arrived < group.cores.size()) {
       return false;
+    }
+    if (const auto& host = cr.core->options().hostBarrier) {
+      host->arrive_and_wait();  // the other cores of the logical core run on other threads
     }
     // The last to arrive goes on; the others see its remote semaphore write.
     b.complete = true;
@@ -881,7 +883,13 @@ void Simulation::finalise() {
 Result<std::vector<RunStats>> Simulation::run() {
   TRN_RETURN_IF_ERROR(setUp());
   ready_.assign(cores_.size() * isa::kNumEngines, Event{kNever, 0, 0, 0});
+  for (std::uint32_t c = 0; c < cores_.size(); ++c) {
+    for (std::size_t e = 0; e < isa::kNumEngines; ++e) {
+      ready_[c * isa::kNumEngines + e].core = c;  // takeReady finds a slot's core in it
+    }
+  }
   firstReady_ = nullptr;
+  coreFirstReady_.assign(cores_.size(), nullptr);
   for (std::uint32_t c = 0; c < cores_.size(); ++c) {
     for (const Engine engine : isa::kAllEngines) {
       cores_[c].engines[static_cast<std::size_t>(engine)].wakePending = true;

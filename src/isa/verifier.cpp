@@ -286,10 +286,20 @@ Status verifyProgram(const Program& program, const CoreLimits& limits,
                                             need, t.name, limits.hbmBytes));
     }
   }
+  std::optional<std::pair<Engine, std::size_t>> firstBarrier;
   for (const Engine engine : kAllEngines) {
     const auto& stream = program.stream(engine);
     for (std::size_t i = 0; i < stream.size(); ++i) {
       TRN_RETURN_IF_ERROR(verifyInstruction(stream[i], i, program, limits));
+      if (std::holds_alternative<CoreBarrier>(stream[i].body)) {
+        if (firstBarrier && firstBarrier->first != engine) {
+          return failedPrecondition(fmt::format(
+              "core_barrier at {}#{} and at {}#{}: a program issues its core barriers from one "
+              "engine, so that the k-th barrier of each core is the same whatever the timing",
+              engineName(firstBarrier->first), firstBarrier->second, engineName(engine), i));
+        }
+        firstBarrier = std::pair(engine, i);
+      }
       if (use != nullptr) {
         recordUse(stream[i].sync, *use);
       }
@@ -298,7 +308,7 @@ Status verifyProgram(const Program& program, const CoreLimits& limits,
   return {};
 }
 
-std::vector<std::string> programWarnings(const Program& program) {
+std::vector<bool> writtenTensors(const Program& program) {
   std::vector<bool> written(program.tensors.size(), false);
   for (const auto& stream : program.streams) {
     for (const Instruction& instr : stream) {
@@ -315,6 +325,11 @@ std::vector<std::string> programWarnings(const Program& program) {
           instr.body);
     }
   }
+  return written;
+}
+
+std::vector<std::string> programWarnings(const Program& program) {
+  const std::vector<bool> written = writtenTensors(program);
   std::vector<std::string> warnings;
   for (std::size_t t = 0; t < program.tensors.size(); ++t) {
     if (program.tensors[t].kind == TensorKind::kOutput && !written[t]) {

@@ -4,8 +4,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <barrier>
 #include <climits>
 #include <cstring>
+#include <map>
+#include <new>
+#include <thread>
 
 #include "trn/base/check.h"
 #include "trn/core/hazard_detector.h"
@@ -180,6 +184,87 @@ const DeviceTensor* findDeviceTensor(const std::vector<DeviceTensor>& tensors,
 
 }  // namespace
 
+/// A multi-core run with data on the host's cores. A timing-only pass of all the cores together
+/// gives the time, the records and every race or deadlock. Then each core computes its data on a
+/// host thread of its own in functional-only mode, meeting the other cores of its logical core at
+/// a std::barrier, with poison checked there. A race-free program has one result whatever the
+/// order (architecture.md), so the data are those of one coupled run, bit for bit. Returns each
+/// core's statistics as a run in `options.mode` gives them.
+template <typename MakeCores>
+Result<std::vector<core::RunStats>> runInParallel(std::span<const CoreProgram> cores,
+                                                  const core::CoreOptions& base,
+                                                  const std::shared_ptr<core::DeviceMemory>& device,
+                                                  MakeCores& makeCores, const RunOptions& options) {
+  core::CoreOptions timing = base;
+  timing.mode = core::RunMode::kTimingOnly;
+  timing.poison = false;
+  timing.record = base.record && core::hasTiming(options.mode);
+  TRN_ASSIGN_OR_RETURN(std::shared_ptr<core::DeviceMemory> layout,
+                       core::DeviceMemory::create(device->stackBytes(), device->stacks(), false,
+                                                  false));
+  std::vector<core::RunStats> stats;
+  {
+    TRN_ASSIGN_OR_RETURN(auto timed, makeCores(timing, layout, nullptr));
+    std::vector<core::NeuronCore*> running;
+    for (const auto& c : timed) {
+      running.push_back(c.get());
+    }
+    TRN_ASSIGN_OR_RETURN(stats, core::runTogether(running));
+  }
+
+  std::map<int, std::ptrdiff_t> groupSizes;
+  for (const CoreProgram& cp : cores) {
+    ++groupSizes[cp.physicalCore / options.lnc];
+  }
+  std::map<int, std::shared_ptr<std::barrier<>>> groups;
+  std::vector<std::shared_ptr<std::barrier<>>> hostBarriers;
+  for (const CoreProgram& cp : cores) {
+    const int group = cp.physicalCore / options.lnc;
+    auto& barrier = groups[group];
+    if (barrier == nullptr) {
+      barrier = std::make_shared<std::barrier<>>(groupSizes[group]);
+    }
+    hostBarriers.push_back(barrier);
+  }
+  core::CoreOptions functional = base;
+  functional.mode = core::RunMode::kFunctionalOnly;
+  functional.detectRaces = false;  // the timing pass checked them
+  functional.record = false;
+  TRN_ASSIGN_OR_RETURN(auto computing, makeCores(functional, device, &hostBarriers));
+  std::vector<Status> errors(cores.size());
+  std::vector<core::RunStats> computed(cores.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < cores.size(); ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        Result<core::RunStats> r = computing[i]->run();
+        if (r.ok()) {
+          computed[i] = std::move(*r);
+        } else {
+          errors[i] = r.status().withContext(fmt::format("core {}", cores[i].physicalCore));
+        }
+      } catch (const std::bad_alloc&) {
+        errors[i] = outOfRange(fmt::format("core {}: the host ran out of memory",
+                                           cores[i].physicalCore));
+      }
+      hostBarriers[i]->arrive_and_drop();  // a failed core no longer holds its partners
+    });
+  }
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  for (const Status& error : errors) {
+    TRN_RETURN_IF_ERROR(error);
+  }
+  if (!core::hasTiming(options.mode)) {
+    return computed;
+  }
+  for (core::RunStats& s : stats) {
+    s.mode = options.mode;
+  }
+  return stats;
+}
+
 Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
                                     std::span<const TensorInput> inputs,
                                     std::span<const TensorOutput> outputs,
@@ -229,13 +314,9 @@ Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
                        core::DeviceMemory::create(chip_->hbm.stackCapacity.count(),
                                                   chip_->hbm.stacks, data, poison));
   std::vector<DeviceTensor> tensors;
-  std::vector<std::unique_ptr<core::NeuronCore>> simulated;
+  std::vector<std::vector<std::int64_t>> addresses(cores.size());
   for (std::size_t i = 0; i < cores.size(); ++i) {
     const CoreProgram& cp = cores[i];
-    core::CoreOptions o = coreOptions(*this, options);
-    o.physicalCore = cp.physicalCore;
-    o.logicalCore = cp.physicalCore / options.lnc;
-    o.device = device;
     for (const isa::TensorDecl& decl : cp.program->tensors) {
       if (const DeviceTensor* shared = findDeviceTensor(tensors, decl.name)) {
         if (shared->decl->shape != decl.shape || shared->decl->dtype != decl.dtype) {
@@ -245,7 +326,7 @@ Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
               decl.name, fmt::join(shared->decl->shape, ", "), dtypeName(shared->decl->dtype),
               fmt::join(decl.shape, ", "), dtypeName(decl.dtype), cp.physicalCore));
         }
-        o.tensorAddresses.push_back(shared->address);
+        addresses[i].push_back(shared->address);
         continue;
       }
       const std::int64_t stack = stackOfCore[static_cast<std::size_t>(cp.physicalCore)];
@@ -253,11 +334,29 @@ Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
                            device->allocate(decl.byteSize(), stack,
                                             fmt::format("HBM tensor '{}'", decl.name)));
       tensors.push_back({&decl, address});
-      o.tensorAddresses.push_back(address);
+      addresses[i].push_back(address);
     }
-    TRN_ASSIGN_OR_RETURN(simulated.emplace_back(),
-                         core::NeuronCore::create(cp.program, std::move(o)));
   }
+  // The cores as `o` configures them, on `memory`, each meeting the others of its logical core at
+  // (*hostBarriers)[i] when given.
+  auto makeCores = [&](const core::CoreOptions& o, const std::shared_ptr<core::DeviceMemory>& memory,
+                       const std::vector<std::shared_ptr<std::barrier<>>>* hostBarriers)
+      -> Result<std::vector<std::unique_ptr<core::NeuronCore>>> {
+    std::vector<std::unique_ptr<core::NeuronCore>> made;
+    for (std::size_t i = 0; i < cores.size(); ++i) {
+      core::CoreOptions own = o;
+      if (hostBarriers != nullptr) {
+        own.hostBarrier = (*hostBarriers)[i];
+      }
+      own.physicalCore = cores[i].physicalCore;
+      own.logicalCore = cores[i].physicalCore / options.lnc;
+      own.device = memory;
+      own.tensorAddresses = addresses[i];
+      TRN_ASSIGN_OR_RETURN(made.emplace_back(), core::NeuronCore::create(cores[i].program, own));
+    }
+    return made;
+  };
+  const core::CoreOptions base = coreOptions(*this, options);
   if (data) {
     for (const TensorInput& in : inputs) {
       const DeviceTensor* tensor = findDeviceTensor(tensors, in.tensor);
@@ -269,12 +368,17 @@ Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
       TRN_RETURN_IF_ERROR(device->write(tensor->address, bytes));
     }
   }
-  std::vector<core::NeuronCore*> running;
-  for (const auto& c : simulated) {
-    running.push_back(c.get());
-  }
   RunResult result;
-  TRN_ASSIGN_OR_RETURN(result.cores, core::runTogether(running));
+  if (data && cores.size() > 1 && options.parallel) {
+    TRN_ASSIGN_OR_RETURN(result.cores, runInParallel(cores, base, device, makeCores, options));
+  } else {
+    TRN_ASSIGN_OR_RETURN(auto simulated, makeCores(base, device, nullptr));
+    std::vector<core::NeuronCore*> running;
+    for (const auto& c : simulated) {
+      running.push_back(c.get());
+    }
+    TRN_ASSIGN_OR_RETURN(result.cores, core::runTogether(running));
+  }
   for (const CoreProgram& cp : cores) {
     result.physicalCores.push_back(cp.physicalCore);
   }

@@ -160,17 +160,80 @@ TEST(ChipRun, ACoreBarrierOrdersOneCoresWritesBeforeTheOthersReads) {
     ASSERT_EQ(y[i], x0[i]);
     ASSERT_EQ(y[64 * 64 + i], x0[i]);
   }
-  // Without the barrier core 1 reads rows 0..63 before core 0 writes them: poison reports the
-  // read, and without poison the race detector reports the pair when the write comes.
+  // Without the barrier, core 1 reads rows 0..63 while core 0 writes them. On one host thread
+  // poison reports the read (it comes before the write); with a thread per core, the timing pass
+  // that comes first reports the race.
+  options.parallel = false;
   Result<RunResult> poisoned = session.runCores(producerConsumer(false), in, out, options);
   ASSERT_FALSE(poisoned.ok());
   EXPECT_NE(poisoned.status().message().find("poison"), std::string::npos)
       << poisoned.status().message();
+  options.parallel = true;
+  for (const bool poison : {true, false}) {
+    options.poison = poison;
+    Result<RunResult> racy = session.runCores(producerConsumer(false), in, out, options);
+    ASSERT_FALSE(racy.ok());
+    EXPECT_NE(racy.status().message().find("race between cores"), std::string::npos)
+        << racy.status().message();
+  }
+}
+
+TEST(ChipRun, AThreadPerCoreGivesTheResultsAndFiguresOfOneThread) {
+  const Session session = trn2();
+  const NpyArray x = iotaArray();
+  const std::vector<TensorInput> in = {{"x", &x, "x"}};
+  const std::vector<TensorOutput> out = {{"y", std::nullopt}};
+  for (const core::RunMode mode :
+       {core::RunMode::kFunctionalTiming, core::RunMode::kFunctionalOnly}) {
+    RunOptions options;
+    options.lnc = 2;
+    options.mode = mode;
+    options.record = core::hasTiming(mode);
+    options.parallel = false;
+    Result<RunResult> one = session.runCores(producerConsumer(true), in, out, options);
+    options.parallel = true;
+    Result<RunResult> many = session.runCores(producerConsumer(true), in, out, options);
+    ASSERT_TRUE(one.ok() && many.ok()) << one.status().toString() << many.status().toString();
+    EXPECT_EQ(one->outputs[0].data, many->outputs[0].data);
+    ASSERT_EQ(one->cores.size(), many->cores.size());
+    for (std::size_t c = 0; c < one->cores.size(); ++c) {
+      EXPECT_EQ(one->cores[c].mode, mode);
+      EXPECT_EQ(many->cores[c].mode, mode);
+      EXPECT_EQ(one->cores[c].total, many->cores[c].total);
+      EXPECT_EQ(one->cores[c].instructions, many->cores[c].instructions);
+      EXPECT_EQ(one->cores[c].records.size(), many->cores[c].records.size());
+    }
+  }
+  // A poison read on one core's thread is reported with its core, and does not hang its partner
+  // at the barrier.
+  const std::string reader = fmt::format(
+      "{}pool: core_barrier\n"
+      "sp: dma_copy dst=sbuf[0:64]+256:fp32[[1,64]] src=hbm:y+16384:fp32[[64,64],[1,64]]\n",
+      copyRows(0));
+  const std::string partner = fmt::format("{}pool: core_barrier\n", kTensors);
+  RunOptions options;
+  options.lnc = 2;
+  Result<RunResult> r = session.runCores(
+      std::vector<CoreProgram>{{program(partner), 0}, {program(reader), 1}}, in, {}, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("core 1: "), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("poison"), std::string::npos) << r.status().message();
+}
+
+TEST(ChipRun, ACoresBarriersComeFromOneEngine) {
+  const Session session = trn2();
+  RunOptions options;
+  options.mode = core::RunMode::kTimingOnly;
   options.poison = false;
-  Result<RunResult> racy = session.runCores(producerConsumer(false), in, out, options);
-  ASSERT_FALSE(racy.ok());
-  EXPECT_NE(racy.status().message().find("race between cores"), std::string::npos)
-      << racy.status().message();
+  Result<RunResult> r = session.runCores(
+      std::vector<CoreProgram>{
+          {program(fmt::format("{}pool: core_barrier\nact: core_barrier\n", kTensors)), 0}},
+      {}, {}, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("core_barrier at act#0 and at pool#0: a program issues its "
+                                      "core barriers from one engine"),
+            std::string::npos)
+      << r.status().message();
 }
 
 TEST(ChipRun, TheBarrierReleasesTheEarlyCoreAFixedDmaCostAfterTheLastArrival) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <barrier>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -55,6 +56,9 @@ struct CoreOptions {
   /// Null: the core maps a device of its own holding just its tensors, one after another.
   std::shared_ptr<DeviceMemory> device;
   std::vector<std::int64_t> tensorAddresses;
+  /// When the core runs alone on a host thread as part of a multi-core run: its core barriers
+  /// wait here for the threads of the other cores of its logical core.
+  std::shared_ptr<std::barrier<>> hostBarrier;
   /// Check every access for races and report them as errors (the default). Off, no check is
   /// made (faster) and a racy program's result follows the simulated schedule.
   bool detectRaces = true;

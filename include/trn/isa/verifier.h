@@ -31,6 +31,9 @@ struct SemaphoreUse {
 Status verifyProgram(const Program& program, const CoreLimits& limits,
                      std::vector<SemaphoreUse>* use = nullptr);
 
+/// Per HBM tensor of `program`, whether some instruction writes it.
+std::vector<bool> writtenTensors(const Program& program);
+
 /// What is legal but probably a mistake, one sentence each: output tensors that no instruction
 /// writes (their read-back holds the initial zeros).
 std::vector<std::string> programWarnings(const Program& program);

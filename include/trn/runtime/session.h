@@ -41,6 +41,9 @@ struct RunOptions {
   /// Physical cores per logical core (1 or 2 where the chip supports it): a kernel launch spreads
   /// its grid's first axis over them, and physical cores 2i and 2i+1 form logical core i at 2.
   int lnc = 1;
+  /// Compute the data of a multi-core run on one host thread per core (the timing, races and
+  /// deadlocks come from a timing-only pass of the cores together). Off, one thread runs all.
+  bool parallel = true;
 };
 
 /// One core of a chip run: its program and the physical core it runs on.
