@@ -1,4 +1,5 @@
-// Fuzz target: the binary program decoder, then the verifier and the core. A program the decoder
+// Fuzz target: the binary program decoder (single programs, and chip programs of several cores),
+// then the verifier and the core. A program the decoder
 // accepts re-encodes to exactly the input bytes and survives the round trips of
 // program_round_trip.h; the verifier must answer for it against the default core limits; and a
 // verified program small enough to run quickly runs on a functional-only core with poison
@@ -10,6 +11,7 @@
 #include "program_round_trip.h"
 #include "trn/base/checked.h"
 #include "trn/core/neuron_core.h"
+#include "trn/isa/chip_program.h"
 #include "trn/isa/core_limits.h"
 #include "trn/isa/verifier.h"
 
@@ -99,10 +101,27 @@ void run(Program program, std::uint64_t maxInstructions) {
 
 }  // namespace
 
+/// A chip program (version 2) the decoder accepts re-encodes to exactly the input bytes, and
+/// each of its cores' programs survives the single-program checks.
+void checkChipProgram(std::span<const std::byte> bytes) {
+  trn::Result<trn::isa::ChipProgram> chip = trn::isa::decodeChipProgram(bytes, "fuzz.tprog");
+  if (!chip.ok()) {
+    return;
+  }
+  const trn::Result<std::vector<std::byte>> again = trn::isa::encodeChipProgram(*chip);
+  TRN_CHECK(again.ok()) << "a decoded chip program does not encode: " << again.status().toString();
+  TRN_CHECK(std::equal(again->begin(), again->end(), bytes.begin(), bytes.end()))
+      << "the chip decoder accepted bytes that do not re-encode to themselves";
+  for (const trn::isa::ChipProgram::Core& core : chip->cores) {
+    (void)trn::fuzz::checkRoundTrips(core.program);
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto bytes = std::as_bytes(std::span(data, size));
   trn::Result<Program> program = trn::isa::decodeProgram(bytes, "fuzz.tprog");
   if (!program.ok()) {
+    checkChipProgram(bytes);
     return 0;
   }
   const std::vector<std::byte> binary = trn::fuzz::checkRoundTrips(*program);

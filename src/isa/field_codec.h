@@ -80,6 +80,15 @@ class Reader {
     pos_ += length;
     return {};
   }
+  /// The next `length` bytes, which the reader passes over.
+  Result<std::span<const std::byte>> take(std::size_t length) {
+    if (length > bytes_.size() - pos_) {
+      return error(fmt::format("{} bytes run past the end of the data", length));
+    }
+    const std::span<const std::byte> taken = bytes_.subspan(pos_, length);
+    pos_ += length;
+    return taken;
+  }
   [[nodiscard]] Status error(std::string_view what) const {
     return parseError(fmt::format("{}: corrupt program at byte {}: {}", name_, pos_, what));
   }

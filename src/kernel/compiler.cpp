@@ -193,22 +193,6 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
   return out;
 }
 
-Status saveProgram(const CompiledKernel& compiled, const std::string& path) {
-  const Result<std::vector<std::byte>> encoded = isa::encodeProgram(compiled.program);
-  if (!encoded.ok()) {
-    return encoded.status().withContext(fmt::format("kernel '{}'", compiled.name));
-  }
-  const std::vector<std::byte>& bytes = *encoded;
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-  if (!out.good()) {
-    return Status(ErrorCode::kIoError,
-                  fmt::format("cannot write kernel '{}' to {}", compiled.name, path));
-  }
-  return {};
-}
-
 Result<std::shared_ptr<const CompiledKernel>> KernelCache::get(const KernelDef& kernel,
                                                                std::span<const TensorSpec> inputs,
                                                                const isa::CoreLimits& limits,

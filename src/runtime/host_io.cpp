@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <fstream>
 
 #include "trn/base/check.h"
 #include "trn/base/file_reader.h"
@@ -39,6 +40,30 @@ Result<isa::Program> loadProgram(const std::string& path) {
     return isa::decodeProgram(raw, path);
   }
   return isa::parseProgramText(text, path);
+}
+
+Result<isa::ChipProgram> loadChipProgram(const std::string& path) {
+  TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> raw,
+                       readFileBounded(path, kMaxProgramFileBytes, "program"));
+  const std::string_view text(reinterpret_cast<const char*>(raw.data()), raw.size());
+  if (text.starts_with("TRNPROG")) {
+    return isa::decodeChipProgram(raw, path);
+  }
+  isa::ChipProgram chip;
+  TRN_ASSIGN_OR_RETURN(isa::Program program, isa::parseProgramText(text, path));
+  chip.cores.push_back({0, std::move(program)});
+  return chip;
+}
+
+Status saveChipProgram(const isa::ChipProgram& chip, const std::string& path) {
+  TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> bytes, isa::encodeChipProgram(chip));
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  if (!out.good()) {
+    return ioError(fmt::format("{}: cannot write", path));
+  }
+  return {};
 }
 
 NpyType storageType(DType dtype) {

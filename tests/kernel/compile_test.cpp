@@ -291,11 +291,13 @@ TEST(KernelCompile, SavedProgramLoadsBackIdentical) {
   auto compiled = compile(makeKernel("add", addKernel), specs, limits());
   ASSERT_TRUE(compiled.ok());
   const std::string path = ::testing::TempDir() + "/add_kernel.trnb";
-  ASSERT_TRUE(saveProgram(*compiled, path).ok());
-  auto loaded = runtime::loadProgram(path);
+  isa::ChipProgram chip;
+  chip.cores.push_back({0, compiled->program});
+  ASSERT_TRUE(runtime::saveChipProgram(chip, path).ok());
+  auto loaded = runtime::loadProgram(path);  // one core at LNC 1: the single-program form
   ASSERT_TRUE(loaded.ok()) << loaded.status().toString();
   EXPECT_EQ(isa::formatProgramText(*loaded), isa::formatProgramText(compiled->program));
-  EXPECT_FALSE(saveProgram(*compiled, "/nonexistent-dir/x.trnb").ok());
+  EXPECT_FALSE(runtime::saveChipProgram(chip, "/nonexistent-dir/x.trnb").ok());
 }
 
 TEST(KernelCompile, SpmdGridRunsEveryProgramOnItsSlice) {

@@ -14,6 +14,7 @@
 
 #include "trn/numerics/convert.h"
 #include "trn/runtime/npy.h"
+#include "trn/runtime/session.h"
 #include "scratch_dir.h"
 #include "trnsim_cli.h"
 
@@ -158,6 +159,69 @@ TEST_F(CliRunTest, DemoRunsTheDecoderLayerOnOneCoreAndOnAPairChecksItAndWritesAT
   const auto trn1 = trnsim("demo --small --chip trn1 --no-check");
   ASSERT_EQ(trn1.exitCode, 0) << trn1.output;  // trn1 has no LNC=2: one core only
   EXPECT_NE(trn1.output.find("on one NeuronCore of trn1"), std::string::npos) << trn1.output;
+}
+
+TEST_F(CliRunTest, APairOfProgramsRunsTogetherFromFilesOrAsOneChipProgram) {
+  // Each core copies its half of x to y; the halves meet in the one device tensor.
+  auto half = [](int first) {
+    return fmt::format(
+        ".tensor x input fp32 [128, 64]\n"
+        ".tensor y output fp32 [128, 64]\n"
+        "sp: dma_copy dst=sbuf[0:64]:fp32[[1,64]] src=hbm:x+{0}:fp32[[64,64],[1,64]] "
+        "signal(s0+=1)\n"
+        "sp: dma_copy dst=hbm:y+{0}:fp32[[64,64],[1,64]] src=sbuf[0:64]:fp32[[1,64]] "
+        "wait(s0>=1)\n",
+        first * 64 * 4);
+  };
+  for (const int c : {0, 1}) {
+    std::ofstream(path(fmt::format("c{}.tasm", c))) << half(c * 64);
+  }
+  std::vector<float> values(128 * 64);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<float>(i);
+  }
+  const NpyArray x = floatArray({128, 64}, values);
+  ASSERT_TRUE(writeNpy(path("x.npy"), x).ok());
+  const std::string programs = fmt::format("{} {}", path("c0.tasm"), path("c1.tasm"));
+  const auto run = trnsim(fmt::format("run {} --lnc 2 --in x={} --out y={} --trace {}", programs,
+                                      path("x.npy"), path("y.npy"), path("pair.json")));
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  for (const char* expected : {"on trn2 core 0", "on trn2 core 1", "chip summary: trn2, 2 cores",
+                               "HBM stack 0 (cores 0, 1)", "MFU"}) {
+    EXPECT_NE(run.output.find(expected), std::string::npos) << expected << "\n" << run.output;
+  }
+  EXPECT_EQ(readNpy(path("y.npy"))->data, x.data);
+  std::ifstream trace(path("pair.json"));
+  const auto json = nlohmann::json::parse(trace);
+  EXPECT_EQ(json["otherData"]["cores"].size(), 2u);
+
+  // The same pair assembled into one chip program file, run and disassembled.
+  ASSERT_EQ(trnsim(fmt::format("asm {} --lnc 2 -o {}", programs, path("pair.tprog"))).exitCode, 0);
+  const auto chip = trnsim(fmt::format("run {} --in x={} --out y={}", path("pair.tprog"),
+                                       path("x.npy"), path("z.npy")));
+  ASSERT_EQ(chip.exitCode, 0) << chip.output;
+  EXPECT_EQ(readNpy(path("z.npy"))->data, x.data);
+  const auto text = trnsim(fmt::format("disasm {}", path("pair.tprog")));
+  EXPECT_NE(text.output.find("# chip program: 2 cores at LNC=2"), std::string::npos);
+  EXPECT_NE(text.output.find("# physical core 1"), std::string::npos);
+
+  // Both cores writing the same rows is a race between them.
+  const auto racy = trnsim(fmt::format("run {} {} --lnc 2 --in x={}", path("c0.tasm"),
+                                       path("c0.tasm"), path("x.npy")));
+  EXPECT_EQ(racy.exitCode, 1);
+  EXPECT_NE(racy.output.find("race between cores"), std::string::npos) << racy.output;
+  for (const auto& [arguments, message] : std::vector<std::pair<std::string, std::string>>{
+           {fmt::format("run {} {}", path("pair.tprog"), path("c0.tasm")), "run it alone"},
+           {fmt::format("run {} --lnc 1", path("pair.tprog")), "contradicts it"},
+           {fmt::format("run {} --cores 0", programs), "--cores names 1 physical cores for 2"},
+           {fmt::format("run {} --cores 3,3 --mode timing-only", programs),
+            "two programs were given for physical core 3"},
+           {fmt::format("disasm {} -o {}", path("pair.tprog"), path("p.tasm")),
+            "has no single text form"}}) {
+    const auto bad = trnsim(arguments);
+    EXPECT_EQ(bad.exitCode, 1) << arguments;
+    EXPECT_NE(bad.output.find(message), std::string::npos) << arguments << "\n" << bad.output;
+  }
 }
 
 TEST_F(CliRunTest, IsaReference) {

@@ -11,6 +11,7 @@
 #include "kernel_bench_command.h"
 #include "messages.h"
 #include "trn/kernels/registry.h"
+#include "trn/runtime/host_io.h"
 #include "trn/runtime/session.h"
 
 namespace trn::tools {
@@ -24,6 +25,7 @@ struct CompileArgs {
   std::string dumpAfter;
   std::string output;
   int bufs = 2;
+  int lnc = 1;
 };
 
 int list() {
@@ -61,20 +63,34 @@ int compileKernel(const CompileArgs& args) {
     options.dumpAfter = args.dumpAfter;
     options.dumpStream = &std::cout;
   }
-  Result<std::shared_ptr<const kernel::CompiledKernel>> compiled =
-      session->compile(entry->def, entry->defaultInputs, options);
-  if (!compiled.ok()) {
-    printError(compiled.status().message());
+  if (args.lnc > 1 && !entry->spmd) {
+    printError(fmt::format("kernel '{}' does not split its work over SPMD programs; at LNC={} "
+                           "every core would compute all of it",
+                           entry->name, args.lnc));
     return kUserError;
   }
-  const kernel::CompileSummary& s = (*compiled)->summary;
-  fmt::print(
-      "compiled {} for {}: {} instructions, {} semaphore waits for {} cross-engine "
-      "dependencies, SBUF {} B and PSUM {} B per partition at most, {}-deep buffering\n",
-      entry->name, session->chip().name, s.instructions, s.semaphoreWaits,
-      s.crossEngineDependencies, s.sbufPeakBytes, s.psumPeakBytes, s.bufs);
+  runtime::RunOptions launchOptions;
+  launchOptions.lnc = args.lnc;
+  Result<runtime::CompiledLaunch> launch =
+      session->compileLaunch(entry->def, entry->defaultInputs, launchOptions, options);
+  if (!launch.ok()) {
+    printError(launch.status().message());
+    return kUserError;
+  }
+  isa::ChipProgram chip;
+  chip.lnc = args.lnc;
+  for (std::size_t c = 0; c < launch->cores.size(); ++c) {
+    const kernel::CompileSummary& s = launch->cores[c]->summary;
+    fmt::print(
+        "compiled {} for {}{}: {} instructions, {} semaphore waits for {} cross-engine "
+        "dependencies, SBUF {} B and PSUM {} B per partition at most, {}-deep buffering\n",
+        entry->name, session->chip().name,
+        launch->cores.size() > 1 ? fmt::format(" core {}", c) : std::string(), s.instructions,
+        s.semaphoreWaits, s.crossEngineDependencies, s.sbufPeakBytes, s.psumPeakBytes, s.bufs);
+    chip.cores.push_back({static_cast<int>(c), launch->cores[c]->program});
+  }
   if (!args.output.empty()) {
-    const Status saved = kernel::saveProgram(**compiled, args.output);
+    const Status saved = runtime::saveChipProgram(chip, args.output);
     if (!saved.ok()) {
       printError(saved.message());
       return kUserError;
@@ -100,6 +116,9 @@ void registerKernelCommands(CLI::App& app, int& exitCode) {
                       "print the kernel IR after this pass (trace, allocate, place-dma, "
                       "synchronise, lower)");
   compile->add_option("--bufs", args->bufs, "multi-buffering depth")->check(CLI::Range(1, 8));
+  compile->add_option("--lnc", args->lnc,
+                      "compile an SPMD launch over this many physical cores (a chip program)")
+      ->capture_default_str();
   compile->add_option("-o,--output", args->output, "save the Program (binary format)");
   compile->callback([args, &exitCode] { exitCode = compileKernel(*args); });
   registerKernelBenchCommand(*group, exitCode);

@@ -9,6 +9,7 @@
 
 #include "messages.h"
 #include "run_options.h"
+#include "trn/isa/chip_program.h"
 #include "trn/isa/program_binary.h"
 #include "trn/isa/program_text.h"
 #include "trn/isa/reference.h"
@@ -26,7 +27,7 @@ namespace {
 struct RunOptions {
   std::vector<std::string> programs;
   std::vector<int> cores;  ///< physical core of each program (default 0, 1, ...)
-  int lnc = runtime::RunOptions{}.lnc;
+  int lnc = 0;             ///< 0: a chip program file's, else 1
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::string chip = "trn2";
@@ -49,20 +50,50 @@ Status writeFile(const std::string& path, std::string_view contents) {
   return {};
 }
 
-Status assemble(const std::string& input, const std::string& output) {
-  TRN_ASSIGN_OR_RETURN(const isa::Program program, runtime::loadProgram(input));
-  const Result<std::vector<std::byte>> encoded = isa::encodeProgram(program);
-  if (!encoded.ok()) {
-    return encoded.status().withContext(input);
+/// Options of `trnsim asm`.
+struct AsmOptions {
+  std::vector<std::string> inputs;
+  std::vector<int> cores;
+  int lnc = 1;
+  std::string output;
+};
+
+Status assemble(const AsmOptions& options) {
+  if (!options.cores.empty() && options.cores.size() != options.inputs.size()) {
+    return invalidArgument(fmt::format("--cores names {} physical cores for {} programs",
+                                       options.cores.size(), options.inputs.size()));
   }
-  const std::vector<std::byte>& bytes = *encoded;
-  return writeFile(output,
-                   std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  isa::ChipProgram chip;
+  chip.lnc = options.lnc;
+  for (std::size_t i = 0; i < options.inputs.size(); ++i) {
+    TRN_ASSIGN_OR_RETURN(isa::Program program, runtime::loadProgram(options.inputs[i]));
+    chip.cores.push_back(
+        {options.cores.empty() ? static_cast<int>(i) : options.cores[i], std::move(program)});
+  }
+  if (Status saved = runtime::saveChipProgram(chip, options.output); !saved.ok()) {
+    return saved.withContext(fmt::format("{}", fmt::join(options.inputs, ", ")));
+  }
+  return {};
 }
 
 Status disassemble(const std::string& input, const std::string& output) {
-  TRN_ASSIGN_OR_RETURN(const isa::Program program, runtime::loadProgram(input));
-  const std::string text = isa::formatProgramText(program);
+  TRN_ASSIGN_OR_RETURN(const isa::ChipProgram chip, runtime::loadChipProgram(input));
+  std::string text;
+  if (chip.cores.size() == 1 && chip.cores[0].physicalCore == 0 && chip.lnc == 1) {
+    text = isa::formatProgramText(chip.cores[0].program);
+  } else {
+    if (!output.empty() && output != "-") {
+      return invalidArgument(fmt::format(
+          "{} is a chip program of {} cores, which has no single text form: disassemble it to "
+          "the standard output (one program per core, each after a '# physical core N' line)",
+          input, chip.cores.size()));
+    }
+    text = fmt::format("# chip program: {} cores at LNC={}\n", chip.cores.size(), chip.lnc);
+    for (const isa::ChipProgram::Core& core : chip.cores) {
+      text += fmt::format("\n# physical core {}\n{}", core.physicalCore,
+                          isa::formatProgramText(core.program));
+    }
+  }
   if (output.empty() || output == "-") {
     std::fputs(text.c_str(), stdout);
     return {};
@@ -94,19 +125,42 @@ Status runProgram(const RunOptions& options) {
   if (!data && !options.outputs.empty()) {
     return invalidArgument("timing-only mode computes no values: --out cannot be written");
   }
-  run.lnc = options.lnc;
   if (!options.cores.empty() && options.cores.size() != options.programs.size()) {
     return invalidArgument(fmt::format("--cores names {} physical cores for {} programs",
                                        options.cores.size(), options.programs.size()));
   }
   std::vector<runtime::CoreProgram> programs;
+  std::vector<std::string> names;  ///< of each core's program, for messages
+  run.lnc = options.lnc > 0 ? options.lnc : 1;
   for (std::size_t i = 0; i < options.programs.size(); ++i) {
-    TRN_ASSIGN_OR_RETURN(isa::Program loaded, runtime::loadProgram(options.programs[i]));
-    for (const std::string& warning : isa::programWarnings(loaded)) {
-      printWarning(fmt::format("{}: {}", options.programs[i], warning));
+    const std::string& path = options.programs[i];
+    TRN_ASSIGN_OR_RETURN(isa::ChipProgram loaded, runtime::loadChipProgram(path));
+    const bool multi = loaded.cores.size() > 1 || loaded.lnc != 1 ||
+                       loaded.cores.front().physicalCore != 0;
+    if (multi && (options.programs.size() > 1 || !options.cores.empty())) {
+      return invalidArgument(fmt::format(
+          "{} is a chip program (its cores are in the file): run it alone, without --cores",
+          path));
     }
-    programs.push_back({std::make_shared<const isa::Program>(std::move(loaded)),
-                        options.cores.empty() ? static_cast<int>(i) : options.cores[i]});
+    if (multi && options.lnc > 0 && options.lnc != loaded.lnc) {
+      return invalidArgument(fmt::format("{} was assembled for LNC={}; --lnc {} contradicts it",
+                                         path, loaded.lnc, options.lnc));
+    }
+    if (multi) {
+      run.lnc = loaded.lnc;
+    }
+    for (isa::ChipProgram::Core& core : loaded.cores) {
+      const std::string name =
+          multi ? fmt::format("{} (core {})", path, core.physicalCore) : path;
+      for (const std::string& warning : isa::programWarnings(core.program)) {
+        printWarning(fmt::format("{}: {}", name, warning));
+      }
+      const int physical = multi                   ? core.physicalCore
+                           : options.cores.empty() ? static_cast<int>(i)
+                                                   : options.cores[i];
+      programs.push_back({std::make_shared<const isa::Program>(std::move(core.program)), physical});
+      names.push_back(name);
+    }
   }
   // A tensor's declaration: in the first program that declares it.
   auto declOf = [&](const std::string& name) -> const isa::TensorDecl* {
@@ -118,6 +172,7 @@ Status runProgram(const RunOptions& options) {
     return nullptr;
   };
   const std::string programNames = fmt::format("{}", fmt::join(options.programs, ", "));
+  const bool multi = programs.size() > 1;
 
   std::vector<runtime::TensorBinding> inputs;
   std::vector<runtime::TensorBinding> outputs;
@@ -136,7 +191,7 @@ Status runProgram(const RunOptions& options) {
         runtime::unboundInputs(*programs[i].program, boundNames);
     if (!unbound.empty()) {
       return invalidArgument(fmt::format("input tensor(s) {} of {} have no --in NAME=FILE.npy",
-                                         fmt::join(unbound, ", "), options.programs[i]));
+                                         fmt::join(unbound, ", "), names[i]));
     }
   }
   if (!data && !inputs.empty()) {
@@ -180,8 +235,8 @@ Status runProgram(const RunOptions& options) {
                                stats.engines[static_cast<std::size_t>(e)].instructions);
     }
     const std::string where =
-        programs.size() > 1 ? fmt::format(" core {}", programs[i].physicalCore) : std::string();
-    std::printf("ran %s on %s%s (%s): %llu instructions (%s)\n", options.programs[i].c_str(),
+        multi ? fmt::format(" core {}", programs[i].physicalCore) : std::string();
+    std::printf("ran %s on %s%s (%s): %llu instructions (%s)\n", names[i].c_str(),
                 chip.name.c_str(), where.c_str(),
                 std::string(core::runModeName(stats.mode)).c_str(),
                 static_cast<unsigned long long>(stats.instructions), perEngine.substr(1).c_str());
@@ -203,7 +258,7 @@ Status runProgram(const RunOptions& options) {
         printWarning(fmt::format("the trace holds the first {} instructions of {}; {} later ones "
                                  "were run but not recorded (the record limit bounds trace "
                                  "memory)",
-                                 stats.records.size(), options.programs[i], stats.unrecorded));
+                                 stats.records.size(), names[i], stats.unrecorded));
       }
       segments.push_back({fmt::format("core {}", programs[i].physicalCore),
                           programs[i].program.get(), &stats});
@@ -234,8 +289,7 @@ void report(int& exitCode, Fn&& action) {
 void registerProgramCommands(CLI::App& app, int& exitCode) {
   // Option values live as long as the parsed application, shared by the callbacks.
   struct Options {
-    std::string asmInput;
-    std::string asmOutput;
+    AsmOptions assemble;
     std::string disasmInput;
     std::string disasmOutput;
     RunOptions run;
@@ -245,10 +299,18 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
 
   CLI::App* assembleCommand =
       app.add_subcommand("asm", "assemble program text into the binary form");
-  assembleCommand->add_option("input", o->asmInput, "program text (.tasm)")->required();
-  assembleCommand->add_option("-o,--output", o->asmOutput, "binary program to write")->required();
+  assembleCommand
+      ->add_option("inputs", o->assemble.inputs,
+                   "program text (.tasm); several make a chip program, one per physical core")
+      ->required();
+  assembleCommand->add_option("--cores", o->assemble.cores, "physical core of each program")
+      ->delimiter(',');
+  assembleCommand->add_option("--lnc", o->assemble.lnc, "physical cores per logical core")
+      ->capture_default_str();
+  assembleCommand->add_option("-o,--output", o->assemble.output, "binary program to write")
+      ->required();
   assembleCommand->callback(
-      [o, &exitCode] { report(exitCode, [&] { return assemble(o->asmInput, o->asmOutput); }); });
+      [o, &exitCode] { report(exitCode, [&] { return assemble(o->assemble); }); });
 
   CLI::App* disassembleCommand =
       app.add_subcommand("disasm", "print a program (binary or text) as program text");
@@ -270,7 +332,7 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
       ->delimiter(',');
   runCommand->add_option("--lnc", o->run.lnc,
                          "physical cores per logical core (1 or 2): cores 2i and 2i+1 meet at "
-                         "core barriers at 2");
+                         "core barriers at 2 (default 1, or a chip program's)");
   runCommand->add_option("--in", o->run.inputs, "input binding NAME=FILE.npy");
   runCommand->add_option("--out", o->run.outputs, "output binding NAME=FILE.npy[:fp32]");
   runCommand->add_option("--chip", o->run.chip, "chip name or YAML path (default trn2)");

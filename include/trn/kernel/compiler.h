@@ -108,10 +108,6 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
                                const isa::CoreLimits& limits, const CompileOptions& options = {},
                                const Grid& grid = {});
 
-/// Writes the kernel's Program to `path` in the binary Program format (isa/program_binary.h),
-/// which `trnsim run` and runtime::loadProgram read.
-Status saveProgram(const CompiledKernel& compiled, const std::string& path);
-
 /// Compiled kernels by (name, inputs, grid, options, limits); thread-safe.
 class KernelCache {
  public:

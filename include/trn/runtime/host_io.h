@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "trn/base/status.h"
+#include "trn/isa/chip_program.h"
 #include "trn/isa/core_limits.h"
 #include "trn/isa/program.h"
 #include "trn/runtime/npy.h"
@@ -38,6 +39,14 @@ inline constexpr std::uint64_t kMaxProgramFileBytes = std::uint64_t{1} << 30;
 /// Loads a program from a binary file (recognised by its magic) or from assembly text; the file
 /// must be a regular file of at most kMaxProgramFileBytes.
 Result<isa::Program> loadProgram(const std::string& path);
+
+/// A chip program (isa/chip_program.h) from `path`: a multi-core binary, or any program that
+/// loadProgram reads, as one core (physical core 0, LNC 1). The same file rules.
+Result<isa::ChipProgram> loadChipProgram(const std::string& path);
+
+/// Writes `chip` to `path` in the binary form (the single-program form for one core on physical
+/// core 0 at LNC 1).
+Status saveChipProgram(const isa::ChipProgram& chip, const std::string& path);
 
 /// The .npy element type that stores `dtype` bit for bit.
 NpyType storageType(DType dtype);

@@ -1,0 +1,146 @@
+#include "trn/isa/chip_program.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <set>
+
+#include "field_codec.h"
+#include "trn/isa/program_binary.h"
+
+namespace trn::isa {
+namespace {
+
+constexpr std::array<char, 8> kMagic = {'T', 'R', 'N', 'P', 'R', 'O', 'G', '\0'};
+
+/// Why `chip` cannot be a chip program, or OK.
+Status checkChip(const ChipProgram& chip) {
+  if (chip.cores.empty() || chip.cores.size() > kMaxChipProgramCores) {
+    return invalidArgument(fmt::format("a chip program has 1 to {} cores; this one has {}",
+                                       kMaxChipProgramCores, chip.cores.size()));
+  }
+  if (chip.lnc < 1 || static_cast<std::uint32_t>(chip.lnc) > kMaxLogicalCoreSize) {
+    return invalidArgument(fmt::format("a logical core has 1 to {} physical cores; LNC {} given",
+                                       kMaxLogicalCoreSize, chip.lnc));
+  }
+  std::set<int> seen;
+  std::size_t instructions = 0;
+  for (const ChipProgram::Core& core : chip.cores) {
+    if (core.physicalCore < 0 ||
+        static_cast<std::size_t>(core.physicalCore) >= kMaxChipProgramCores) {
+      return invalidArgument(fmt::format("physical core {} is outside 0..{}", core.physicalCore,
+                                         kMaxChipProgramCores - 1));
+    }
+    if (!seen.insert(core.physicalCore).second) {
+      return invalidArgument(
+          fmt::format("physical core {} has two programs", core.physicalCore));
+    }
+    instructions += core.program.instructionCount();
+    if (instructions > ProgramLimits::kMaxInstructions) {
+      return invalidArgument(fmt::format("the programs hold more than {} instructions together",
+                                         ProgramLimits::kMaxInstructions));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<std::byte>> encodeChipProgram(const ChipProgram& chip) {
+  TRN_RETURN_IF_ERROR(checkChip(chip));
+  if (chip.cores.size() == 1 && chip.cores.front().physicalCore == 0 && chip.lnc == 1) {
+    return encodeProgram(chip.cores.front().program);
+  }
+  std::vector<std::byte> out;
+  codec::Writer w(out);
+  for (const char c : kMagic) {
+    w.put(static_cast<std::uint8_t>(c));
+  }
+  w.put(kChipProgramFormatVersion);
+  w.put(static_cast<std::uint32_t>(chip.lnc));
+  w.put(static_cast<std::uint32_t>(chip.cores.size()));
+  for (const ChipProgram::Core& core : chip.cores) {
+    TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> program, encodeProgram(core.program));
+    w.put(static_cast<std::uint32_t>(core.physicalCore));
+    w.put(static_cast<std::uint64_t>(program.size()));
+    out.insert(out.end(), program.begin(), program.end());
+  }
+  return out;
+}
+
+Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::string_view name) {
+  codec::Reader r(bytes, name);
+  for (const char c : kMagic) {
+    std::uint8_t b = 0;
+    if (!r.get(b).ok() || b != static_cast<std::uint8_t>(c)) {
+      return parseError(fmt::format("{}: not a trnsim binary program (bad magic)", name));
+    }
+  }
+  std::uint32_t version = 0;
+  TRN_RETURN_IF_ERROR(r.get(version));
+  ChipProgram chip;
+  if (version == kProgramFormatVersion) {
+    TRN_ASSIGN_OR_RETURN(Program program, decodeProgram(bytes, name));
+    chip.cores.push_back({0, std::move(program)});
+    return chip;
+  }
+  if (version != kChipProgramFormatVersion) {
+    return unsupported(fmt::format("{}: program format version {} is not supported (this trnsim "
+                                   "reads versions {} and {})",
+                                   name, version, kProgramFormatVersion,
+                                   kChipProgramFormatVersion));
+  }
+  std::uint32_t lnc = 0;
+  std::uint32_t count = 0;
+  TRN_RETURN_IF_ERROR(r.get(lnc));
+  if (lnc < 1 || lnc > kMaxLogicalCoreSize) {
+    return r.error(fmt::format("LNC {}; a logical core has 1 to {} physical cores", lnc,
+                               kMaxLogicalCoreSize));
+  }
+  TRN_RETURN_IF_ERROR(r.get(count));
+  if (count < 1 || count > kMaxChipProgramCores) {
+    return r.error(fmt::format("{} cores; a chip program has 1 to {}", count,
+                               kMaxChipProgramCores));
+  }
+  chip.lnc = static_cast<int>(lnc);
+  std::size_t instructions = 0;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::uint32_t physical = 0;
+    std::uint64_t length = 0;
+    TRN_RETURN_IF_ERROR(r.get(physical));
+    if (physical >= kMaxChipProgramCores) {
+      return r.error(fmt::format("physical core {}; cores are 0 to {}", physical,
+                                 kMaxChipProgramCores - 1));
+    }
+    for (const ChipProgram::Core& earlier : chip.cores) {
+      if (earlier.physicalCore == static_cast<int>(physical)) {
+        return r.error(fmt::format("physical core {} has two programs", physical));
+      }
+    }
+    TRN_RETURN_IF_ERROR(r.get(length));
+    if (length > r.remaining()) {
+      return r.error(fmt::format("the program of physical core {} claims {} bytes; {} are left",
+                                 physical, length, r.remaining()));
+    }
+    const std::size_t at = r.position();
+    TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> embedded,
+                         r.take(static_cast<std::size_t>(length)));
+    Result<Program> program =
+        decodeProgram(embedded, fmt::format("{} (core {} at byte {})", name, physical, at));
+    if (!program.ok()) {
+      return program.status();
+    }
+    instructions += program->instructionCount();
+    if (instructions > ProgramLimits::kMaxInstructions) {
+      return r.error(fmt::format("the programs hold more than {} instructions together",
+                                 ProgramLimits::kMaxInstructions));
+    }
+    chip.cores.push_back({static_cast<int>(physical), std::move(*program)});
+  }
+  if (!r.done()) {
+    return r.error(fmt::format("{} bytes after the last core's program", r.remaining()));
+  }
+  return chip;
+}
+
+}  // namespace trn::isa
