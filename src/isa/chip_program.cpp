@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <array>
 #include <set>
 
 #include "field_codec.h"
@@ -10,8 +9,6 @@
 
 namespace trn::isa {
 namespace {
-
-constexpr std::array<char, 8> kMagic = {'T', 'R', 'N', 'P', 'R', 'O', 'G', '\0'};
 
 /// Why `chip` cannot be a chip program, or OK.
 Status checkChip(const ChipProgram& chip) {
@@ -53,10 +50,7 @@ Result<std::vector<std::byte>> encodeChipProgram(const ChipProgram& chip) {
   }
   std::vector<std::byte> out;
   codec::Writer w(out);
-  for (const char c : kMagic) {
-    w.put(static_cast<std::uint8_t>(c));
-  }
-  w.put(kChipProgramFormatVersion);
+  codec::writeHeader(w, kChipProgramFormatVersion);
   w.put(static_cast<std::uint32_t>(chip.lnc));
   w.put(static_cast<std::uint32_t>(chip.cores.size()));
   for (const ChipProgram::Core& core : chip.cores) {
@@ -70,14 +64,7 @@ Result<std::vector<std::byte>> encodeChipProgram(const ChipProgram& chip) {
 
 Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::string_view name) {
   codec::Reader r(bytes, name);
-  for (const char c : kMagic) {
-    std::uint8_t b = 0;
-    if (!r.get(b).ok() || b != static_cast<std::uint8_t>(c)) {
-      return parseError(fmt::format("{}: not a trnsim binary program (bad magic)", name));
-    }
-  }
-  std::uint32_t version = 0;
-  TRN_RETURN_IF_ERROR(r.get(version));
+  TRN_ASSIGN_OR_RETURN(const std::uint32_t version, codec::readHeader(r, name));
   ChipProgram chip;
   if (version == kProgramFormatVersion) {
     TRN_ASSIGN_OR_RETURN(Program program, decodeProgram(bytes, name));

@@ -102,6 +102,30 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
+/// The magic of every binary program, single or multi-core; a version follows it.
+inline constexpr std::array<char, 8> kProgramMagic = {'T', 'R', 'N', 'P', 'R', 'O', 'G', '\0'};
+
+/// Writes the magic and `version`.
+inline void writeHeader(Writer& w, std::uint32_t version) {
+  for (const char c : kProgramMagic) {
+    w.put(static_cast<std::uint8_t>(c));
+  }
+  w.put(version);
+}
+
+/// Reads the magic and returns the version that follows it; `name` is the file, for messages.
+inline Result<std::uint32_t> readHeader(Reader& r, std::string_view name) {
+  for (const char c : kProgramMagic) {
+    std::uint8_t b = 0;
+    if (!r.get(b).ok() || b != static_cast<std::uint8_t>(c)) {
+      return parseError(fmt::format("{}: not a trnsim binary program (bad magic)", name));
+    }
+  }
+  std::uint32_t version = 0;
+  TRN_RETURN_IF_ERROR(r.get(version));
+  return version;
+}
+
 // ---- bool ----
 inline std::string_view typeName(const bool*) { return "bool"; }
 inline std::string format(bool v, const TensorNameFn&) { return v ? "true" : "false"; }

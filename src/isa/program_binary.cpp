@@ -11,7 +11,6 @@
 namespace trn::isa {
 namespace {
 
-constexpr std::array<char, 8> kMagic = {'T', 'R', 'N', 'P', 'R', 'O', 'G', '\0'};
 /// Opcode, engine, wait and update counts, location length and line: an instruction without
 /// fields or synchronisation.
 constexpr std::size_t kMinInstructionBytes = 2 + 1 + 4 + 4 + 4 + 4;
@@ -166,10 +165,7 @@ Result<std::vector<std::byte>> encodeProgram(const Program& program) {
   }
   std::vector<std::byte> out;
   codec::Writer w(out);
-  for (const char c : kMagic) {
-    w.put(static_cast<std::uint8_t>(c));
-  }
-  w.put(kProgramFormatVersion);
+  codec::writeHeader(w, kProgramFormatVersion);
   w.put(static_cast<std::uint32_t>(program.tensors.size()));
   for (const TensorDecl& t : program.tensors) {
     w.putString(t.name);
@@ -191,14 +187,7 @@ Result<std::vector<std::byte>> encodeProgram(const Program& program) {
 
 Result<Program> decodeProgram(std::span<const std::byte> bytes, std::string_view name) {
   codec::Reader r(bytes, name);
-  for (const char c : kMagic) {
-    std::uint8_t b = 0;
-    if (!r.get(b).ok() || b != static_cast<std::uint8_t>(c)) {
-      return parseError(fmt::format("{}: not a trnsim binary program (bad magic)", name));
-    }
-  }
-  std::uint32_t version = 0;
-  TRN_RETURN_IF_ERROR(r.get(version));
+  TRN_ASSIGN_OR_RETURN(const std::uint32_t version, codec::readHeader(r, name));
   if (version != kProgramFormatVersion) {
     return unsupported(fmt::format("{}: program format version {} is not supported (this trnsim "
                                    "reads version {})",

@@ -9,7 +9,6 @@
 
 #include "trn/base/check.h"
 #include "trn/base/file_reader.h"
-#include "trn/isa/program_binary.h"
 #include "trn/isa/program_text.h"
 #include "trn/numerics/convert.h"
 
@@ -32,16 +31,6 @@ Result<TensorBinding> parseBinding(std::string_view text) {
   return binding;
 }
 
-Result<isa::Program> loadProgram(const std::string& path) {
-  TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> raw,
-                       readFileBounded(path, kMaxProgramFileBytes, "program"));
-  const std::string_view text(reinterpret_cast<const char*>(raw.data()), raw.size());
-  if (text.starts_with("TRNPROG")) {
-    return isa::decodeProgram(raw, path);
-  }
-  return isa::parseProgramText(text, path);
-}
-
 Result<isa::ChipProgram> loadChipProgram(const std::string& path) {
   TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> raw,
                        readFileBounded(path, kMaxProgramFileBytes, "program"));
@@ -53,6 +42,16 @@ Result<isa::ChipProgram> loadChipProgram(const std::string& path) {
   TRN_ASSIGN_OR_RETURN(isa::Program program, isa::parseProgramText(text, path));
   chip.cores.push_back({0, std::move(program)});
   return chip;
+}
+
+Result<isa::Program> loadProgram(const std::string& path) {
+  TRN_ASSIGN_OR_RETURN(isa::ChipProgram chip, loadChipProgram(path));
+  if (chip.cores.size() != 1 || chip.cores.front().physicalCore != 0 || chip.lnc != 1) {
+    return invalidArgument(fmt::format("{} is a chip program of {} cores at LNC={}, not a single "
+                                       "program",
+                                       path, chip.cores.size(), chip.lnc));
+  }
+  return std::move(chip.cores.front().program);
 }
 
 Status saveChipProgram(const isa::ChipProgram& chip, const std::string& path) {
