@@ -84,9 +84,7 @@ void runPair(benchmark::State& state, const std::string& name, bool parallel) {
 }
 
 void BM_PairOneThread(benchmark::State& state, const char* name) { runPair(state, name, false); }
-void BM_PairThreadPerCore(benchmark::State& state, const char* name) {
-  runPair(state, name, true);
-}
+void BM_PairThreadPerCore(benchmark::State& state, const char* name) { runPair(state, name, true); }
 
 BENCHMARK_CAPTURE(BM_PairOneThread, linear, "linear")->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_CAPTURE(BM_PairThreadPerCore, linear, "linear")

@@ -19,10 +19,10 @@
 #include <memory>
 #include <string>
 
+#include "program_generator.h"
 #include "trn/core/device_memory.h"
 #include "trn/core/neuron_core.h"
 #include "trn/runtime/host_io.h"
-#include "program_generator.h"
 #include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
 

@@ -231,21 +231,23 @@ Status NeuronCore::bindTensors() {
                          DeviceMemory::create(std::max<std::int64_t>(total.value(), 1), 1,
                                               hasData(options_.mode), options_.poison));
     for (const isa::TensorDecl& t : tensors) {
-      TRN_ASSIGN_OR_RETURN(addresses.emplace_back(),
-                           options_.device->allocate(t.byteSize(), 0,
-                                                     fmt::format("HBM tensor '{}'", t.name)));
+      TRN_ASSIGN_OR_RETURN(
+          addresses.emplace_back(),
+          options_.device->allocate(t.byteSize(), 0, fmt::format("HBM tensor '{}'", t.name)));
     }
     return {};
   }
   if (addresses.size() != tensors.size()) {
-    return invalidArgument(fmt::format("the program declares {} HBM tensors but {} device "
-                                       "addresses were given",
-                                       tensors.size(), addresses.size()));
+    return invalidArgument(
+        fmt::format("the program declares {} HBM tensors but {} device "
+                    "addresses were given",
+                    tensors.size(), addresses.size()));
   }
   if (hasData(options_.mode) && !options_.device->hasData()) {
-    return invalidArgument(fmt::format("{} mode needs a device memory with data; this one was "
-                                       "made for timing only",
-                                       runModeName(options_.mode)));
+    return invalidArgument(
+        fmt::format("{} mode needs a device memory with data; this one was "
+                    "made for timing only",
+                    runModeName(options_.mode)));
   }
   if (options_.poison && !options_.device->bytes().tracking()) {
     return invalidArgument("poison detection needs a device memory that tracks writes");
@@ -271,8 +273,8 @@ Status NeuronCore::bindTensors() {
         tensors[b].byteSize() > 0) {
       return invalidArgument(fmt::format(
           "HBM tensors '{}' (device bytes {}..{}) and '{}' (from {}) of one program overlap",
-          tensors[a].name, addresses[a], addresses[a] + tensors[a].byteSize() - 1,
-          tensors[b].name, addresses[b]));
+          tensors[a].name, addresses[a], addresses[a] + tensors[a].byteSize() - 1, tensors[b].name,
+          addresses[b]));
     }
   }
   return {};
@@ -356,8 +358,8 @@ Result<std::span<const std::byte>> NeuronCore::tensorBytes(std::string_view name
     return failedPrecondition(
         fmt::format("tensor '{}' has no values: the core ran in timing-only mode", name));
   }
-  return options_.device->read(
-      tensorAddress(*index), program_->tensors[static_cast<std::size_t>(*index)].byteSize());
+  return options_.device->read(tensorAddress(*index),
+                               program_->tensors[static_cast<std::size_t>(*index)].byteSize());
 }
 
 SequencerState NeuronCore::newSequencer() const {

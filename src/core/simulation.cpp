@@ -104,12 +104,11 @@ struct CoreRun {
   std::int64_t lastActivity = 0;
   std::int64_t peLastEnd = -1;  ///< end of the last TensorE instruction (throttle re-arm)
   std::int64_t rampStart = 0;   ///< when the current throttle ramp began
-  std::uint32_t group = 0;        ///< index of its barrier group (its logical core)
+  std::uint32_t group = 0;      ///< index of its barrier group (its logical core)
   std::uint32_t barriersReached = 0;
   /// Per HBM tensor: whether its accesses can conflict with another core's (cross_core_races.h).
   std::vector<std::uint8_t> crossChecked;
 };
-
 
 /// One barrier of a group: how many of its cores have arrived, the last arrival, and whether it
 /// is complete.
@@ -196,8 +195,8 @@ class Simulation {
         Event*& coreFirst = coreFirstReady_[c];
         if (coreFirst == nullptr) {
           // An empty slot's time is kNever: it never comes first.
-          const std::span<Event> slots = std::span(ready_).subspan(c * isa::kNumEngines,
-                                                                   isa::kNumEngines);
+          const std::span<Event> slots =
+              std::span(ready_).subspan(c * isa::kNumEngines, isa::kNumEngines);
           coreFirst = &slots[0];
           for (Event& slot : slots.subspan(1)) {
             if (*coreFirst > slot) {
@@ -324,7 +323,8 @@ Status Simulation::setUp() {
     }
     markCrossChecked();
     crossCore_.emplace(
-        std::move(devices), [this](std::uint32_t c, AccessOwner owner) { return describe(c, owner); },
+        std::move(devices),
+        [this](std::uint32_t c, AccessOwner owner) { return describe(c, owner); },
         [this](std::uint32_t c, std::int32_t tensor) {
           return cores_[c].core->program().tensors[static_cast<std::size_t>(tensor)].name;
         });
@@ -838,8 +838,9 @@ Status Simulation::deadlock() const {
             missing.push_back(other);
           }
         }
-        pending += fmt::format("\n  {} waits at core barrier {} for core(s) {}, which never reach it",
-                               describe(c, owner), es.barrier, fmt::join(missing, ", "));
+        pending +=
+            fmt::format("\n  {} waits at core barrier {} for core(s) {}, which never reach it",
+                        describe(c, owner), es.barrier, fmt::join(missing, ", "));
         continue;
       }
       std::vector<std::string> waits;

@@ -133,8 +133,8 @@ Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEnt
                               entry.name, options.run.lnc));
   }
   CheckResult result;
-  TRN_ASSIGN_OR_RETURN(result.launch, session.compileLaunch(entry.def, specs, options.run,
-                                                            options.compile, cache));
+  TRN_ASSIGN_OR_RETURN(
+      result.launch, session.compileLaunch(entry.def, specs, options.run, options.compile, cache));
   result.compiled = result.launch.cores.front();
 
   const bool data = core::hasData(options.run.mode);

@@ -29,8 +29,7 @@ Status checkChip(const ChipProgram& chip) {
                                          kMaxChipProgramCores - 1));
     }
     if (!seen.insert(core.physicalCore).second) {
-      return invalidArgument(
-          fmt::format("physical core {} has two programs", core.physicalCore));
+      return invalidArgument(fmt::format("physical core {} has two programs", core.physicalCore));
     }
     instructions += core.program.instructionCount();
     if (instructions > ProgramLimits::kMaxInstructions) {
@@ -72,22 +71,22 @@ Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::str
     return chip;
   }
   if (version != kChipProgramFormatVersion) {
-    return unsupported(fmt::format("{}: program format version {} is not supported (this trnsim "
-                                   "reads versions {} and {})",
-                                   name, version, kProgramFormatVersion,
-                                   kChipProgramFormatVersion));
+    return unsupported(
+        fmt::format("{}: program format version {} is not supported (this trnsim "
+                    "reads versions {} and {})",
+                    name, version, kProgramFormatVersion, kChipProgramFormatVersion));
   }
   std::uint32_t lnc = 0;
   std::uint32_t count = 0;
   TRN_RETURN_IF_ERROR(r.get(lnc));
   if (lnc < 1 || lnc > kMaxLogicalCoreSize) {
-    return r.error(fmt::format("LNC {}; a logical core has 1 to {} physical cores", lnc,
-                               kMaxLogicalCoreSize));
+    return r.error(
+        fmt::format("LNC {}; a logical core has 1 to {} physical cores", lnc, kMaxLogicalCoreSize));
   }
   TRN_RETURN_IF_ERROR(r.get(count));
   if (count < 1 || count > kMaxChipProgramCores) {
-    return r.error(fmt::format("{} cores; a chip program has 1 to {}", count,
-                               kMaxChipProgramCores));
+    return r.error(
+        fmt::format("{} cores; a chip program has 1 to {}", count, kMaxChipProgramCores));
   }
   chip.lnc = static_cast<int>(lnc);
   std::size_t instructions = 0;
@@ -96,8 +95,8 @@ Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::str
     std::uint64_t length = 0;
     TRN_RETURN_IF_ERROR(r.get(physical));
     if (physical >= kMaxChipProgramCores) {
-      return r.error(fmt::format("physical core {}; cores are 0 to {}", physical,
-                                 kMaxChipProgramCores - 1));
+      return r.error(
+          fmt::format("physical core {}; cores are 0 to {}", physical, kMaxChipProgramCores - 1));
     }
     for (const ChipProgram::Core& earlier : chip.cores) {
       if (earlier.physicalCore == static_cast<int>(physical)) {

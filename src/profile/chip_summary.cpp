@@ -67,8 +67,8 @@ std::string formatChipSummary(const ChipSummary& s) {
     out += fmt::format("{:<6}{:>7}{:>14}{:>18}{:>16}\n", "core", "stack", "instrs", "FLOP",
                        "HBM bytes");
     for (const CoreSummary& c : s.cores) {
-      out += fmt::format("{:<6}{:>7}{:>14}{:>18}{:>16}\n", c.physicalCore, c.stack,
-                         c.instructions, c.flops, c.hbmBytes);
+      out += fmt::format("{:<6}{:>7}{:>14}{:>18}{:>16}\n", c.physicalCore, c.stack, c.instructions,
+                         c.flops, c.hbmBytes);
     }
     return out + "(times and rates need a timed run)\n";
   }
@@ -80,16 +80,15 @@ std::string formatChipSummary(const ChipSummary& s) {
                        100 * c.dmaBusyFraction, c.flops, c.hbmBytes);
   }
   for (const StackSummary& st : s.stacks) {
-    out += fmt::format(
-        "HBM stack {} (cores {}): {:.1f} GB/s of {:.1f} GB/s ({:.1f} %)\n", st.stack,
-        fmt::join(st.cores, ", "), st.bytesPerSecond / 1e9, st.peakBytesPerSecond / 1e9,
-        100 * st.utilisation);
+    out += fmt::format("HBM stack {} (cores {}): {:.1f} GB/s of {:.1f} GB/s ({:.1f} %)\n", st.stack,
+                       fmt::join(st.cores, ", "), st.bytesPerSecond / 1e9,
+                       st.peakBytesPerSecond / 1e9, 100 * st.utilisation);
   }
   out += fmt::format(
       "chip: {} total, {:.3f} TFLOP/s; MFU {:.1f} % of the {} cores used ({:.1f} TFLOP/s), "
       "{:.1f} % of the chip ({:.1f} TFLOP/s)\n",
-      formatDuration(s.total), s.achievedTflops, 100 * s.mfuUsed, s.cores.size(),
-      s.usedPeakTflops, 100 * s.mfuChip, s.chipPeakTflops);
+      formatDuration(s.total), s.achievedTflops, 100 * s.mfuUsed, s.cores.size(), s.usedPeakTflops,
+      100 * s.mfuChip, s.chipPeakTflops);
   return out;
 }
 

@@ -147,12 +147,11 @@ Report makeReport(const core::RunStats& stats, const spec::ChipSpec& chip) {
 }
 
 std::string formatReport(const Report& report) {
-  std::string out =
-      fmt::format("trnsim run report: {}, {}{}\n", report.chip.empty() ? "?" : report.chip,
-                  core::runModeName(report.mode),
-                  report.cores > 1 ? fmt::format(", {} cores (times summed over them)",
-                                                 report.cores)
-                                   : std::string());
+  std::string out = fmt::format(
+      "trnsim run report: {}, {}{}\n", report.chip.empty() ? "?" : report.chip,
+      core::runModeName(report.mode),
+      report.cores > 1 ? fmt::format(", {} cores (times summed over them)", report.cores)
+                       : std::string());
   if (report.timed) {
     out += fmt::format("{:<15}{} ({} ps)\n", "total time", formatDuration(report.total),
                        report.total.count());

@@ -47,9 +47,10 @@ Result<isa::ChipProgram> loadChipProgram(const std::string& path) {
 Result<isa::Program> loadProgram(const std::string& path) {
   TRN_ASSIGN_OR_RETURN(isa::ChipProgram chip, loadChipProgram(path));
   if (chip.cores.size() != 1 || chip.cores.front().physicalCore != 0 || chip.lnc != 1) {
-    return invalidArgument(fmt::format("{} is a chip program of {} cores at LNC={}, not a single "
-                                       "program",
-                                       path, chip.cores.size(), chip.lnc));
+    return invalidArgument(
+        fmt::format("{} is a chip program of {} cores at LNC={}, not a single "
+                    "program",
+                    path, chip.cores.size(), chip.lnc));
   }
   return std::move(chip.cores.front().program);
 }

@@ -199,9 +199,9 @@ Result<std::vector<core::RunStats>> runInParallel(std::span<const CoreProgram> c
   timing.mode = core::RunMode::kTimingOnly;
   timing.poison = false;
   timing.record = base.record && core::hasTiming(options.mode);
-  TRN_ASSIGN_OR_RETURN(std::shared_ptr<core::DeviceMemory> layout,
-                       core::DeviceMemory::create(device->stackBytes(), device->stacks(), false,
-                                                  false));
+  TRN_ASSIGN_OR_RETURN(
+      std::shared_ptr<core::DeviceMemory> layout,
+      core::DeviceMemory::create(device->stackBytes(), device->stacks(), false, false));
   std::vector<core::RunStats> stats;
   {
     TRN_ASSIGN_OR_RETURN(auto timed, makeCores(timing, layout, nullptr));
@@ -244,8 +244,8 @@ Result<std::vector<core::RunStats>> runInParallel(std::span<const CoreProgram> c
           errors[i] = r.status().withContext(fmt::format("core {}", cores[i].physicalCore));
         }
       } catch (const std::bad_alloc&) {
-        errors[i] = outOfRange(fmt::format("core {}: the host ran out of memory",
-                                           cores[i].physicalCore));
+        errors[i] =
+            outOfRange(fmt::format("core {}: the host ran out of memory", cores[i].physicalCore));
       }
       hostBarriers[i]->arrive_and_drop();  // a failed core no longer holds its partners
     });
@@ -283,9 +283,10 @@ Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
     const int physical = cores[i].physicalCore;
     if (physical < 0 || physical >= chip_->chip.neuronCores ||
         static_cast<std::size_t>(physical) >= stackOfCore.size()) {
-      return invalidArgument(fmt::format("physical core {} does not exist: chip '{}' has cores "
-                                         "0..{}",
-                                         physical, chip_->name, chip_->chip.neuronCores - 1));
+      return invalidArgument(
+          fmt::format("physical core {} does not exist: chip '{}' has cores "
+                      "0..{}",
+                      physical, chip_->name, chip_->chip.neuronCores - 1));
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (cores[j].physicalCore == physical) {
@@ -330,16 +331,17 @@ Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
         continue;
       }
       const std::int64_t stack = stackOfCore[static_cast<std::size_t>(cp.physicalCore)];
-      TRN_ASSIGN_OR_RETURN(const std::int64_t address,
-                           device->allocate(decl.byteSize(), stack,
-                                            fmt::format("HBM tensor '{}'", decl.name)));
+      TRN_ASSIGN_OR_RETURN(
+          const std::int64_t address,
+          device->allocate(decl.byteSize(), stack, fmt::format("HBM tensor '{}'", decl.name)));
       tensors.push_back({&decl, address});
       addresses[i].push_back(address);
     }
   }
   // The cores as `o` configures them, on `memory`, each meeting the others of its logical core at
   // (*hostBarriers)[i] when given.
-  auto makeCores = [&](const core::CoreOptions& o, const std::shared_ptr<core::DeviceMemory>& memory,
+  auto makeCores = [&](const core::CoreOptions& o,
+                       const std::shared_ptr<core::DeviceMemory>& memory,
                        const std::vector<std::shared_ptr<std::barrier<>>>* hostBarriers)
       -> Result<std::vector<std::unique_ptr<core::NeuronCore>>> {
     std::vector<std::unique_ptr<core::NeuronCore>> made;
@@ -388,16 +390,14 @@ Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
     if (tensor == nullptr) {
       return notFound(fmt::format("output '{}': no program has such a tensor", out.tensor));
     }
-    TRN_ASSIGN_OR_RETURN(const auto bytes,
-                         device->read(tensor->address, tensor->decl->byteSize()));
+    TRN_ASSIGN_OR_RETURN(const auto bytes, device->read(tensor->address, tensor->decl->byteSize()));
     TRN_ASSIGN_OR_RETURN(result.outputs.emplace_back(),
                          npyFromTensor(*tensor->decl, bytes, out.hostType));
   }
   return result;
 }
 
-Result<RunResult> Session::runLaunch(const CompiledLaunch& launch,
-                                     std::span<const NpyArray> inputs,
+Result<RunResult> Session::runLaunch(const CompiledLaunch& launch, std::span<const NpyArray> inputs,
                                      const RunOptions& options) const {
   TRN_CHECK(!launch.cores.empty()) << "Session::runLaunch needs a compiled launch";
   const kernel::CompiledKernel& first = launch.first();
@@ -414,16 +414,15 @@ Result<RunResult> Session::runLaunch(const CompiledLaunch& launch,
       bound.push_back({name, &inputs[i], fmt::format("input '{}'", name)});
     }
     for (const kernel::TensorSpec& out : first.outputs) {
-      wanted.push_back({out.name, isFloat(out.dtype) ? std::optional(DType::kFp32)
-                                                     : std::nullopt});
+      wanted.push_back({out.name, isFloat(out.dtype) ? std::optional(DType::kFp32) : std::nullopt});
     }
   }
   // The cores share the compiled programs rather than copying them.
   std::vector<CoreProgram> programs;
   for (std::size_t c = 0; c < launch.cores.size(); ++c) {
     const auto& compiled = launch.cores[c];
-    programs.push_back({std::shared_ptr<const isa::Program>(compiled, &compiled->program),
-                        static_cast<int>(c)});
+    programs.push_back(
+        {std::shared_ptr<const isa::Program>(compiled, &compiled->program), static_cast<int>(c)});
   }
   return runCores(programs, bound, wanted, options);
 }

@@ -1,13 +1,13 @@
 #include "trn/spec/loader.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <list>
 #include <system_error>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "chip_schema.h"
 #include "config_tree.h"

@@ -74,8 +74,7 @@ TEST(LncLaunch, AMemoryBoundKernelIsHeldBackByTheStackThePairShares) {
   ASSERT_TRUE(edited.ok());
   const double corePeak = static_cast<double>(edited->core.dma.enginesPerCore) *
                           static_cast<double>(edited->core.dma.engineBandwidth.count());
-  edited->hbm.bandwidth =
-      BytesPerSecond(static_cast<std::int64_t>(corePeak) * edited->hbm.stacks);
+  edited->hbm.bandwidth = BytesPerSecond(static_cast<std::int64_t>(corePeak) * edited->hbm.stacks);
   const runtime::Session session(std::make_shared<const spec::ChipSpec>(std::move(*edited)));
   const KernelEntry* entry = kernels::findKernel("rmsnorm");
   ASSERT_NE(entry, nullptr);

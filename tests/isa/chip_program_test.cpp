@@ -1,12 +1,13 @@
 // The multi-core form of TRNPROG (version 2): round trips, the single-program form for one core,
 // and a clear error with the byte offset for every kind of corruption.
+#include "trn/isa/chip_program.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "trn/isa/chip_program.h"
 #include "trn/isa/program_binary.h"
 #include "trn/isa/program_text.h"
 
@@ -56,8 +57,7 @@ TEST(ChipProgramFormat, APairRoundTripsWithItsCoresAndLnc) {
   ASSERT_EQ(back->cores.size(), 2u);
   for (std::size_t c = 0; c < 2; ++c) {
     EXPECT_EQ(back->cores[c].physicalCore, chip.cores[c].physicalCore);
-    EXPECT_EQ(formatProgramText(back->cores[c].program),
-              formatProgramText(chip.cores[c].program));
+    EXPECT_EQ(formatProgramText(back->cores[c].program), formatProgramText(chip.cores[c].program));
   }
   EXPECT_EQ(encode(*back), bytes);
 }

@@ -94,10 +94,9 @@ TEST(ChipRun, WritesOfOneTensorFromTwoCoresWithoutABarrierAreARace) {
     options.lnc = 2;
     options.mode = mode;
     options.poison = false;
-    Result<RunResult> r =
-        session.runCores(cores, mode == core::RunMode::kTimingOnly ? std::span<const TensorInput>()
-                                                                   : std::span(in),
-                         {}, options);
+    Result<RunResult> r = session.runCores(
+        cores, mode == core::RunMode::kTimingOnly ? std::span<const TensorInput>() : std::span(in),
+        {}, options);
     ASSERT_FALSE(r.ok()) << core::runModeName(mode);
     const std::string m = r.status().message();
     EXPECT_NE(m.find("race between cores"), std::string::npos) << m;
@@ -133,9 +132,8 @@ TEST(ChipRun, DisjointColumnsOfOneTensorDoNotRace) {
 /// Core 0 writes y rows 0..63 and then meets core 1 at a barrier; core 1 then reads those rows
 /// back into rows 64..127 of y. With `barrier` false neither has one.
 std::vector<CoreProgram> producerConsumer(bool barrier) {
-  const std::string producer =
-      fmt::format("{}{}", copyRows(0, " signal(s1+=1)"),
-                  barrier ? "pool: core_barrier wait(s1>=1)\n" : "");
+  const std::string producer = fmt::format("{}{}", copyRows(0, " signal(s1+=1)"),
+                                           barrier ? "pool: core_barrier wait(s1>=1)\n" : "");
   const std::string consumer = fmt::format(
       "{}{}sp: dma_copy dst=sbuf[0:64]:fp32[[1,64]] src=hbm:y:fp32[[64,64],[1,64]] {}"
       "signal(s0+=1)\n"
@@ -266,8 +264,7 @@ TEST(ChipRun, TheBarrierReleasesTheEarlyCoreAFixedDmaCostAfterTheLastArrival) {
   const std::int64_t semaphore =
       (chip.costs.semaphoreOverheadCycles * 1'000'000'000'000 + chip.core.pool.clock.count() - 1) /
       chip.core.pool.clock.count();
-  EXPECT_EQ(early.start.count(),
-            last.start.count() + chip.core.dma.fixedCost.count() + semaphore);
+  EXPECT_EQ(early.start.count(), last.start.count() + chip.core.dma.fixedCost.count() + semaphore);
   EXPECT_GT(last.start.count(), 0);
 }
 
@@ -277,8 +274,9 @@ TEST(ChipRun, ACoreThatNeverReachesTheBarrierIsADeadlockNamingIt) {
   options.lnc = 2;
   options.mode = core::RunMode::kTimingOnly;
   options.poison = false;
-  const std::vector<CoreProgram> cores = {{program(fmt::format("{}pool: core_barrier\n", kTensors)), 0},
-                                          {program(fmt::format("{}pool: nop\n", kTensors)), 1}};
+  const std::vector<CoreProgram> cores = {
+      {program(fmt::format("{}pool: core_barrier\n", kTensors)), 0},
+      {program(fmt::format("{}pool: nop\n", kTensors)), 1}};
   Result<RunResult> r = session.runCores(cores, {}, {}, options);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("deadlock"), std::string::npos) << r.status().message();
@@ -294,8 +292,9 @@ TEST(ChipRun, CoresOfDifferentLogicalCoresDoNotMeetAtBarriers) {
   options.mode = core::RunMode::kTimingOnly;
   options.poison = false;
   // At LNC=1 every core is its own logical core: the barrier passes at once.
-  const std::vector<CoreProgram> cores = {{program(fmt::format("{}pool: core_barrier\n", kTensors)), 0},
-                                          {program(fmt::format("{}pool: nop\n", kTensors)), 1}};
+  const std::vector<CoreProgram> cores = {
+      {program(fmt::format("{}pool: core_barrier\n", kTensors)), 0},
+      {program(fmt::format("{}pool: nop\n", kTensors)), 1}};
   Result<RunResult> r = session.runCores(cores, {}, {}, options);
   ASSERT_TRUE(r.ok()) << r.status().toString();
 }

@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "scratch_dir.h"
 #include "trn/numerics/convert.h"
 #include "trn/runtime/npy.h"
 #include "trn/runtime/session.h"
-#include "scratch_dir.h"
 #include "trnsim_cli.h"
 
 namespace trn::runtime {
@@ -131,8 +131,8 @@ TEST_F(CliRunTest, DemoRunsTheDecoderLayerOnOneCoreAndOnAPairChecksItAndWritesAT
       << demo.output;
   for (const char* step :
        {"attention rmsnorm", "qkv projection", "rope q", "rope k", "causal attention",
-        "output projection + residual", "mlp rmsnorm", "swiglu mlp + residual", "1 core",
-        "2 cores", "layer on 1 core:", "layer on 2 cores (LNC=2):",
+        "output projection + residual", "mlp rmsnorm", "swiglu mlp + residual", "1 core", "2 cores",
+        "layer on 1 core:", "layer on 2 cores (LNC=2):",
         "layer output on 2 cores is bit-identical to the one-core output"}) {
     EXPECT_NE(demo.output.find(step), std::string::npos) << step << "\n" << demo.output;
   }
@@ -197,8 +197,8 @@ TEST_F(CliRunTest, APairOfProgramsRunsTogetherFromFilesOrAsOneChipProgram) {
 
   // The same pair assembled into one chip program file, run and disassembled.
   ASSERT_EQ(trnsim(fmt::format("asm {} --lnc 2 -o {}", programs, path("pair.tprog"))).exitCode, 0);
-  const auto chip = trnsim(fmt::format("run {} --in x={} --out y={}", path("pair.tprog"),
-                                       path("x.npy"), path("z.npy")));
+  const auto chip = trnsim(
+      fmt::format("run {} --in x={} --out y={}", path("pair.tprog"), path("x.npy"), path("z.npy")));
   ASSERT_EQ(chip.exitCode, 0) << chip.output;
   EXPECT_EQ(readNpy(path("z.npy"))->data, x.data);
   const auto text = trnsim(fmt::format("disasm {}", path("pair.tprog")));
@@ -206,8 +206,8 @@ TEST_F(CliRunTest, APairOfProgramsRunsTogetherFromFilesOrAsOneChipProgram) {
   EXPECT_NE(text.output.find("# physical core 1"), std::string::npos);
 
   // Both cores writing the same rows is a race between them.
-  const auto racy = trnsim(fmt::format("run {} {} --lnc 2 --in x={}", path("c0.tasm"),
-                                       path("c0.tasm"), path("x.npy")));
+  const auto racy = trnsim(
+      fmt::format("run {} {} --lnc 2 --in x={}", path("c0.tasm"), path("c0.tasm"), path("x.npy")));
   EXPECT_EQ(racy.exitCode, 1);
   EXPECT_NE(racy.output.find("race between cores"), std::string::npos) << racy.output;
   for (const auto& [arguments, message] : std::vector<std::pair<std::string, std::string>>{

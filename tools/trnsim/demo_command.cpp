@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "messages.h"
@@ -81,9 +81,8 @@ void printLayer(const harness::DecoderLayerConfig& c, const harness::DecoderLaye
                 const harness::DecoderLayerRun* logical, int lnc) {
   const harness::DecoderLayerRun& shown = logical != nullptr ? *logical : one;
   if (logical != nullptr) {
-    fmt::print("{:<29} {:<16} {:>10} {:>10} {:>6} {:>6}  {:<14} {}\n", "step", "kernel",
-               "1 core", fmt::format("{} cores", lnc), "x", "MFU", "bound by",
-               "numerics vs float64");
+    fmt::print("{:<29} {:<16} {:>10} {:>10} {:>6} {:>6}  {:<14} {}\n", "step", "kernel", "1 core",
+               fmt::format("{} cores", lnc), "x", "MFU", "bound by", "numerics vs float64");
   } else {
     fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<14} {:<24} {}\n", "step", "kernel", "time", "MFU",
                "bound by", "numerics vs float64", "inputs");
@@ -93,13 +92,13 @@ void printLayer(const harness::DecoderLayerConfig& c, const harness::DecoderLaye
     const std::string mfu = r.usefulFlops > 0 ? fmt::format("{:.1f}%", 100.0 * r.mfu) : "-";
     if (logical != nullptr) {
       const Picoseconds single = one.steps[i].result.report.total;
-      const double speedup = r.report.total.count() > 0
-                                 ? static_cast<double>(single.count()) /
-                                       static_cast<double>(r.report.total.count())
-                                 : 0.0;
+      const double speedup =
+          r.report.total.count() > 0
+              ? static_cast<double>(single.count()) / static_cast<double>(r.report.total.count())
+              : 0.0;
       fmt::print("{:<29} {:<16} {:>10} {:>10} {:>5.2f}x {:>6}  {:<14} {}\n", shown.steps[i].name,
-                 shown.steps[i].kernel, microseconds(single), microseconds(r.report.total),
-                 speedup, mfu, harness::boundBy(r.report), numericsCell(r));
+                 shown.steps[i].kernel, microseconds(single), microseconds(r.report.total), speedup,
+                 mfu, harness::boundBy(r.report), numericsCell(r));
     } else {
       fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<14} {:<24} {}\n", shown.steps[i].name,
                  shown.steps[i].kernel, microseconds(r.report.total), mfu,
@@ -122,9 +121,9 @@ void printLayer(const harness::DecoderLayerConfig& c, const harness::DecoderLaye
         "layer on {} cores (LNC={}): {}: {:.1f} TFLOP/s, MFU {:.1f} % of the {} cores, {:.0f} "
         "tokens/s per logical core: {:.2f}x one core\n",
         lnc, lnc, microseconds(logical->total), tflops, 100.0 * logical->mfu, lnc, tokens,
-        logical->total.count() > 0 ? static_cast<double>(one.total.count()) /
-                                         static_cast<double>(logical->total.count())
-                                   : 0.0);
+        logical->total.count() > 0
+            ? static_cast<double>(one.total.count()) / static_cast<double>(logical->total.count())
+            : 0.0);
     if (!one.output.values.empty()) {
       const bool same = one.output.values == logical->output.values;
       fmt::print("layer output on {} cores {} the one-core output\n", lnc,
@@ -166,8 +165,7 @@ Status runDemo(const DemoArgs& args) {
       "\none Llama-style decoder layer ({}) on {} {}, {}, {}:\n"
       "  {} tokens, hidden {}, {} query heads and {} kv heads of {}, SwiGLU MLP {}\n\n",
       args.small ? "small test shapes" : "TinyLlama-1.1B shapes",
-      lnc > 1 ? fmt::format("one NeuronCore and on an LNC={} logical core (a core pair) of",
-                            lnc)
+      lnc > 1 ? fmt::format("one NeuronCore and on an LNC={} logical core (a core pair) of", lnc)
               : std::string("one NeuronCore of"),
       chip->name, dtypeName(config.dtype), core::runModeName(mode), config.tokens, config.hidden,
       config.heads, config.kvHeads, config.headDim, config.intermediate);

@@ -113,9 +113,8 @@ int bench(const BenchArgs& args) {
   }
   if (result->cores.size() > 1) {
     fmt::print("\n");
-    std::fputs(profile::formatChipSummary(profile::makeChipSummary(
-                                              result->cores, result->physicalCores,
-                                              session->chip()))
+    std::fputs(profile::formatChipSummary(
+                   profile::makeChipSummary(result->cores, result->physicalCores, session->chip()))
                    .c_str(),
                stdout);
   }

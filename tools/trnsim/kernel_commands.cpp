@@ -64,9 +64,10 @@ int compileKernel(const CompileArgs& args) {
     options.dumpStream = &std::cout;
   }
   if (args.lnc > 1 && !entry->spmd) {
-    printError(fmt::format("kernel '{}' does not split its work over SPMD programs; at LNC={} "
-                           "every core would compute all of it",
-                           entry->name, args.lnc));
+    printError(
+        fmt::format("kernel '{}' does not split its work over SPMD programs; at LNC={} "
+                    "every core would compute all of it",
+                    entry->name, args.lnc));
     return kUserError;
   }
   runtime::RunOptions launchOptions;
@@ -116,8 +117,9 @@ void registerKernelCommands(CLI::App& app, int& exitCode) {
                       "print the kernel IR after this pass (trace, allocate, place-dma, "
                       "synchronise, lower)");
   compile->add_option("--bufs", args->bufs, "multi-buffering depth")->check(CLI::Range(1, 8));
-  compile->add_option("--lnc", args->lnc,
-                      "compile an SPMD launch over this many physical cores (a chip program)")
+  compile
+      ->add_option("--lnc", args->lnc,
+                   "compile an SPMD launch over this many physical cores (a chip program)")
       ->capture_default_str();
   compile->add_option("-o,--output", args->output, "save the Program (binary format)");
   compile->callback([args, &exitCode] { exitCode = compileKernel(*args); });

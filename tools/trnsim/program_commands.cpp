@@ -135,12 +135,11 @@ Status runProgram(const RunOptions& options) {
   for (std::size_t i = 0; i < options.programs.size(); ++i) {
     const std::string& path = options.programs[i];
     TRN_ASSIGN_OR_RETURN(isa::ChipProgram loaded, runtime::loadChipProgram(path));
-    const bool multi = loaded.cores.size() > 1 || loaded.lnc != 1 ||
-                       loaded.cores.front().physicalCore != 0;
+    const bool multi =
+        loaded.cores.size() > 1 || loaded.lnc != 1 || loaded.cores.front().physicalCore != 0;
     if (multi && (options.programs.size() > 1 || !options.cores.empty())) {
       return invalidArgument(fmt::format(
-          "{} is a chip program (its cores are in the file): run it alone, without --cores",
-          path));
+          "{} is a chip program (its cores are in the file): run it alone, without --cores", path));
     }
     if (multi && options.lnc > 0 && options.lnc != loaded.lnc) {
       return invalidArgument(fmt::format("{} was assembled for LNC={}; --lnc {} contradicts it",
@@ -150,8 +149,7 @@ Status runProgram(const RunOptions& options) {
       run.lnc = loaded.lnc;
     }
     for (isa::ChipProgram::Core& core : loaded.cores) {
-      const std::string name =
-          multi ? fmt::format("{} (core {})", path, core.physicalCore) : path;
+      const std::string name = multi ? fmt::format("{} (core {})", path, core.physicalCore) : path;
       for (const std::string& warning : isa::programWarnings(core.program)) {
         printWarning(fmt::format("{}: {}", name, warning));
       }
@@ -207,8 +205,8 @@ Status runProgram(const RunOptions& options) {
   for (const runtime::TensorBinding& b : read) {
     const isa::TensorDecl* decl = declOf(b.tensor);
     if (decl == nullptr) {
-      return notFound(fmt::format("--in {}: {} has no tensor '{}'", b.tensor, programNames,
-                                  b.tensor));
+      return notFound(
+          fmt::format("--in {}: {} has no tensor '{}'", b.tensor, programNames, b.tensor));
     }
     const auto most = static_cast<std::uint64_t>(decl->elementCount()) *
                       static_cast<std::uint64_t>(std::max<std::int64_t>(4, byteSize(decl->dtype)));
@@ -217,8 +215,8 @@ Status runProgram(const RunOptions& options) {
   }
   for (const runtime::TensorBinding& b : outputs) {
     if (declOf(b.tensor) == nullptr) {
-      return notFound(fmt::format("--out {}: {} has no tensor '{}'", b.tensor, programNames,
-                                  b.tensor));
+      return notFound(
+          fmt::format("--out {}: {} has no tensor '{}'", b.tensor, programNames, b.tensor));
     }
     wanted.push_back({b.tensor, b.hostType});
   }
@@ -255,13 +253,14 @@ Status runProgram(const RunOptions& options) {
     for (std::size_t i = 0; i < programs.size(); ++i) {
       const core::RunStats& stats = result.cores[i];
       if (stats.unrecorded > 0) {
-        printWarning(fmt::format("the trace holds the first {} instructions of {}; {} later ones "
-                                 "were run but not recorded (the record limit bounds trace "
-                                 "memory)",
-                                 stats.records.size(), names[i], stats.unrecorded));
+        printWarning(
+            fmt::format("the trace holds the first {} instructions of {}; {} later ones "
+                        "were run but not recorded (the record limit bounds trace "
+                        "memory)",
+                        stats.records.size(), names[i], stats.unrecorded));
       }
-      segments.push_back({fmt::format("core {}", programs[i].physicalCore),
-                          programs[i].program.get(), &stats});
+      segments.push_back(
+          {fmt::format("core {}", programs[i].physicalCore), programs[i].program.get(), &stats});
     }
     if (programs.size() == 1) {
       TRN_RETURN_IF_ERROR(
@@ -328,8 +327,7 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
                    "programs (.tasm text or binary), on physical cores 0, 1, ... unless --cores "
                    "says; tensors of the same name are shared")
       ->required();
-  runCommand->add_option("--cores", o->run.cores, "physical core of each program")
-      ->delimiter(',');
+  runCommand->add_option("--cores", o->run.cores, "physical core of each program")->delimiter(',');
   runCommand->add_option("--lnc", o->run.lnc,
                          "physical cores per logical core (1 or 2): cores 2i and 2i+1 meet at "
                          "core barriers at 2 (default 1, or a chip program's)");

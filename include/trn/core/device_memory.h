@@ -52,7 +52,7 @@ class DeviceMemory {
   Status write(std::int64_t address, std::span<const std::byte> data);
   /// The bytes at [address, address + size) (an error without data).
   [[nodiscard]] Result<std::span<const std::byte>> read(std::int64_t address,
-                                                         std::int64_t size) const;
+                                                        std::int64_t size) const;
 
  private:
   DeviceMemory(std::int64_t stackBytes, std::int64_t stacks);

@@ -43,8 +43,8 @@ struct CheckResult {
   bool checked = false;                 ///< the outputs were compared with the reference
   std::vector<Comparison> comparisons;  ///< one per output when checked
   bool pass = true;                     ///< every comparison passed (true when not checked)
-  core::RunStats stats;               ///< the launch's (core::mergeStats for several cores)
-  std::vector<core::RunStats> cores;  ///< per core
+  core::RunStats stats;                 ///< the launch's (core::mergeStats for several cores)
+  std::vector<core::RunStats> cores;    ///< per core
   std::vector<int> physicalCores;
   profile::Report report;
   double usefulFlops = 0;  ///< KernelEntry::flops

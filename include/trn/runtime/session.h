@@ -3,10 +3,11 @@
 // Programs on one or several of its physical cores with host arrays bound to their HBM tensors
 // in one device memory, and reads results back, all under one options struct whose defaults are
 // the same for every caller. A kernel launched at LNC=2 runs one program instance on each core
-// of a logical core (NKI's SPMD model), sharing its inputs and outputs in HBM (docs/chip.md). The command line, the
-// kernel-checking harness, the demo and the benchmarks run through it, and it is the surface the
-// Python package binds. Arrays are exchanged in a tensor's storage type (bf16 as raw uint16, ...)
-// or as float32, rounded to nearest even on the way in (runner.h has the conversions).
+// of a logical core (NKI's SPMD model), sharing its inputs and outputs in HBM (docs/chip.md). The
+// command line, the kernel-checking harness, the demo and the benchmarks run through it, and it is
+// the surface the Python package binds. Arrays are exchanged in a tensor's storage type (bf16 as
+// raw uint16, ...) or as float32, rounded to nearest even on the way in (runner.h has the
+// conversions).
 #pragma once
 
 #include <cstdint>

@@ -83,11 +83,12 @@ struct BranchNonZero {
 /// everything that happened before each arrival happens before everything after the barrier on
 /// every core of the group. On a core that runs alone it completes at once. docs/chip.md.
 struct CoreBarrier {
-  static constexpr InstrInfo kInfo{"core_barrier", 0x0604,
-                                   {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool,
-                                    Engine::kSp},
-                                   "control",
-                                   "wait until every core of the logical core reaches its barrier"};
+  static constexpr InstrInfo kInfo{
+      "core_barrier",
+      0x0604,
+      {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool, Engine::kSp},
+      "control",
+      "wait until every core of the logical core reaches its barrier"};
   static constexpr auto fields() { return std::tuple{}; }
   [[nodiscard]] Status execute(ExecContext& /*ctx*/) const { return {}; }
 };
