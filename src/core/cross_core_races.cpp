@@ -16,6 +16,39 @@ CrossCoreRaces::CrossCoreRaces(std::vector<const void*> devices,
       describe_(std::move(describe)),
       tensorName_(std::move(tensorName)) {}
 
+std::vector<std::vector<std::uint8_t>> CrossCoreRaces::checkedTensors(
+    std::span<const NeuronCore* const> cores) {
+  std::vector<std::vector<bool>> written;
+  for (const NeuronCore* core : cores) {
+    written.push_back(isa::writtenTensors(core->program()));
+  }
+  std::vector<std::vector<std::uint8_t>> checked(cores.size());
+  for (std::size_t c = 0; c < cores.size(); ++c) {
+    const NeuronCore& a = *cores[c];
+    const auto& tensors = a.program().tensors;
+    checked[c].assign(tensors.size(), 0);
+    for (std::size_t t = 0; t < tensors.size(); ++t) {
+      const std::int64_t begin = a.tensorAddress(static_cast<std::int32_t>(t));
+      const std::int64_t end = begin + tensors[t].byteSize();
+      for (std::size_t d = 0; d < cores.size() && checked[c][t] == 0; ++d) {
+        const NeuronCore& b = *cores[d];
+        if (d == c || &b.device() != &a.device()) {
+          continue;
+        }
+        for (std::size_t u = 0; u < b.program().tensors.size(); ++u) {
+          const std::int64_t otherBegin = b.tensorAddress(static_cast<std::int32_t>(u));
+          const std::int64_t otherEnd = otherBegin + b.program().tensors[u].byteSize();
+          if (begin < otherEnd && otherBegin < end && (written[c][t] || written[d][u])) {
+            checked[c][t] = 1;
+            break;
+          }
+        }
+      }
+    }
+  }
+  return checked;
+}
+
 template <typename Fn>
 void CrossCoreRaces::forEachGranule(const isa::Footprint& f, std::int64_t base, Fn&& fn) {
   std::int64_t last = -1;

@@ -25,6 +25,7 @@
 
 #include "trn/base/status.h"
 #include "trn/core/hazard_detector.h"
+#include "trn/core/neuron_core.h"
 #include "trn/isa/footprint.h"
 
 namespace trn::core {
@@ -37,6 +38,11 @@ class CrossCoreRaces {
   CrossCoreRaces(std::vector<const void*> devices,
                  std::function<std::string(std::uint32_t, AccessOwner)> describe,
                  std::function<std::string(std::uint32_t, std::int32_t)> tensorName);
+
+  /// Per core and HBM tensor, whether its accesses can conflict with another core's: one of the
+  /// other cores' tensors overlaps it in the same device memory, and one of the two is written.
+  static std::vector<std::vector<std::uint8_t>> checkedTensors(
+      std::span<const NeuronCore* const> cores);
 
   /// Core `core` arrived at its next barrier with clock `arrival`.
   void arrive(std::uint32_t core, const VectorClock& arrival) {

@@ -11,7 +11,7 @@
 // - A DMA instruction occupies its sequencer for the dispatch cost and hands the transfer to the
 //   DMA model (dma_model.h); the transfer applies the instruction's updates when it finishes.
 // - Events are ordered by (time, kind, sequence): completions before DMA progress before issue,
-//   and otherwise in the order they were scheduled, so runs are deterministic.
+//   and otherwise in the order they were scheduled, so runs are deterministic (event_queue.h).
 // - Functional-only mode runs the same scheduler with every duration zero. Data is computed when
 //   an instruction starts (a DMA when it is issued); the race detector (hazard_detector.h) checks
 //   every access in every mode; between cores, cross_core_races.h checks their HBM accesses.
@@ -27,12 +27,12 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <queue>
 #include <span>
 #include <utility>
 #include <variant>
 
 #include "cross_core_races.h"
+#include "event_queue.h"
 #include "instruction_plan.h"
 #include "sequencer_state.h"
 #include "trn/core/dma_model.h"
@@ -63,21 +63,6 @@ namespace {
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 /// EngineState::blockedOn of an engine waiting at a core barrier for the other cores.
 constexpr std::int32_t kBarrierWait = -2;
-
-enum class EventKind : std::uint8_t { kComplete, kDma, kReady };
-
-struct Event {
-  std::int64_t time;
-  std::uint64_t order;  ///< kind in the top bits, then the sequence number: one comparison
-  std::uint32_t core;
-  std::uint32_t payload;  ///< completion slot (kComplete) or engine (kReady)
-
-  static constexpr int kKindShift = 62;
-  [[nodiscard]] EventKind kind() const { return static_cast<EventKind>(order >> kKindShift); }
-  bool operator>(const Event& other) const {
-    return time != other.time ? time > other.time : order > other.order;
-  }
-};
 
 struct EngineState {
   SequencerState seq;
@@ -151,9 +136,6 @@ class Simulation {
   /// `engine` of core `c` is at a core_barrier at `now`: counts its arrival (once) and wakes the
   /// group when it is the last. Returns whether the engine may pass the barrier now.
   bool arriveAtBarrier(std::uint32_t c, Engine engine, std::int64_t now);
-  /// Sets CoreRun::crossChecked: a tensor is checked against the other cores when one of their
-  /// tensors overlaps it in the same device memory and one of the two is written.
-  void markCrossChecked();
   /// Stores `value` at `slot` of `slots` (growing it) when races are checked.
   static void keepClock(std::vector<VectorClock>& slots, std::uint32_t slot,
                         const VectorClock* value) {
@@ -168,67 +150,7 @@ class Simulation {
   Status advanceDma(std::int64_t now);
   void scheduleDma();
   void schedule(std::int64_t time, EventKind kind, std::uint32_t core, std::uint32_t payload) {
-    const std::uint64_t order =
-        (static_cast<std::uint64_t>(kind) << Event::kKindShift) | sequence_++;
-    if (kind == EventKind::kReady) {
-      // The slot was empty (an engine has at most one pending wake), so the first slot can only
-      // become this one.
-      Event& slot = ready_[core * isa::kNumEngines + payload];
-      slot = Event{time, order, core, payload};
-      Event*& coreFirst = coreFirstReady_[core];
-      if (coreFirst != nullptr && (coreFirst->time == kNever || *coreFirst > slot)) {
-        coreFirst = &slot;
-      }
-      if (firstReady_ != nullptr && (firstReady_->time == kNever || *firstReady_ > slot)) {
-        firstReady_ = &slot;
-      }
-    } else {
-      events_.push(Event{time, order, core, payload});
-    }
-  }
-  /// The ready slot that comes first, or nullptr when no engine is waiting to issue. The first
-  /// of each core's slots and the first of those are cached until their slot is taken
-  /// (takeReady), so taking one rescans one core's slots and the cores' firsts.
-  [[nodiscard]] Event* firstReady() {
-    if (firstReady_ == nullptr) {
-      for (std::size_t c = 0; c < coreFirstReady_.size(); ++c) {
-        Event*& coreFirst = coreFirstReady_[c];
-        if (coreFirst == nullptr) {
-          // An empty slot's time is kNever: it never comes first.
-          const std::span<Event> slots =
-              std::span(ready_).subspan(c * isa::kNumEngines, isa::kNumEngines);
-          coreFirst = &slots[0];
-          for (Event& slot : slots.subspan(1)) {
-            if (*coreFirst > slot) {
-              coreFirst = &slot;
-            }
-          }
-        }
-        if (firstReady_ == nullptr || *firstReady_ > *coreFirst) {
-          firstReady_ = coreFirst;
-        }
-      }
-    }
-    return firstReady_->time != kNever ? firstReady_ : nullptr;
-  }
-  /// Empties a ready slot (its event is being processed).
-  void takeReady(Event& slot) {
-    slot.time = kNever;
-    Event*& coreFirst = coreFirstReady_[slot.core];
-    if (&slot == coreFirst) {
-      coreFirst = nullptr;
-    }
-    if (&slot == firstReady_) {
-      firstReady_ = nullptr;
-    }
-  }
-  /// Whether any event is pending at or before `time`.
-  [[nodiscard]] bool anyPendingBy(std::int64_t time) {
-    if (!events_.empty() && events_.top().time <= time) {
-      return true;
-    }
-    const Event* first = firstReady();
-    return first != nullptr && first->time <= time;
+    queue_.schedule(time, kind, core, payload);
   }
   double throttle(CoreRun& cr, std::int64_t now) const;
   /// The semaphore of the first of `waits` that does not hold, or -1 when all hold.
@@ -255,14 +177,7 @@ class Simulation {
   std::vector<VectorClock> completionClocks_;  ///< by completion slot, when races are checked
   std::vector<VectorClock> transferClocks_;    ///< by DMA transfer id, when races are checked
   std::vector<std::uint32_t> freeCompletions_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  /// The ready events (kReady), one slot per engine of each core (an engine has at most one
-  /// pending, EngineState::wakePending): they are most events, and a slot is cheaper than the
-  /// heap. They are ordered with the heap's events by time, kind and sequence as one queue.
-  std::vector<Event> ready_;
-  Event* firstReady_ = nullptr;  ///< the first of ready_, or null when it must be found again
-  std::vector<Event*> coreFirstReady_;  ///< per core, the first of its slots, or null
-  std::uint64_t sequence_ = 0;
+  EventQueue queue_;
   PreparedAccesses accesses_;
   std::vector<std::uint32_t> finished_;
 };
@@ -318,10 +233,15 @@ Status Simulation::setUp() {
   });
   if (cores_.size() > 1 && allDetect) {
     std::vector<const void*> devices;
+    std::vector<const NeuronCore*> cores;
     for (const CoreRun& cr : cores_) {
       devices.push_back(&cr.core->device());
+      cores.push_back(cr.core);
     }
-    markCrossChecked();
+    std::vector<std::vector<std::uint8_t>> checked = CrossCoreRaces::checkedTensors(cores);
+    for (std::size_t c = 0; c < cores_.size(); ++c) {
+      cores_[c].crossChecked = std::move(checked[c]);
+    }
     crossCore_.emplace(
         std::move(devices),
         [this](std::uint32_t c, AccessOwner owner) { return describe(c, owner); },
@@ -458,7 +378,7 @@ Status Simulation::runEngine(std::uint32_t c, Engine engine, std::int64_t now) {
     // Without an earlier event pending, this engine's next issue is the next event: run it
     // directly (a strictly earlier time cannot tie with any queued event, so the order is the
     // one the queue would give).
-    if (anyPendingBy(next)) {
+    if (queue_.anyPendingBy(next)) {
       es.wakePending = true;
       schedule(next, EventKind::kReady, c, static_cast<std::uint32_t>(engine));
       return {};
@@ -660,36 +580,6 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   return {};
 }
 
-void Simulation::markCrossChecked() {
-  std::vector<std::vector<bool>> written;
-  for (const CoreRun& cr : cores_) {
-    written.push_back(isa::writtenTensors(cr.core->program()));
-  }
-  for (std::size_t c = 0; c < cores_.size(); ++c) {
-    const NeuronCore& a = *cores_[c].core;
-    const auto& tensors = a.program().tensors;
-    cores_[c].crossChecked.assign(tensors.size(), 0);
-    for (std::size_t t = 0; t < tensors.size(); ++t) {
-      const std::int64_t begin = a.tensorAddress(static_cast<std::int32_t>(t));
-      const std::int64_t end = begin + tensors[t].byteSize();
-      for (std::size_t d = 0; d < cores_.size() && !cores_[c].crossChecked[t]; ++d) {
-        const NeuronCore& b = *cores_[d].core;
-        if (d == c || &b.device() != &a.device()) {
-          continue;
-        }
-        for (std::size_t u = 0; u < b.program().tensors.size(); ++u) {
-          const std::int64_t otherBegin = b.tensorAddress(static_cast<std::int32_t>(u));
-          const std::int64_t otherEnd = otherBegin + b.program().tensors[u].byteSize();
-          if (begin < otherEnd && otherBegin < end && (written[c][t] || written[d][u])) {
-            cores_[c].crossChecked[t] = 1;
-            break;
-          }
-        }
-      }
-    }
-  }
-}
-
 bool Simulation::arriveAtBarrier(std::uint32_t c, Engine engine, std::int64_t now) {
   CoreRun& cr = cores_[c];
   EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
@@ -883,32 +773,15 @@ void Simulation::finalise() {
 
 Result<std::vector<RunStats>> Simulation::run() {
   TRN_RETURN_IF_ERROR(setUp());
-  ready_.assign(cores_.size() * isa::kNumEngines, Event{kNever, 0, 0, 0});
-  for (std::uint32_t c = 0; c < cores_.size(); ++c) {
-    for (std::size_t e = 0; e < isa::kNumEngines; ++e) {
-      ready_[c * isa::kNumEngines + e].core = c;  // takeReady finds a slot's core in it
-    }
-  }
-  firstReady_ = nullptr;
-  coreFirstReady_.assign(cores_.size(), nullptr);
+  queue_.reset(cores_.size());
   for (std::uint32_t c = 0; c < cores_.size(); ++c) {
     for (const Engine engine : isa::kAllEngines) {
       cores_[c].engines[static_cast<std::size_t>(engine)].wakePending = true;
       schedule(0, EventKind::kReady, c, static_cast<std::uint32_t>(engine));
     }
   }
-  while (true) {
-    Event* ready = firstReady();
-    Event event{};
-    if (!events_.empty() && (ready == nullptr || *ready > events_.top())) {
-      event = events_.top();
-      events_.pop();
-    } else if (ready != nullptr) {
-      event = *ready;
-      takeReady(*ready);
-    } else {
-      break;
-    }
+  Event event{};
+  while (queue_.pop(event)) {
     if (event.time > kMaxSimulatedTime.count()) {
       return timeOverflow().withContext(event.kind() == EventKind::kDma ? "a DMA transfer"
                                                                          : "an instruction");
