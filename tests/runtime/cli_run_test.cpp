@@ -217,7 +217,10 @@ TEST_F(CliRunTest, APairOfProgramsRunsTogetherFromFilesOrAsOneChipProgram) {
            {fmt::format("run {} --cores 3,3 --mode timing-only", programs),
             "two programs were given for physical core 3"},
            {fmt::format("disasm {} -o {}", path("pair.tprog"), path("p.tasm")),
-            "has no single text form"}}) {
+            "has no single text form"},
+           {fmt::format("run {} --lnc 0 --mode timing-only", path("c0.tasm")),
+            "LNC=0 is not a logical-core size of chip 'trn2' (it has 1, 2)"},
+           {"demo --small --lnc 3", "--lnc 3: chip 'trn2' has logical cores of 1 or 2"}}) {
     const auto bad = trnsim(arguments);
     EXPECT_EQ(bad.exitCode, 1) << arguments;
     EXPECT_NE(bad.output.find(message), std::string::npos) << arguments << "\n" << bad.output;

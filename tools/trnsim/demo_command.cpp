@@ -157,7 +157,14 @@ Status runDemo(const DemoArgs& args) {
   TRN_ASSIGN_OR_RETURN(const core::RunMode mode, core::parseRunMode(args.mode));
   const spec::ChipSpec* chip = &session.chip();
   printChipSummary(*chip);
-  const int lnc = args.lnc > 0 ? args.lnc : static_cast<int>(chip->chip.logicalCores.defaultSize);
+  const int lnc = args.lnc != 0 ? args.lnc : static_cast<int>(chip->chip.logicalCores.defaultSize);
+  const std::vector<std::int64_t>& sizes = chip->chip.logicalCores.sizes;
+  if (std::find(sizes.begin(), sizes.end(), lnc) == sizes.end()) {
+    return invalidArgument(
+        fmt::format("--lnc {}: chip '{}' has logical cores of {} physical "
+                    "cores",
+                    lnc, chip->name, fmt::join(sizes, " or ")));
+  }
 
   const harness::DecoderLayerConfig config =
       args.small ? harness::DecoderLayerConfig::small() : harness::DecoderLayerConfig::tinyLlama();

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "messages.h"
@@ -27,7 +28,7 @@ namespace {
 struct RunOptions {
   std::vector<std::string> programs;
   std::vector<int> cores;  ///< physical core of each program (default 0, 1, ...)
-  int lnc = 0;             ///< 0: a chip program file's, else 1
+  std::optional<int> lnc;  ///< not given: a chip program file's, else 1
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::string chip = "trn2";
@@ -131,7 +132,7 @@ Status runProgram(const RunOptions& options) {
   }
   std::vector<runtime::CoreProgram> programs;
   std::vector<std::string> names;  ///< of each core's program, for messages
-  run.lnc = options.lnc > 0 ? options.lnc : 1;
+  run.lnc = options.lnc.value_or(1);
   for (std::size_t i = 0; i < options.programs.size(); ++i) {
     const std::string& path = options.programs[i];
     TRN_ASSIGN_OR_RETURN(isa::ChipProgram loaded, runtime::loadChipProgram(path));
@@ -141,9 +142,9 @@ Status runProgram(const RunOptions& options) {
       return invalidArgument(fmt::format(
           "{} is a chip program (its cores are in the file): run it alone, without --cores", path));
     }
-    if (multi && options.lnc > 0 && options.lnc != loaded.lnc) {
+    if (multi && options.lnc && *options.lnc != loaded.lnc) {
       return invalidArgument(fmt::format("{} was assembled for LNC={}; --lnc {} contradicts it",
-                                         path, loaded.lnc, options.lnc));
+                                         path, loaded.lnc, *options.lnc));
     }
     if (multi) {
       run.lnc = loaded.lnc;
