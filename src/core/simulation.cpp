@@ -33,6 +33,7 @@
 
 #include "cross_core_races.h"
 #include "event_queue.h"
+#include "core_run.h"
 #include "instruction_plan.h"
 #include "sequencer_state.h"
 #include "trn/core/dma_model.h"
@@ -61,55 +62,6 @@ using plan::updatingAgent;
 namespace {
 
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
-/// EngineState::blockedOn of an engine waiting at a core barrier for the other cores.
-constexpr std::int32_t kBarrierWait = -2;
-
-struct EngineState {
-  SequencerState seq;
-  std::size_t pc = 0;
-  std::int64_t readySince = 0;
-  bool blocked = false;
-  std::int32_t blockedOn = -1;  ///< the semaphore of the first wait that did not hold
-  std::uint32_t barrier = 0;    ///< the barrier it has arrived at and not yet passed (0: none)
-  bool wakePending = false;
-  bool done = false;
-};
-
-struct CoreRun {
-  NeuronCore* core = nullptr;
-  std::array<PlanWindow, isa::kNumEngines> windows;
-  std::array<EngineState, isa::kNumEngines> engines;
-  std::vector<std::int32_t> semaphores;
-  /// Per semaphore, a bit for each engine blocked on it (EngineState::blockedOn).
-  std::vector<std::uint8_t> waiters;
-  std::optional<HazardDetector> hazards;
-  std::optional<WaitRaceDetector> waitRaces;  ///< with hazards
-  std::optional<CostCalculator> costs;
-  RunStats stats;
-  std::int64_t lastActivity = 0;
-  std::int64_t peLastEnd = -1;  ///< end of the last TensorE instruction (throttle re-arm)
-  std::int64_t rampStart = 0;   ///< when the current throttle ramp began
-  std::uint32_t group = 0;      ///< index of its barrier group (its logical core)
-  std::uint32_t barriersReached = 0;
-  /// Per HBM tensor: whether its accesses can conflict with another core's (cross_core_races.h).
-  std::vector<std::uint8_t> crossChecked;
-};
-
-/// One barrier of a group: how many of its cores have arrived, the last arrival, and whether it
-/// is complete.
-struct BarrierState {
-  std::size_t arrived = 0;
-  std::int64_t lastArrival = 0;
-  bool complete = false;
-};
-
-/// The cores of one logical core, which meet at core barriers.
-struct BarrierGroup {
-  int logicalCore = 0;
-  std::vector<std::uint32_t> cores;
-  std::vector<BarrierState> barriers;  ///< by barrier number - 1
-};
-
 class Simulation {
  public:
   explicit Simulation(const std::vector<NeuronCore*>& cores) {
