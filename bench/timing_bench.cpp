@@ -119,6 +119,8 @@ void runProgram(benchmark::State& state, RunMode mode, bool detectRaces = true) 
   state.SetItemsProcessed(static_cast<std::int64_t>(executed));
   state.counters["sim_us"] = static_cast<double>(simulatedPs) * 1e-6;
   state.counters["generate_s"] = w.generateSeconds;
+  state.counters["bytes_per_instr"] = static_cast<double>(w.program.residentBytes()) /
+                                      static_cast<double>(w.program.instructionCount());
 }
 
 void BM_TimingOnly(benchmark::State& state) { runProgram(state, RunMode::kTimingOnly); }

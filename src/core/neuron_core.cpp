@@ -370,17 +370,16 @@ SequencerState NeuronCore::newSequencer() const {
   return seq;
 }
 
-Status NeuronCore::execute(Engine engine, const isa::Instruction& instr, SequencerState& seq,
+Status NeuronCore::execute(Engine engine, const isa::InstructionBody& instr, SequencerState& seq,
                            std::int64_t& jump) {
-  const bool control =
-      std::visit([](const auto& body) { return body.kInfo.isControl(); }, instr.body);
+  const bool control = std::visit([](const auto& body) { return body.kInfo.isControl(); }, instr);
   jump = -1;
   if (!control && !hasData(options_.mode)) {
     ++seq.executed;
     return {};  // timing-only: data is not modelled, only control flow
   }
   Context ctx(*this, seq, engine);
-  Status status = std::visit([&](const auto& body) { return body.execute(ctx); }, instr.body);
+  Status status = std::visit([&](const auto& body) { return body.execute(ctx); }, instr);
   if (status.ok()) {
     status = ctx.fault();
   }

@@ -51,11 +51,8 @@ using plan::Completion;
 using plan::Kind;
 using plan::kindOf;
 using plan::kNoRecord;
-using plan::kPrefetchAhead;
 using plan::Planned;
 using plan::PlanWindow;
-using plan::prefetch;
-using plan::prefetchSync;
 using plan::setCompletion;
 using plan::updatingAgent;
 
@@ -130,7 +127,6 @@ class Simulation {
   std::vector<VectorClock> transferClocks_;    ///< by DMA transfer id, when races are checked
   std::vector<std::uint32_t> freeCompletions_;
   EventQueue queue_;
-  PreparedAccesses accesses_;
   std::vector<std::uint32_t> finished_;
 };
 
@@ -222,54 +218,47 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
   }
   // Sizes and pointers are read once: stores into the window would otherwise make the compiler
   // reload them for every instruction.
-  const std::span<const isa::Instruction> stream = cr.core->program().stream(engine);
-  const std::size_t end = stream.size();
+  const isa::InstructionStream& stream = cr.core->program().stream(engine);
   const std::size_t windowSize = PlanWindow::windowSize(cores_.size());
-  const std::size_t count = std::min(windowSize, end - pc);
-  const std::int64_t maxBuffer = chip_->core.dma.descriptors.maxBufferBytes.count();
-  CostCalculator& costs = *cr.costs;
+  const std::size_t count = std::min(windowSize, stream.size() - pc);
+  const std::int64_t maxBuffer =
+      chip_ != nullptr ? chip_->core.dma.descriptors.maxBufferBytes.count() : 0;
+  CostCalculator* costs = cr.costs ? &*cr.costs : nullptr;
   HazardDetector* hazards = cr.hazards ? &*cr.hazards : nullptr;
   if (window.plans.empty()) {
     window.plans.resize(windowSize);
+    window.bodies.resize(windowSize);
   }
   Planned* plans = window.plans.data();
-  std::vector<isa::SemaphoreWait>& waits = window.waits;
+  isa::InstructionBody* bodies = window.bodies.data();
   window.first = pc;
   window.count = count;
-  waits.clear();
   window.accesses.clear();
   for (std::size_t i = 0; i < count; ++i) {
-    const isa::Instruction& instr = stream[pc + i];
-    if (pc + i + kPrefetchAhead < end) {
-      prefetch(stream[pc + i + kPrefetchAhead]);
-    }
-    if (pc + i + kPrefetchAhead / 2 < end) {
-      prefetchSync(stream[pc + i + kPrefetchAhead / 2]);
-    }
+    isa::InstructionBody& body = bodies[i];
+    stream.decodeBody(pc + i, body);
     Planned& p = plans[i];
-    p.kind = kindOf(instr);
+    p.kind = kindOf(body);
     setCompletion(p.completion, c, AccessOwner{engine, static_cast<std::uint32_t>(pc + i)},
-                  updatingAgent(engine, p.kind), instr);
-    p.firstWait = static_cast<std::uint32_t>(waits.size());
-    p.waitCount = static_cast<std::uint32_t>(instr.sync.waits.size());
-    for (const isa::SemaphoreWait& w : instr.sync.waits) {
-      waits.push_back(w);
-    }
-    Result<const InstructionCost*> cost = costs.cost(engine, instr.body);
-    if (!cost.ok()) {
-      if (i > 0) {
-        window.count = i;  // report it when (and if) the instruction is reached
-        break;
+                  updatingAgent(engine, p.kind), stream.updates(pc + i));
+    p.waits = stream.waits(pc + i);
+    if (costs != nullptr) {
+      Result<const InstructionCost*> cost = costs->cost(engine, body);
+      if (!cost.ok()) {
+        if (i > 0) {
+          window.count = i;  // report it when (and if) the instruction is reached
+          break;
+        }
+        return cost.status().withContext(
+            describe(c, AccessOwner{engine, static_cast<std::uint32_t>(pc)}));
       }
-      return cost.status().withContext(
-          describe(c, AccessOwner{engine, static_cast<std::uint32_t>(pc)}));
-    }
-    p.cost = **cost;
-    if (p.kind.dma) {
-      p.shape = transferShape(instr.body, maxBuffer, chip_->core.dma);
+      p.cost = **cost;
+      if (p.kind.dma) {
+        p.shape = transferShape(body, maxBuffer, chip_->core.dma);
+      }
     }
     if (hazards != nullptr) {
-      p.accesses = hazards->prepare(instr.body, window.accesses);
+      p.accesses = hazards->prepare(body, window.accesses);
     }
   }
   return &plans[0];
@@ -289,7 +278,7 @@ std::int32_t Simulation::firstUnmetWait(const CoreRun& cr,
 
 std::string Simulation::describe(std::uint32_t c, AccessOwner owner) const {
   const isa::Program& program = cores_[c].core->program();
-  const isa::Instruction& instr = program.stream(owner.engine)[owner.index];
+  const isa::Instruction instr = program.stream(owner.engine)[owner.index];
   std::string text = fmt::format("{}#{} '{}'", isa::engineName(owner.engine), owner.index,
                                  isa::formatInstruction(instr, program, false));
   if (!instr.location.file.empty()) {
@@ -344,25 +333,18 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   CoreRun& cr = cores_[c];
   EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
   const auto e = static_cast<std::size_t>(engine);
-  const auto& stream = cr.core->program().stream(engine);
   if (es.done) {
     return {};
   }
-  if (es.pc >= stream.size()) {
+  if (es.pc >= cr.core->program().stream(engine).size()) {
     es.done = true;
     if (cr.hazards) {
       cr.hazards->engineFinished(engine);
     }
     return {};
   }
-  const isa::Instruction& instr = stream[es.pc];
-  const Planned* plan = nullptr;
-  if (timing_) {
-    TRN_ASSIGN_OR_RETURN(plan, planned(c, engine, es.pc));
-  }
-  const std::span<const isa::SemaphoreWait> waits =
-      plan != nullptr ? std::span(cr.windows[e].waits).subspan(plan->firstWait, plan->waitCount)
-                      : std::span(instr.sync.waits);
+  TRN_ASSIGN_OR_RETURN(const Planned* plan, planned(c, engine, es.pc));
+  const std::span<const isa::SemaphoreWait> waits = plan->waits;
   es.blockedOn = firstUnmetWait(cr, waits);
   if (es.blockedOn >= 0) {
     es.blocked = true;
@@ -373,7 +355,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   const CoreOptions& options = cr.core->options();
   const AccessOwner owner{engine, static_cast<std::uint32_t>(es.pc)};
   const int agent = HazardDetector::engineAgent(engine);
-  const Kind kind = plan != nullptr ? plan->kind : kindOf(instr);
+  const Kind kind = plan->kind;
   const bool dma = kind.dma;
   if (kind.barrier) {
     if (cr.hazards && es.barrier == 0) {
@@ -396,11 +378,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   }
 
   // Happens-before and race check.
-  Completion unplanned;
-  if (plan == nullptr) {
-    setCompletion(unplanned, c, owner, updatingAgent(engine, kind), instr);
-  }
-  const Completion& done = plan != nullptr ? plan->completion : unplanned;
+  const Completion& done = plan->completion;
   // The accessor's clock, kept for the completion; its own epoch advances once it is kept.
   const VectorClock* clock = nullptr;
   const int accessor = dma ? HazardDetector::queueAgent(kind.queue) : agent;
@@ -412,15 +390,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     for (const isa::SemaphoreWait& w : waits) {
       hazards.acquire(agent, w.semaphore);
     }
-    const PreparedAccesses* prepared = &accesses_;
-    AccessSpan accesses;
-    if (plan != nullptr) {
-      prepared = &cr.windows[e].accesses;
-      accesses = plan->accesses;
-    } else {
-      accesses_.clear();
-      accesses = hazards.prepare(instr.body, accesses_);
-    }
+    const PreparedAccesses* prepared = &cr.windows[e].accesses;
+    const AccessSpan accesses = plan->accesses;
     if (dma) {
       hazards.join(accessor, hazards.clock(agent));
     }
@@ -459,7 +430,8 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   // Data.
   std::int64_t jump = -1;
   if (kind.control || hasData(mode_)) {
-    if (Status status = cr.core->execute(engine, instr, es.seq, jump); !status.ok()) {
+    const isa::InstructionBody& body = cr.windows[e].bodies[es.pc - cr.windows[e].first];
+    if (Status status = cr.core->execute(engine, body, es.seq, jump); !status.ok()) {
       return status.withContext(describe(c, owner));
     }
   }
@@ -671,7 +643,8 @@ Status Simulation::deadlock() const {
       if (es.done || !es.blocked) {
         continue;
       }
-      const isa::Instruction& instr = cr.core->program().stream(engine)[es.pc];
+      const std::span<const isa::SemaphoreWait> waitList =
+          cr.core->program().stream(engine).waits(es.pc);
       const AccessOwner owner{engine, static_cast<std::uint32_t>(es.pc)};
       if (es.blockedOn == kBarrierWait) {
         std::vector<std::uint32_t> missing;
@@ -686,7 +659,7 @@ Status Simulation::deadlock() const {
         continue;
       }
       std::vector<std::string> waits;
-      for (const isa::SemaphoreWait& w : instr.sync.waits) {
+      for (const isa::SemaphoreWait& w : waitList) {
         if (cr.waitRaces) {
           // A wait that missed a window of its condition is a race, not only a deadlock.
           std::string race = cr.waitRaces->couldHavePassed(

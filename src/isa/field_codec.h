@@ -32,15 +32,16 @@ class Writer {
   template <typename T>
   void put(T value) {
     static_assert(std::is_integral_v<T>);
+    std::array<std::byte, sizeof(T)> bytes;
     for (std::size_t i = 0; i < sizeof(T); ++i) {
-      out_.push_back(static_cast<std::byte>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xff));
+      bytes[i] = static_cast<std::byte>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xff);
     }
+    out_.insert(out_.end(), bytes.begin(), bytes.end());
   }
   void putString(std::string_view s) {
     put(static_cast<std::uint32_t>(s.size()));
-    for (const char c : s) {
-      out_.push_back(static_cast<std::byte>(c));
-    }
+    const auto* first = reinterpret_cast<const std::byte*>(s.data());
+    out_.insert(out_.end(), first, first + s.size());
   }
 
  private:
@@ -58,12 +59,16 @@ class Reader {
     if (bytes_.size() - pos_ < sizeof(T)) {
       return error(fmt::format("unexpected end of data reading {} bytes", sizeof(T)));
     }
-    std::uint64_t raw = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      raw |= static_cast<std::uint64_t>(bytes_[pos_ + i]) << (8 * i);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
+    } else {
+      std::uint64_t raw = 0;
+      for (std::size_t i = 0; i < sizeof(T); ++i) {
+        raw |= static_cast<std::uint64_t>(bytes_[pos_ + i]) << (8 * i);
+      }
+      value = static_cast<T>(raw);
     }
     pos_ += sizeof(T);
-    value = static_cast<T>(raw);
     return {};
   }
   /// A length-prefixed string of at most `maxLength` bytes; `what` names it in errors.

@@ -214,8 +214,10 @@ Status checkInstructionForm(const Instruction& instr, std::size_t tensorCount) {
         Status status;
         forEachFieldValue(body, [&](const auto& desc, const auto& value) {
           if (status.ok()) {
-            status = checkValueForm(value, tensorCount)
-                         .withContext(fmt::format("field '{}'", desc.name));
+            status = checkValueForm(value, tensorCount);
+            if (!status.ok()) {
+              status = status.withContext(fmt::format("field '{}'", desc.name));
+            }
           }
         });
         return status;
@@ -244,17 +246,21 @@ Status checkProgramForm(const Program& program) {
                                        ProgramLimits::kMaxInstructions));
   }
   for (const Engine engine : kAllEngines) {
-    const auto& stream = program.stream(engine);
+    const InstructionStream& stream = program.stream(engine);
+    Instruction instr;
     for (std::size_t i = 0; i < stream.size(); ++i) {
-      const Instruction& instr = stream[i];
-      const std::string where = fmt::format("{}#{} ({})", engineName(engine), i,
-                                            info(instr.body).mnemonic);
+      stream.decode(i, instr);
+      const auto where = [&] {
+        return fmt::format("{}#{} ({})", engineName(engine), i, info(instr.body).mnemonic);
+      };
       if (instr.engine != engine) {
         return invalidArgument(fmt::format("{} is issued by engine {} but is in the {} stream",
-                                           where, static_cast<int>(instr.engine),
+                                           where(), static_cast<int>(instr.engine),
                                            engineName(engine)));
       }
-      TRN_RETURN_IF_ERROR(checkInstructionForm(instr, program.tensors.size()).withContext(where));
+      if (Status form = checkInstructionForm(instr, program.tensors.size()); !form.ok()) {
+        return form.withContext(where());
+      }
     }
   }
   return {};
@@ -275,6 +281,14 @@ std::size_t Program::instructionCount() const {
     count += s.size();
   }
   return count;
+}
+
+std::size_t Program::residentBytes() const {
+  std::size_t bytes = 0;
+  for (const InstructionStream& s : streams) {
+    bytes += s.residentBytes();
+  }
+  return bytes;
 }
 
 }  // namespace trn::isa

@@ -42,25 +42,43 @@ void encodeInstruction(const Instruction& instr, codec::Writer& w) {
       instr.body);
 }
 
-Result<InstructionBody> decodeBody(std::uint16_t opcode, codec::Reader& r) {
-  std::optional<Result<InstructionBody>> result;
-  forEachInstructionType([&]<typename I>() {
-    if (!result && I::kInfo.opcode == opcode) {
-      I instr;
-      Status status;
-      forEachFieldValue(instr, [&](const auto& /*desc*/, auto& member) {
-        if (status.ok()) {
-          status = codec::decode(r, member);
-        }
-      });
-      result = status.ok() ? Result<InstructionBody>(InstructionBody(std::move(instr)))
-                           : Result<InstructionBody>(status);
+/// Decodes the fields of alternative K into `body`, reusing the alternative already there (every
+/// field decoder overwrites its whole member).
+template <std::size_t K>
+Status decodeBodyAs(codec::Reader& r, InstructionBody& body) {
+  auto* instr = std::get_if<K>(&body);
+  if (instr == nullptr) {
+    instr = &body.template emplace<K>();
+  }
+  Status status;
+  forEachFieldValue(*instr, [&](const auto& /*desc*/, auto& member) {
+    if (status.ok()) {
+      status = codec::decode(r, member);
     }
   });
-  if (!result) {
-    return r.error(fmt::format("unknown opcode 0x{:04x}", opcode));
+  return status;
+}
+
+using BodyDecoder = Status (*)(codec::Reader&, InstructionBody&);
+
+struct OpcodeDecoder {
+  std::uint16_t opcode;
+  BodyDecoder decode;
+};
+
+constexpr auto kBodyDecoders = []<std::size_t... K>(std::index_sequence<K...>) {
+  return std::array<OpcodeDecoder, sizeof...(K)>{OpcodeDecoder{
+      std::variant_alternative_t<K, InstructionBody>::kInfo.opcode, &decodeBodyAs<K>}...};
+}
+(std::make_index_sequence<std::variant_size_v<InstructionBody>>());
+
+Status decodeBody(std::uint16_t opcode, codec::Reader& r, InstructionBody& body) {
+  for (const OpcodeDecoder& d : kBodyDecoders) {
+    if (d.opcode == opcode) {
+      return d.decode(r, body);
+    }
   }
-  return std::move(*result);
+  return r.error(fmt::format("unknown opcode 0x{:04x}", opcode));
 }
 
 Status decodeInstruction(codec::Reader& r, Instruction& instr, std::size_t tensorCount) {
@@ -98,7 +116,7 @@ Status decodeInstruction(codec::Reader& r, Instruction& instr, std::size_t tenso
   TRN_RETURN_IF_ERROR(r.getString(instr.location.file, ProgramLimits::kMaxLocationFileBytes,
                                   "source location file name"));
   TRN_RETURN_IF_ERROR(r.get(instr.location.line));
-  TRN_ASSIGN_OR_RETURN(instr.body, decodeBody(opcode, r));
+  TRN_RETURN_IF_ERROR(decodeBody(opcode, r, instr.body));
   if (const Status form = checkInstructionForm(instr, tensorCount); !form.ok()) {
     return r.error(fmt::format("{}: {}", info(instr.body).mnemonic, form.message()));
   }
@@ -246,15 +264,18 @@ Result<Program> decodeProgram(std::span<const std::byte> bytes, std::string_view
                                  count, engineName(engine), r.remaining()));
     }
     instructions += static_cast<std::size_t>(count);
-    auto& stream = program.stream(engine);
+    InstructionStream& stream = program.stream(engine);
+    stream.reserve(static_cast<std::size_t>(count));
+    Instruction instr;
     for (std::uint64_t i = 0; i < count; ++i) {
-      Instruction& instr = stream.emplace_back();
       TRN_RETURN_IF_ERROR(decodeInstruction(r, instr, program.tensors.size()));
       if (instr.engine != engine) {
         return r.error(fmt::format("a {} instruction in the {} stream", engineName(instr.engine),
                                    engineName(engine)));
       }
+      stream.push_back(instr);
     }
+    stream.shrinkToFit();
   }
   if (!r.done()) {
     return r.error("trailing bytes after the last instruction");

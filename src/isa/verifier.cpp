@@ -288,10 +288,12 @@ Status verifyProgram(const Program& program, const CoreLimits& limits,
   }
   std::optional<std::pair<Engine, std::size_t>> firstBarrier;
   for (const Engine engine : kAllEngines) {
-    const auto& stream = program.stream(engine);
+    const InstructionStream& stream = program.stream(engine);
+    Instruction instr;
     for (std::size_t i = 0; i < stream.size(); ++i) {
-      TRN_RETURN_IF_ERROR(verifyInstruction(stream[i], i, program, limits));
-      if (std::holds_alternative<CoreBarrier>(stream[i].body)) {
+      stream.decode(i, instr);
+      TRN_RETURN_IF_ERROR(verifyInstruction(instr, i, program, limits));
+      if (std::holds_alternative<CoreBarrier>(instr.body)) {
         if (firstBarrier && firstBarrier->first != engine) {
           return failedPrecondition(fmt::format(
               "core_barrier at {}#{} and at {}#{}: a program issues its core barriers from one "
@@ -301,7 +303,7 @@ Status verifyProgram(const Program& program, const CoreLimits& limits,
         firstBarrier = std::pair(engine, i);
       }
       if (use != nullptr) {
-        recordUse(stream[i].sync, *use);
+        recordUse(instr.sync, *use);
       }
     }
   }

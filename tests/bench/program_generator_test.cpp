@@ -284,9 +284,12 @@ isa::Program withoutWaits(Engine engine, Pick pick) {
   GeneratorOptions options;
   options.instructions = 300;
   isa::Program program = generate(options);
-  for (isa::Instruction& instr : program.stream(engine)) {
+  isa::InstructionStream& stream = program.stream(engine);
+  for (std::size_t i = 0; i < stream.size(); ++i) {
+    isa::Instruction instr = stream[i];
     if (!instr.sync.waits.empty() && pick(instr)) {
       instr.sync.waits.clear();
+      stream.set(i, instr);
       break;
     }
   }

@@ -185,7 +185,8 @@ TEST(ProgramLimits, SyncEntriesAreTheSameLimitForTextBinaryAndTheEncoder) {
   EXPECT_TRUE(decodeProgram(binary, "s.tprog").ok());
   const std::string limit = "65 semaphore waits and 0 updates; an instruction has at most 64 of "
                             "each";
-  p.stream(Engine::kSp)[0].sync.waits.push_back({64, WaitCompare::kGreaterEqual, 1});
+  nop.sync.waits.push_back({64, WaitCompare::kGreaterEqual, 1});
+  p.stream(Engine::kSp).set(0, nop);
   EXPECT_EQ(messageOf(encodeProgram(p)), "cannot encode the program: sp#0 (nop): " + limit);
   EXPECT_EQ(messageOf(parseProgramText(formatProgramText(p), "s.tasm")), "s.tasm:2: " + limit);
   // Five empty streams' counts (8 bytes each) precede sp's first instruction, then its opcode
@@ -216,11 +217,14 @@ TEST(ProgramLimits, LocationFilesAreOneTextToken) {
   EXPECT_EQ(messageOf(decodeProgram(patched(binary, "k.cpp", "k\ncpp"), "l.tprog")),
             "l.tprog: corrupt program at byte 80: nop: source location file 'k\\x0acpp' has "
             "'\\x0a' at byte 1; file names are printable ASCII without spaces or '#'");
-  p.stream(Engine::kSp)[0].location.file = "my kernel.cpp";
+  Instruction nop = p.stream(Engine::kSp)[0];
+  nop.location.file = "my kernel.cpp";
+  p.stream(Engine::kSp).set(0, nop);
   EXPECT_EQ(messageOf(encodeProgram(p)),
             "cannot encode the program: sp#0 (nop): source location file 'my kernel.cpp' has ' ' "
             "at byte 2; file names are printable ASCII without spaces or '#'");
-  p.stream(Engine::kSp)[0].location.file = std::string(4097, 'f');
+  nop.location.file = std::string(4097, 'f');
+  p.stream(Engine::kSp).set(0, nop);
   EXPECT_NE(messageOf(encodeProgram(p)).find("is longer than 4096 bytes"), std::string::npos);
 }
 
@@ -234,18 +238,22 @@ TEST(ProgramLimits, OperandsOutsideTheTextSyntaxAreRejected) {
   EXPECT_EQ(messageOf(encodeProgram(p)),
             "cannot encode the program: dve#0 (memset): field 'dst': an sbuf operand names no "
             "tensor and has no row stride, not tensor 0 and row stride 0");
-  auto& dst = std::get<Memset>(p.stream(Engine::kDve)[0].body).dst;
+  Instruction instr = p.stream(Engine::kDve)[0];
+  auto& dst = std::get<Memset>(instr.body).dst;
   dst.memory = Memory::kHbm;
   dst.tensor = 1;
+  p.stream(Engine::kDve).set(0, instr);
   EXPECT_EQ(messageOf(encodeProgram(p)),
             "cannot encode the program: dve#0 (memset): field 'dst': HBM tensor index 1 is not "
             "declared (the program declares 1)");
   dst.tensor = 0;
   dst.numDims = 5;
+  p.stream(Engine::kDve).set(0, instr);
   EXPECT_EQ(messageOf(encodeProgram(p)),
             "cannot encode the program: dve#0 (memset): field 'dst': the access pattern has 5 "
             "dimensions; it has 1 to 4");
-  p.stream(Engine::kDve)[0].engine = Engine::kAct;
+  instr.engine = Engine::kAct;
+  p.stream(Engine::kDve).set(0, instr);
   EXPECT_EQ(messageOf(encodeProgram(p)),
             "cannot encode the program: dve#0 (memset) is issued by engine 1 but is in the dve "
             "stream");

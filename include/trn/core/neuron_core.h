@@ -110,7 +110,7 @@ class NeuronCore {
   /// Applies the semantics of `instr`, issued by `engine` with sequencer state `seq`: its data
   /// effects (unless the mode has no data, when only control flow runs). Sets `jump` to the next
   /// stream index for a taken branch, else -1. Used by the scheduler (simulation.h).
-  Status execute(isa::Engine engine, const isa::Instruction& instr, SequencerState& seq,
+  Status execute(isa::Engine engine, const isa::InstructionBody& instr, SequencerState& seq,
                  std::int64_t& jump);
 
   /// A fresh sequencer state for this core (registers zero, RNG seeded).

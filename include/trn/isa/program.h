@@ -20,6 +20,7 @@
 
 #include "trn/base/status.h"
 #include "trn/isa/instruction_set.h"
+#include "trn/isa/instruction_stream.h"
 
 namespace trn::isa {
 
@@ -57,8 +58,9 @@ struct ProgramLimits {
   /// Bytes of a source-location file name: PATH_MAX on Linux.
   static constexpr std::size_t kMaxLocationFileBytes = 4096;
   /// Instructions of a program, over all streams: 4x the 1M-instruction timing benchmark. A
-  /// decoded Instruction takes about 730 bytes, so this bounds a program's host memory to about
-  /// 3 GiB; the smallest encoded instruction is 19 bytes, so a corrupt file cannot claim more.
+  /// packed instruction (instruction_stream.h) takes about 100 bytes, so this bounds a program's
+  /// host memory to about 400 MiB; the smallest encoded instruction is 19 bytes, so a corrupt
+  /// file cannot claim more.
   static constexpr std::size_t kMaxInstructions = std::size_t{1} << 22;
 };
 
@@ -97,11 +99,12 @@ Status checkTensorDecl(const TensorDecl& tensor);
 
 struct Program {
   std::vector<TensorDecl> tensors;
-  std::array<std::vector<Instruction>, kNumEngines> streams;
+  /// One packed stream per engine (instruction_stream.h).
+  std::array<InstructionStream, kNumEngines> streams;
 
   /// The stream of `engine`.
-  std::vector<Instruction>& stream(Engine engine) { return streams[static_cast<int>(engine)]; }
-  [[nodiscard]] const std::vector<Instruction>& stream(Engine engine) const {
+  InstructionStream& stream(Engine engine) { return streams[static_cast<int>(engine)]; }
+  [[nodiscard]] const InstructionStream& stream(Engine engine) const {
     return streams[static_cast<int>(engine)];
   }
 
@@ -110,6 +113,9 @@ struct Program {
 
   /// Total number of instructions over all streams.
   [[nodiscard]] std::size_t instructionCount() const;
+
+  /// Host bytes the streams hold (InstructionStream::residentBytes), for memory figures.
+  [[nodiscard]] std::size_t residentBytes() const;
 };
 
 /// An instruction every format can express, in a program of `tensorCount` tensors: at most
