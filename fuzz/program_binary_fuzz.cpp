@@ -5,6 +5,7 @@
 // verified program small enough to run quickly runs on a functional-only core with poison
 // detection and must end normally or with an error Status.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "fuzz_target.h"
@@ -124,7 +125,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     checkChipProgram(bytes);
     return 0;
   }
-  const std::vector<std::byte> binary = trn::fuzz::checkRoundTrips(*program);
+  // A program is read back in the version it was written in (bytes 8-11, after the magic).
+  std::uint32_t version = 0;
+  std::memcpy(&version, data + 8, sizeof(version));
+  const std::vector<std::byte> binary = trn::fuzz::checkRoundTrips(*program, version);
   TRN_CHECK(std::equal(binary.begin(), binary.end(), bytes.begin(), bytes.end()))
       << "the decoder accepted bytes that do not re-encode to themselves";
   if (!trn::isa::verifyProgram(*program, trn::isa::CoreLimits{}).ok()) {

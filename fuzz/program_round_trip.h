@@ -15,21 +15,31 @@
 
 namespace trn::fuzz {
 
-/// The encoding of `program`, which must be accepted. Returns the bytes.
-inline std::vector<std::byte> mustEncode(const isa::Program& program, std::string_view what) {
-  Result<std::vector<std::byte>> bytes = isa::encodeProgram(program);
+/// The encoding of `program` in format `version`, which must be accepted. Returns the bytes.
+inline std::vector<std::byte> mustEncode(const isa::Program& program, std::string_view what,
+                                         std::uint32_t version = isa::kProgramFormatVersion) {
+  Result<std::vector<std::byte>> bytes = isa::encodeProgram(program, version);
   TRN_CHECK(bytes.ok()) << "the encoder refuses " << what << ": " << bytes.status().toString();
   return std::move(bytes).value();
 }
 
-/// Checks binary and text round trips of an accepted program; returns its encoding.
-inline std::vector<std::byte> checkRoundTrips(const isa::Program& program) {
-  const std::vector<std::byte> binary = mustEncode(program, "an accepted program");
+/// Checks binary and text round trips of an accepted program, in both binary versions; returns
+/// its encoding in `version`.
+inline std::vector<std::byte> checkRoundTrips(const isa::Program& program,
+                                              std::uint32_t version = isa::kProgramFormatVersion) {
+  const std::uint32_t other = version == isa::kFixedProgramFormatVersion
+                                  ? isa::kCompactProgramFormatVersion
+                                  : isa::kFixedProgramFormatVersion;
+  const Result<isa::Program> viaOther =
+      isa::decodeProgram(mustEncode(program, "an accepted program", other), "other.tprog");
+  TRN_CHECK(viaOther.ok()) << "the decoder rejects what the encoder wrote in version " << other
+                           << ": " << viaOther.status().toString();
+  const std::vector<std::byte> binary = mustEncode(*viaOther, "a program read back", version);
 
   const Result<isa::Program> decoded = isa::decodeProgram(binary, "encoded.tprog");
   TRN_CHECK(decoded.ok()) << "the decoder rejects what the encoder wrote: "
                           << decoded.status().toString();
-  TRN_CHECK(mustEncode(*decoded, "a decoded program") == binary)
+  TRN_CHECK(mustEncode(*decoded, "a decoded program", version) == binary)
       << "encode -> decode changed the program";
 
   const std::string text = isa::formatProgramText(program);
@@ -37,7 +47,7 @@ inline std::vector<std::byte> checkRoundTrips(const isa::Program& program) {
   TRN_CHECK(parsed.ok()) << "the parser rejects what the formatter wrote: "
                          << parsed.status().toString() << "\n"
                          << text;
-  TRN_CHECK(mustEncode(*parsed, "a parsed program") == binary)
+  TRN_CHECK(mustEncode(*parsed, "a parsed program", version) == binary)
       << "format -> parse changed the program:\n"
       << text;
   TRN_CHECK(isa::formatProgramText(*parsed) == text) << "format -> parse -> format changed:\n"

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "field_codec.h"
 #include "trn/isa/program_binary.h"
@@ -32,9 +36,9 @@ Status checkChip(const ChipProgram& chip) {
       return invalidArgument(fmt::format("physical core {} has two programs", core.physicalCore));
     }
     instructions += core.program.instructionCount();
-    if (instructions > ProgramLimits::kMaxInstructions) {
+    if (instructions > kMaxChipProgramInstructions) {
       return invalidArgument(fmt::format("the programs hold more than {} instructions together",
-                                         ProgramLimits::kMaxInstructions));
+                                         kMaxChipProgramInstructions));
     }
   }
   return {};
@@ -45,7 +49,7 @@ Status checkChip(const ChipProgram& chip) {
 Result<std::vector<std::byte>> encodeChipProgram(const ChipProgram& chip) {
   TRN_RETURN_IF_ERROR(checkChip(chip));
   if (chip.cores.size() == 1 && chip.cores.front().physicalCore == 0 && chip.lnc == 1) {
-    return encodeProgram(chip.cores.front().program);
+    return encodeProgram(chip.cores.front().program, chip.programVersion);
   }
   std::vector<std::byte> out;
   codec::Writer w(out);
@@ -53,7 +57,8 @@ Result<std::vector<std::byte>> encodeChipProgram(const ChipProgram& chip) {
   w.put(static_cast<std::uint32_t>(chip.lnc));
   w.put(static_cast<std::uint32_t>(chip.cores.size()));
   for (const ChipProgram::Core& core : chip.cores) {
-    TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> program, encodeProgram(core.program));
+    TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> program,
+                         encodeProgram(core.program, chip.programVersion));
     w.put(static_cast<std::uint32_t>(core.physicalCore));
     w.put(static_cast<std::uint64_t>(program.size()));
     out.insert(out.end(), program.begin(), program.end());
@@ -65,16 +70,18 @@ Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::str
   codec::Reader r(bytes, name);
   TRN_ASSIGN_OR_RETURN(const std::uint32_t version, codec::readHeader(r, name));
   ChipProgram chip;
-  if (version == kProgramFormatVersion) {
+  if (version == kFixedProgramFormatVersion || version == kCompactProgramFormatVersion) {
     TRN_ASSIGN_OR_RETURN(Program program, decodeProgram(bytes, name));
     chip.cores.push_back({0, std::move(program)});
+    chip.programVersion = version;
     return chip;
   }
   if (version != kChipProgramFormatVersion) {
     return unsupported(
         fmt::format("{}: program format version {} is not supported (this trnsim "
-                    "reads versions {} and {})",
-                    name, version, kProgramFormatVersion, kChipProgramFormatVersion));
+                    "reads versions {}, {} and {})",
+                    name, version, kFixedProgramFormatVersion, kChipProgramFormatVersion,
+                    kCompactProgramFormatVersion));
   }
   std::uint32_t lnc = 0;
   std::uint32_t count = 0;
@@ -89,7 +96,15 @@ Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::str
         fmt::format("{} cores; a chip program has 1 to {}", count, kMaxChipProgramCores));
   }
   chip.lnc = static_cast<int>(lnc);
-  std::size_t instructions = 0;
+  // The core records are read first; the programs are then decoded on a thread each (up to the
+  // host's cores), against one instruction budget, and their errors reported in core order.
+  struct Embedded {
+    int physical;
+    std::span<const std::byte> bytes;
+    std::string name;
+  };
+  std::vector<Embedded> embedded;
+  std::optional<std::uint32_t> firstVersion;
   for (std::uint32_t i = 0; i < count; ++i) {
     std::uint32_t physical = 0;
     std::uint64_t length = 0;
@@ -98,8 +113,8 @@ Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::str
       return r.error(
           fmt::format("physical core {}; cores are 0 to {}", physical, kMaxChipProgramCores - 1));
     }
-    for (const ChipProgram::Core& earlier : chip.cores) {
-      if (earlier.physicalCore == static_cast<int>(physical)) {
+    for (const Embedded& earlier : embedded) {
+      if (earlier.physical == static_cast<int>(physical)) {
         return r.error(fmt::format("physical core {} has two programs", physical));
       }
     }
@@ -109,22 +124,57 @@ Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::str
                                  physical, length, r.remaining()));
     }
     const std::size_t at = r.position();
-    TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> embedded,
+    TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> program,
                          r.take(static_cast<std::size_t>(length)));
-    Result<Program> program =
-        decodeProgram(embedded, fmt::format("{} (core {} at byte {})", name, physical, at));
-    if (!program.ok()) {
-      return program.status();
+    // All cores' programs share one format version, so that the chip re-encodes as it was read.
+    codec::Reader header(program, name);
+    // (A version no reader knows is the embedded decoder's to report.)
+    if (const Result<std::uint32_t> embeddedVersion = codec::readHeader(header, name);
+        embeddedVersion.ok() && (*embeddedVersion == kFixedProgramFormatVersion ||
+                                 *embeddedVersion == kCompactProgramFormatVersion)) {
+      if (!firstVersion) {
+        firstVersion = *embeddedVersion;
+        chip.programVersion = *embeddedVersion;
+      } else if (*embeddedVersion != chip.programVersion) {
+        return r.errorAt(at, fmt::format("the program of physical core {} is format version {}, "
+                                         "an earlier core's {}; a chip program uses one",
+                                         physical, *embeddedVersion, chip.programVersion));
+      }
     }
-    instructions += program->instructionCount();
-    if (instructions > ProgramLimits::kMaxInstructions) {
-      return r.error(fmt::format("the programs hold more than {} instructions together",
-                                 ProgramLimits::kMaxInstructions));
-    }
-    chip.cores.push_back({static_cast<int>(physical), std::move(*program)});
+    embedded.push_back({static_cast<int>(physical), program,
+                        fmt::format("{} (core {} at byte {})", name, physical, at)});
   }
   if (!r.done()) {
     return r.error(fmt::format("{} bytes after the last core's program", r.remaining()));
+  }
+  InstructionBudget budget(kMaxChipProgramInstructions);
+  std::vector<std::optional<Result<Program>>> programs(embedded.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t c = next++; c < embedded.size(); c = next++) {
+      programs[c].emplace(budget.exceeded()
+                              ? Result<Program>(outOfRange("over the instruction budget"))
+                              : decodeProgram(embedded[c].bytes, embedded[c].name, &budget));
+    }
+  };
+  {
+    const std::size_t threads =
+        std::min<std::size_t>(embedded.size(), std::max(1U, std::thread::hardware_concurrency()));
+    std::vector<std::jthread> pool;
+    for (std::size_t t = 1; t < threads; ++t) {
+      pool.emplace_back(work);
+    }
+    work();
+  }
+  if (budget.exceeded()) {
+    return invalidArgument(fmt::format("{}: the programs hold more than {} instructions together",
+                                       name, kMaxChipProgramInstructions));
+  }
+  for (std::size_t c = 0; c < embedded.size(); ++c) {
+    if (!programs[c]->ok()) {
+      return programs[c]->status();
+    }
+    chip.cores.push_back({embedded[c].physical, std::move(*programs[c]).value()});
   }
   return chip;
 }

@@ -94,8 +94,10 @@ class Reader {
     pos_ += length;
     return taken;
   }
-  [[nodiscard]] Status error(std::string_view what) const {
-    return parseError(fmt::format("{}: corrupt program at byte {}: {}", name_, pos_, what));
+  [[nodiscard]] Status error(std::string_view what) const { return errorAt(pos_, what); }
+  /// The error of a problem at byte `position` of the data.
+  [[nodiscard]] Status errorAt(std::size_t position, std::string_view what) const {
+    return parseError(fmt::format("{}: corrupt program at byte {}: {}", name_, position, what));
   }
   [[nodiscard]] bool done() const { return pos_ == bytes_.size(); }
   [[nodiscard]] std::size_t remaining() const { return bytes_.size() - pos_; }

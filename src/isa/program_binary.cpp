@@ -6,6 +6,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "compact_streams.h"
 #include "field_codec.h"
 
 namespace trn::isa {
@@ -35,9 +36,8 @@ void encodeInstruction(const Instruction& instr, codec::Writer& w) {
         }
         w.putString(instr.location.file);
         w.put(instr.location.line);
-        forEachFieldValue(body, [&](const auto& /*desc*/, const auto& value) {
-          codec::encode(value, w);
-        });
+        forEachFieldValue(
+            body, [&](const auto& /*desc*/, const auto& value) { codec::encode(value, w); });
       },
       instr.body);
 }
@@ -176,14 +176,9 @@ Status decode(Reader& r, AccessPattern& ap) {
 
 }  // namespace codec
 
-Result<std::vector<std::byte>> encodeProgram(const Program& program) {
-  if (const Status form = checkProgramForm(program); !form.ok()) {
-    return Status(form.code(), fmt::format("cannot encode the program: {}", form.message()),
-                  form.origin());
-  }
-  std::vector<std::byte> out;
-  codec::Writer w(out);
-  codec::writeHeader(w, kProgramFormatVersion);
+namespace {
+
+void encodeTensors(const Program& program, codec::Writer& w) {
   w.put(static_cast<std::uint32_t>(program.tensors.size()));
   for (const TensorDecl& t : program.tensors) {
     w.putString(t.name);
@@ -194,24 +189,9 @@ Result<std::vector<std::byte>> encodeProgram(const Program& program) {
       w.put(d);
     }
   }
-  for (const Engine engine : kAllEngines) {
-    w.put(static_cast<std::uint64_t>(program.stream(engine).size()));
-    for (const Instruction& instr : program.stream(engine)) {
-      encodeInstruction(instr, w);
-    }
-  }
-  return out;
 }
 
-Result<Program> decodeProgram(std::span<const std::byte> bytes, std::string_view name) {
-  codec::Reader r(bytes, name);
-  TRN_ASSIGN_OR_RETURN(const std::uint32_t version, codec::readHeader(r, name));
-  if (version != kProgramFormatVersion) {
-    return unsupported(fmt::format("{}: program format version {} is not supported (this trnsim "
-                                   "reads version {})",
-                                   name, version, kProgramFormatVersion));
-  }
-  Program program;
+Status decodeTensors(codec::Reader& r, Program& program) {
   std::uint32_t tensorCount = 0;
   TRN_RETURN_IF_ERROR(r.get(tensorCount));
   if (tensorCount > ProgramLimits::kMaxTensors) {
@@ -233,8 +213,8 @@ Result<Program> decodeProgram(std::span<const std::byte> bytes, std::string_view
     std::uint32_t rank = 0;
     TRN_RETURN_IF_ERROR(r.get(rank));
     if (rank > ProgramLimits::kMaxTensorRank) {
-      return r.error(fmt::format("tensor rank {}; ranks are 1 to {}", rank,
-                                 ProgramLimits::kMaxTensorRank));
+      return r.error(
+          fmt::format("tensor rank {}; ranks are 1 to {}", rank, ProgramLimits::kMaxTensorRank));
     }
     t.shape.resize(rank);
     for (std::int64_t& d : t.shape) {
@@ -250,24 +230,55 @@ Result<Program> decodeProgram(std::span<const std::byte> bytes, std::string_view
                                  program.tensors.back().name));
     }
   }
+  return {};
+}
+
+/// Reads the count of the next stream, bounded by the program limit and by the bytes left at
+/// `minBytes` an instruction.
+Status budgetError(const codec::Reader& r, const InstructionBudget& budget) {
+  return r.error(
+      fmt::format("the programs hold more than {} instructions together", budget.limit()));
+}
+
+Result<std::size_t> decodeStreamCount(codec::Reader& r, Engine engine, std::size_t& instructions,
+                                      std::size_t minBytes, InstructionBudget* budget) {
+  std::uint64_t count = 0;
+  TRN_RETURN_IF_ERROR(r.get(count));
+  if (count > ProgramLimits::kMaxInstructions - instructions) {
+    return r.error(
+        fmt::format("{} more instructions in the {} stream; a program holds at most "
+                    "{}",
+                    count, engineName(engine), ProgramLimits::kMaxInstructions));
+  }
+  if (count > r.remaining() / minBytes) {
+    return r.error(fmt::format("{} instructions in the {} stream do not fit in the {} bytes left",
+                               count, engineName(engine), r.remaining()));
+  }
+  instructions += static_cast<std::size_t>(count);
+  if (budget != nullptr && !budget->take(static_cast<std::size_t>(count))) {
+    return budgetError(r, *budget);
+  }
+  return static_cast<std::size_t>(count);
+}
+
+Result<Program> decodeCompact(codec::Reader& r, InstructionBudget* budget) {
+  Program program;
+  TRN_RETURN_IF_ERROR(decodeTensors(r, program));
+  TRN_RETURN_IF_ERROR(compact::decodeStreams(r, program, budget));
+  return program;
+}
+
+Result<Program> decodeFixed(codec::Reader& r, InstructionBudget* budget) {
+  Program program;
+  TRN_RETURN_IF_ERROR(decodeTensors(r, program));
   std::size_t instructions = 0;
   for (const Engine engine : kAllEngines) {
-    std::uint64_t count = 0;
-    TRN_RETURN_IF_ERROR(r.get(count));
-    if (count > ProgramLimits::kMaxInstructions - instructions) {
-      return r.error(fmt::format("{} more instructions in the {} stream; a program holds at most "
-                                 "{}",
-                                 count, engineName(engine), ProgramLimits::kMaxInstructions));
-    }
-    if (count > r.remaining() / kMinInstructionBytes) {
-      return r.error(fmt::format("{} instructions in the {} stream do not fit in the {} bytes left",
-                                 count, engineName(engine), r.remaining()));
-    }
-    instructions += static_cast<std::size_t>(count);
+    TRN_ASSIGN_OR_RETURN(const std::size_t count,
+                         decodeStreamCount(r, engine, instructions, kMinInstructionBytes, budget));
     InstructionStream& stream = program.stream(engine);
-    stream.reserve(static_cast<std::size_t>(count));
+    stream.reserve(count);
     Instruction instr;
-    for (std::uint64_t i = 0; i < count; ++i) {
+    for (std::size_t i = 0; i < count; ++i) {
       TRN_RETURN_IF_ERROR(decodeInstruction(r, instr, program.tensors.size()));
       if (instr.engine != engine) {
         return r.error(fmt::format("a {} instruction in the {} stream", engineName(instr.engine),
@@ -277,7 +288,52 @@ Result<Program> decodeProgram(std::span<const std::byte> bytes, std::string_view
     }
     stream.shrinkToFit();
   }
-  if (!r.done()) {
+  return program;
+}
+
+}  // namespace
+
+Result<std::vector<std::byte>> encodeProgram(const Program& program, std::uint32_t version) {
+  if (version != kFixedProgramFormatVersion && version != kCompactProgramFormatVersion) {
+    return invalidArgument(
+        fmt::format("program format version {} cannot be written (versions {} "
+                    "and {} can)",
+                    version, kFixedProgramFormatVersion, kCompactProgramFormatVersion));
+  }
+  if (const Status form = checkProgramForm(program); !form.ok()) {
+    return Status(form.code(), fmt::format("cannot encode the program: {}", form.message()),
+                  form.origin());
+  }
+  std::vector<std::byte> out;
+  codec::Writer w(out);
+  codec::writeHeader(w, version);
+  encodeTensors(program, w);
+  if (version == kCompactProgramFormatVersion) {
+    compact::encodeStreams(program, out);
+    return out;
+  }
+  for (const Engine engine : kAllEngines) {
+    w.put(static_cast<std::uint64_t>(program.stream(engine).size()));
+    for (const Instruction& instr : program.stream(engine)) {
+      encodeInstruction(instr, w);
+    }
+  }
+  return out;
+}
+
+Result<Program> decodeProgram(std::span<const std::byte> bytes, std::string_view name,
+                              InstructionBudget* budget) {
+  codec::Reader r(bytes, name);
+  TRN_ASSIGN_OR_RETURN(const std::uint32_t version, codec::readHeader(r, name));
+  if (version != kFixedProgramFormatVersion && version != kCompactProgramFormatVersion) {
+    return unsupported(
+        fmt::format("{}: program format version {} is not supported (this trnsim "
+                    "reads versions {} and {})",
+                    name, version, kFixedProgramFormatVersion, kCompactProgramFormatVersion));
+  }
+  Result<Program> program =
+      version == kCompactProgramFormatVersion ? decodeCompact(r, budget) : decodeFixed(r, budget);
+  if (program.ok() && !r.done()) {
     return r.error("trailing bytes after the last instruction");
   }
   return program;

@@ -92,7 +92,9 @@ TEST(ChipProgramFormat, EncodingRefusesWhatDecodingWouldReject) {
 }
 
 TEST(ChipProgramFormat, CorruptionIsALocatedError) {
-  const std::vector<std::byte> good = encode(pair());
+  ChipProgram fixed = pair();
+  fixed.programVersion = kFixedProgramFormatVersion;  // the offsets below are version 1's
+  const std::vector<std::byte> good = encode(fixed);
   // Header: magic (8), version (4), lnc (4), count (4); each core: index (4), length (8), bytes.
   std::vector<std::byte> bytes = good;
   putU32(bytes, 12, 0);
@@ -125,10 +127,39 @@ TEST(ChipProgramFormat, CorruptionIsALocatedError) {
   EXPECT_NE(decodeError(bytes).find("c.tprog (core 0 at byte 32)"), std::string::npos)
       << decodeError(bytes);
   bytes = good;
-  putU32(bytes, 8, 3);
-  EXPECT_NE(decodeError(bytes).find("version 3 is not supported (this trnsim reads versions 1 "
-                                    "and 2)"),
-            std::string::npos);
+  putU32(bytes, 8, 4);
+  EXPECT_NE(decodeError(bytes).find("version 4 is not supported (this trnsim reads versions 1, "
+                                    "2 and 3)"),
+            std::string::npos)
+      << decodeError(bytes);
+}
+
+TEST(ChipProgramFormat, TheCoresShareOneProgramVersionAndKeepIt) {
+  ChipProgram chip = pair();
+  chip.programVersion = kFixedProgramFormatVersion;
+  const std::vector<std::byte> fixed = encode(chip);
+  const Result<ChipProgram> back = decodeChipProgram(fixed, "f.tprog");
+  ASSERT_TRUE(back.ok()) << back.status().toString();
+  EXPECT_EQ(back->programVersion, kFixedProgramFormatVersion);
+  EXPECT_EQ(encode(*back), fixed);
+  const std::vector<std::byte> compact = encode(pair());
+  EXPECT_LT(compact.size(), fixed.size());
+  // Core 1's program in version 3 after core 0's in version 1.
+  std::vector<std::byte> mixed(fixed.begin(), fixed.begin() + 20);
+  chip.programVersion = kCompactProgramFormatVersion;
+  const std::vector<std::byte> allCompact = encode(chip);
+  std::uint64_t length0 = 0;
+  std::memcpy(&length0, fixed.data() + 24, 8);
+  mixed.insert(mixed.end(), fixed.begin() + 20,
+               fixed.begin() + 32 + static_cast<std::ptrdiff_t>(length0));
+  std::uint64_t compactLength0 = 0;
+  std::memcpy(&compactLength0, allCompact.data() + 24, 8);
+  mixed.insert(mixed.end(), allCompact.begin() + 32 + static_cast<std::ptrdiff_t>(compactLength0),
+               allCompact.end());
+  EXPECT_NE(decodeError(mixed).find("is format version 3, an earlier core's 1; a chip program uses "
+                                    "one"),
+            std::string::npos)
+      << decodeError(mixed);
 }
 
 }  // namespace

@@ -181,7 +181,7 @@ TEST(ProgramLimits, SyncEntriesAreTheSameLimitForTextBinaryAndTheEncoder) {
     nop.sync.waits.push_back({s, WaitCompare::kGreaterEqual, 1});
   }
   p.stream(Engine::kSp).push_back(nop);
-  const std::vector<std::byte> binary = encodeProgram(p).value();
+  const std::vector<std::byte> binary = encodeProgram(p, kFixedProgramFormatVersion).value();
   EXPECT_TRUE(decodeProgram(binary, "s.tprog").ok());
   const std::string limit = "65 semaphore waits and 0 updates; an instruction has at most 64 of "
                             "each";
@@ -200,7 +200,7 @@ TEST(ProgramLimits, SyncEntriesAreTheSameLimitForTextBinaryAndTheEncoder) {
 TEST(ProgramLimits, InstructionCountOfTheBinaryIsBoundedBeforeAnythingIsAllocated) {
   Program p;
   p.stream(Engine::kPe).push_back(Instruction{Engine::kPe, Nop{}, {}, {}});
-  std::vector<std::byte> binary = encodeProgram(p).value();
+  std::vector<std::byte> binary = encodeProgram(p, kFixedProgramFormatVersion).value();
   const std::size_t peCount = 16;  // no tensors: the pe stream's count follows the tensor count
   EXPECT_EQ(messageOf(decodeProgram(withUint32(binary, peCount, 4194305), "n.tprog")),
             "n.tprog: corrupt program at byte 24: 4194305 more instructions in the pe stream; a "
@@ -213,7 +213,7 @@ TEST(ProgramLimits, InstructionCountOfTheBinaryIsBoundedBeforeAnythingIsAllocate
 TEST(ProgramLimits, LocationFilesAreOneTextToken) {
   Program p;
   p.stream(Engine::kSp).push_back(Instruction{Engine::kSp, Nop{}, {}, {"k.cpp", 7}});
-  const std::vector<std::byte> binary = encodeProgram(p).value();
+  const std::vector<std::byte> binary = encodeProgram(p, kFixedProgramFormatVersion).value();
   EXPECT_EQ(messageOf(decodeProgram(patched(binary, "k.cpp", "k\ncpp"), "l.tprog")),
             "l.tprog: corrupt program at byte 80: nop: source location file 'k\\x0acpp' has "
             "'\\x0a' at byte 1; file names are printable ASCII without spaces or '#'");

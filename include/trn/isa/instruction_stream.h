@@ -37,6 +37,10 @@ class InstructionStream {
 
   /// Appends `instr`, packed.
   void push_back(const Instruction& instr);
+  /// Appends `instr` whose fields are already packed: `fields` must be exactly the bytes that
+  /// packing instr.body writes (the compact program decoder, which has checked them, passes the
+  /// file's bytes through). Debug builds check it.
+  void pushPacked(const Instruction& instr, std::span<const std::byte> fields);
   /// Replaces instruction `index` (< size()) with `instr`. The old packed fields stay in the
   /// stream until it is copied; editing is for building and tests, not for hot loops.
   void set(std::size_t index, const Instruction& instr);
@@ -118,6 +122,8 @@ class InstructionStream {
   };
   static_assert(sizeof(Entry) == 28);
 
+  /// Stores all of `instr` but its fields, which the caller appends to fields_.
+  Entry packShell(const Instruction& instr);
   Entry pack(const Instruction& instr);
 
   std::vector<Entry> entries_;
@@ -126,6 +132,7 @@ class InstructionStream {
   std::vector<SemaphoreUpdate> updates_;
   std::vector<std::string> files_;
   std::unordered_map<std::string, std::uint32_t> fileIndex_;
+  std::uint32_t lastFile_ = 0;  ///< the file of the latest packed instruction, tried first
 };
 
 }  // namespace trn::isa

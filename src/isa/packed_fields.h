@@ -1,0 +1,427 @@
+// The packed encoding of instruction fields, shared by the in-memory InstructionStream and the
+// compact binary program format (program_binary.h). Internal to the isa module.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "trn/isa/field.h"
+#include "trn/isa/index_pattern.h"
+#include "trn/isa/instruction_set.h"
+
+namespace trn::isa::packed {
+
+// The packed field encoding. Integers are LEB128 varints (signed ones zigzagged, so that small
+// negative strides stay short), floats their four bytes, enums and bools one byte. An access
+// pattern packs its memory, dtype and how many of its free dimensions differ from the default,
+// then numDims, tensor, partition fields and offset as varints, then those dimensions: a one-
+// dimensional SBUF pattern takes about 12 bytes instead of 112. The encoding is only ever read
+// Two readers share the decoders: Unpacker trusts its bytes (an InstructionStream reads only what
+// it wrote), CheckedUnpacker bounds every read and rejects overlong varints, out-of-range values
+// and bool bytes other than 0 and 1 (the binary program format, program_binary.h, stores fields in
+// this encoding too). Enum values and pattern forms are checkInstructionForm's to judge.
+
+/// Writes into a buffer sized beforehand for the worst case (maxPackedBytes).
+class Packer {
+ public:
+  explicit Packer(std::byte* at) : at_(at) {}
+  void byte(std::uint8_t v) { *at_++ = static_cast<std::byte>(v); }
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      byte(static_cast<std::uint8_t>(v | 0x80));
+      v >>= 7;
+    }
+    byte(static_cast<std::uint8_t>(v));
+  }
+  void signedVarint(std::int64_t v) {
+    varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+  }
+  void raw32(std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) {
+      byte(static_cast<std::uint8_t>(v >> (8 * i)));
+    }
+  }
+  [[nodiscard]] std::byte* position() const { return at_; }
+
+ private:
+  std::byte* at_;
+};
+
+class Unpacker {
+ public:
+  explicit Unpacker(const std::byte* at) : at_(at) {}
+  std::uint8_t byte() { return static_cast<std::uint8_t>(*at_++); }
+  bool boolean() { return byte() != 0; }
+  std::int32_t int32() { return static_cast<std::int32_t>(signedVarint()); }
+  /// A count of at most `max` (trusted here; CheckedUnpacker checks it).
+  std::uint8_t count(std::uint8_t /*max*/) { return byte(); }
+  void checkStoredDims(const std::array<Dim, kMaxFreeDims>& /*dims*/, std::uint8_t /*stored*/) {}
+  std::uint64_t varint() {
+    std::uint8_t b = byte();
+    if (b < 0x80) {
+      return b;
+    }
+    std::uint64_t v = b & 0x7fU;
+    int shift = 7;
+    do {
+      b = byte();
+      v |= static_cast<std::uint64_t>(b & 0x7fU) << shift;
+      shift += 7;
+    } while ((b & 0x80U) != 0);
+    return v;
+  }
+  std::int64_t signedVarint() {
+    const std::uint64_t v = varint();
+    return static_cast<std::int64_t>((v >> 1) ^ (~(v & 1) + 1));
+  }
+  std::uint32_t raw32() {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      v |= static_cast<std::uint32_t>(byte()) << (8 * i);
+    }
+    return v;
+  }
+
+ private:
+  const std::byte* at_;
+};
+
+/// Reads untrusted bytes: every read is bounded, and the first problem stops the reading (later
+/// reads return zeros) and is kept with its byte position for the caller's message.
+class CheckedUnpacker {
+ public:
+  explicit CheckedUnpacker(std::span<const std::byte> bytes) : bytes_(bytes) {}
+  std::uint8_t byte() {
+    if (pos_ >= bytes_.size()) {
+      fail("the data ends inside an instruction");
+      return 0;
+    }
+    return static_cast<std::uint8_t>(bytes_[pos_++]);
+  }
+  bool boolean() {
+    const std::uint8_t b = byte();
+    if (b > 1) {
+      fail("a bool byte other than 0 or 1");
+    }
+    return b == 1;
+  }
+  std::uint64_t varint() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      const std::uint64_t b = byte();
+      v |= (b & 0x7fU) << shift;
+      if (b < 0x80) {
+        if (shift == 63 && b > 1) {
+          fail("a varint larger than 64 bits");
+        } else if (shift > 0 && b == 0) {
+          fail("a varint with a redundant last byte");  // the encoder writes each value one way
+        }
+        return v;
+      }
+    }
+    fail("a varint longer than 10 bytes");
+    return 0;
+  }
+  std::int64_t signedVarint() {
+    const std::uint64_t v = varint();
+    return static_cast<std::int64_t>((v >> 1) ^ (~(v & 1) + 1));
+  }
+  std::int32_t int32() {
+    const std::int64_t v = signedVarint();
+    if (v < std::numeric_limits<std::int32_t>::min() ||
+        v > std::numeric_limits<std::int32_t>::max()) {
+      fail("a 32-bit field out of range");
+      return 0;
+    }
+    return static_cast<std::int32_t>(v);
+  }
+  std::uint32_t raw32() {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      v |= static_cast<std::uint32_t>(byte()) << (8 * i);
+    }
+    return v;
+  }
+  std::uint8_t count(std::uint8_t max) {
+    const std::uint8_t n = byte();
+    if (n > max) {
+      fail("a dimension count beyond the pattern's four");
+      return 0;
+    }
+    return n;
+  }
+
+  /// The encoder stores the dimensions up to the last that is not the default, no more.
+  void checkStoredDims(const std::array<Dim, kMaxFreeDims>& dims, std::uint8_t stored) {
+    if (stored > 0 && dims[stored - 1] == Dim{}) {
+      fail("a stored dimension that is the default, which the encoder leaves out");
+    }
+  }
+
+  [[nodiscard]] bool failed() const { return problem_ != nullptr; }
+  /// What went wrong first, and where (offset from the start of the bytes).
+  [[nodiscard]] const char* problem() const { return problem_; }
+  [[nodiscard]] std::size_t problemAt() const { return problemAt_; }
+  [[nodiscard]] std::size_t position() const { return pos_; }
+
+ private:
+  void fail(const char* what) {
+    if (problem_ == nullptr) {
+      problem_ = what;
+      problemAt_ = pos_;
+    }
+    pos_ = bytes_.size();
+  }
+  std::span<const std::byte> bytes_;
+  std::size_t pos_ = 0;
+  const char* problem_ = nullptr;
+  std::size_t problemAt_ = 0;
+};
+
+inline void pack(bool v, Packer& p) { p.byte(static_cast<std::uint8_t>(v)); }
+template <typename U>
+void unpack(U& u, bool& v) {
+  v = u.boolean();
+}
+
+inline void pack(std::int64_t v, Packer& p) { p.signedVarint(v); }
+template <typename U>
+void unpack(U& u, std::int64_t& v) {
+  v = u.signedVarint();
+}
+
+inline void pack(float v, Packer& p) { p.raw32(std::bit_cast<std::uint32_t>(v)); }
+template <typename U>
+void unpack(U& u, float& v) {
+  v = std::bit_cast<float>(u.raw32());
+}
+
+template <typename E>
+requires std::is_enum_v<E>
+void pack(E v, Packer& p) {
+  static_assert(sizeof(E) == 1);
+  p.byte(static_cast<std::uint8_t>(v));
+}
+template <typename U, typename E>
+requires std::is_enum_v<E>
+void unpack(U& u, E& v) { v = static_cast<E>(u.byte()); }
+
+/// How many leading entries of `dims` must be stored: up to the last that is not the default.
+inline std::uint8_t storedDims(const std::array<Dim, kMaxFreeDims>& dims) {
+  std::uint8_t n = kMaxFreeDims;
+  while (n > 0 && dims[n - 1] == Dim{}) {
+    --n;
+  }
+  return n;
+}
+
+inline void packDims(const std::array<Dim, kMaxFreeDims>& dims, std::uint8_t stored, Packer& p) {
+  for (std::uint8_t d = 0; d < stored; ++d) {
+    p.signedVarint(dims[d].stride);
+    p.signedVarint(dims[d].count);
+  }
+}
+
+template <typename U>
+void unpackDims(U& u, std::array<Dim, kMaxFreeDims>& dims, std::uint8_t stored) {
+  for (std::uint8_t d = 0; d < kMaxFreeDims; ++d) {
+    if (d < stored) {
+      dims[d].stride = u.signedVarint();
+      dims[d].count = u.signedVarint();
+    } else {
+      dims[d] = Dim{};
+    }
+  }
+  u.checkStoredDims(dims, stored);
+}
+
+inline void pack(const AccessPattern& ap, Packer& p) {
+  const std::uint8_t stored = storedDims(ap.dims);
+  pack(ap.memory, p);
+  pack(ap.dtype, p);
+  p.byte(stored);
+  p.signedVarint(ap.numDims);
+  p.signedVarint(ap.tensor);
+  p.signedVarint(ap.partitionStart);
+  p.signedVarint(ap.partitionCount);
+  p.signedVarint(ap.partitionStride);
+  p.signedVarint(ap.offset);
+  packDims(ap.dims, stored, p);
+}
+template <typename U>
+void unpack(U& u, AccessPattern& ap) {
+  unpack(u, ap.memory);
+  unpack(u, ap.dtype);
+  const std::uint8_t stored = u.count(kMaxFreeDims);
+  ap.numDims = u.int32();
+  ap.tensor = u.int32();
+  ap.partitionStart = u.signedVarint();
+  ap.partitionCount = u.signedVarint();
+  ap.partitionStride = u.signedVarint();
+  ap.offset = u.signedVarint();
+  unpackDims(u, ap.dims, stored);
+}
+
+inline void pack(const std::optional<AccessPattern>& ap, Packer& p) {
+  p.byte(static_cast<std::uint8_t>(ap.has_value()));
+  if (ap) {
+    pack(*ap, p);
+  }
+}
+template <typename U>
+void unpack(U& u, std::optional<AccessPattern>& ap) {
+  if (!u.boolean()) {
+    ap.reset();
+    return;
+  }
+  if (!ap) {
+    ap.emplace();
+  }
+  unpack(u, *ap);
+}
+
+inline void pack(const ScalarOperand& s, Packer& p) {
+  p.byte(static_cast<std::uint8_t>(s.index()));
+  if (const float* f = std::get_if<float>(&s)) {
+    pack(*f, p);
+  } else {
+    pack(std::get<AccessPattern>(s), p);
+  }
+}
+template <typename U>
+void unpack(U& u, ScalarOperand& s) {
+  if (!u.boolean()) {
+    float f = 0;
+    unpack(u, f);
+    s = f;
+    return;
+  }
+  auto* ap = std::get_if<AccessPattern>(&s);
+  if (ap == nullptr) {
+    ap = &s.emplace<AccessPattern>();
+  }
+  unpack(u, *ap);
+}
+
+template <std::size_t N>
+void pack(const std::array<std::int64_t, N>& v, Packer& p) {
+  for (const std::int64_t x : v) {
+    p.signedVarint(x);
+  }
+}
+template <typename U, std::size_t N>
+void unpack(U& u, std::array<std::int64_t, N>& v) {
+  for (std::int64_t& x : v) {
+    x = u.signedVarint();
+  }
+}
+
+inline void pack(const IndexPattern& pattern, Packer& p) {
+  const std::uint8_t stored = storedDims(pattern.dims);
+  p.byte(stored);
+  p.signedVarint(pattern.numDims);
+  packDims(pattern.dims, stored, p);
+}
+template <typename U>
+void unpack(U& u, IndexPattern& pattern) {
+  const std::uint8_t stored = u.count(kMaxFreeDims);
+  pattern.numDims = u.int32();
+  unpackDims(u, pattern.dims, stored);
+}
+
+// The most bytes pack() writes for a field of each type.
+constexpr std::size_t kMaxVarint = 10;
+constexpr std::size_t kMaxDimsBytes = 2 * kMaxFreeDims * kMaxVarint;
+constexpr std::size_t kMaxPatternBytes = 3 + 6 * kMaxVarint + kMaxDimsBytes;
+constexpr std::size_t maxPackedBytes(const bool*) { return 1; }
+constexpr std::size_t maxPackedBytes(const std::int64_t*) { return kMaxVarint; }
+constexpr std::size_t maxPackedBytes(const float*) { return 4; }
+template <typename E>
+requires std::is_enum_v<E>
+constexpr std::size_t maxPackedBytes(const E*) { return 1; }
+constexpr std::size_t maxPackedBytes(const AccessPattern*) { return kMaxPatternBytes; }
+constexpr std::size_t maxPackedBytes(const std::optional<AccessPattern>*) {
+  return 1 + kMaxPatternBytes;
+}
+constexpr std::size_t maxPackedBytes(const ScalarOperand*) { return 1 + kMaxPatternBytes; }
+template <std::size_t N>
+constexpr std::size_t maxPackedBytes(const std::array<std::int64_t, N>*) {
+  return N * kMaxVarint;
+}
+constexpr std::size_t maxPackedBytes(const IndexPattern*) { return 1 + kMaxVarint + kMaxDimsBytes; }
+
+template <typename I>
+constexpr std::size_t maxBodyBytes() {
+  std::size_t bytes = 0;
+  forEachField<I>([&](const auto& desc) {
+    using T = std::remove_cvref_t<decltype(std::declval<I>().*(desc.member))>;
+    bytes += maxPackedBytes(static_cast<const T*>(nullptr));
+  });
+  return bytes;
+}
+
+/// The most bytes any instruction's fields pack into.
+constexpr std::size_t kMaxBodyBytes = []<std::size_t... K>(std::index_sequence<K...>) {
+  return std::max({maxBodyBytes<std::variant_alternative_t<K, InstructionBody>>()...});
+}
+(std::make_index_sequence<std::variant_size_v<InstructionBody>>());
+
+/// Appends the packed fields of `body` to `out`.
+inline void packBody(const InstructionBody& body, std::vector<std::byte>& out) {
+  std::array<std::byte, kMaxBodyBytes> scratch;  // written before it is read
+  Packer p(scratch.data());
+  std::visit(
+      [&](const auto& instr) {
+        forEachFieldValue(instr, [&](const auto& /*desc*/, const auto& value) { pack(value, p); });
+      },
+      body);
+  out.insert(out.end(), scratch.data(), p.position());
+}
+
+/// Decodes the fields of alternative K into `body`, reusing the alternative already there.
+template <typename U, std::size_t K>
+void unpackBodyAs(U& u, InstructionBody& body) {
+  auto* instr = std::get_if<K>(&body);
+  if (instr == nullptr) {
+    instr = &body.template emplace<K>();
+  }
+  forEachFieldValue(*instr, [&](const auto& /*desc*/, auto& member) { unpack(u, member); });
+}
+
+template <typename U>
+using BodyUnpacker = void (*)(U&, InstructionBody&);
+
+/// unpackBodyAs<U, K> for every alternative K.
+template <typename U>
+inline constexpr auto kBodyUnpackers = []<std::size_t... K>(std::index_sequence<K...>) {
+  return std::array<BodyUnpacker<U>, sizeof...(K)>{&unpackBodyAs<U, K>...};
+}
+(std::make_index_sequence<std::variant_size_v<InstructionBody>>());
+
+/// Decodes the fields of an instruction of type `type` (an InstructionBody alternative, which the
+/// caller has checked) into `body`.
+template <typename U>
+void unpackBody(std::size_t type, U& u, InstructionBody& body) {
+  kBodyUnpackers<U>[type](u, body);
+}
+
+/// Appends what `fn(Packer&)` writes, at most N bytes, to `out`.
+template <std::size_t N, typename Fn>
+void appendPacked(std::vector<std::byte>& out, Fn&& fn) {
+  std::array<std::byte, N> scratch;  // written before it is read
+  Packer p(scratch.data());
+  fn(p);
+  out.insert(out.end(), scratch.data(), p.position());
+}
+
+}  // namespace trn::isa::packed
