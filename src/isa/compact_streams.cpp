@@ -149,10 +149,11 @@ Status decodeStreams(codec::Reader& r, Program& program, InstructionBudget* budg
   TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> rest, r.take(r.remaining()));
   CheckedUnpacker u(rest);
   Instruction instr;
+  std::uint64_t lastFile = files.size();  // none yet: instr.location.file is not any table entry
   for (const Engine engine : kAllEngines) {
     InstructionStream& stream = program.stream(engine);
     const auto count = static_cast<std::size_t>(counts[static_cast<std::size_t>(engine)]);
-    stream.reserve(count);
+    stream.reserve(count, rest.size());  // the fields are within the bytes left
     for (std::size_t i = 0; i < count; ++i) {
       const std::size_t at = u.position();
       const auto fail = [&](std::string_view what) {
@@ -190,7 +191,10 @@ Status decodeStreams(codec::Reader& r, Program& program, InstructionBudget* budg
       if (u.failed()) {
         return fail("");
       }
-      instr.location.file = files[file];
+      if (file != lastFile) {
+        instr.location.file = files[file];
+        lastFile = file;
+      }
       if (const Status form = checkInstructionForm(instr, program.tensors.size()); !form.ok()) {
         return r.errorAt(base + at,
                          fmt::format("{}: {}", info(instr.body).mnemonic, form.message()));
@@ -198,7 +202,6 @@ Status decodeStreams(codec::Reader& r, Program& program, InstructionBudget* budg
       // The fields are canonical (the unpacker refuses any other encoding): keep their bytes.
       stream.pushPacked(instr, rest.subspan(fieldsAt, u.position() - fieldsAt));
     }
-    stream.shrinkToFit();
   }
   if (firstUnused != files.size()) {
     return r.errorAt(base, fmt::format("source location file {} is never used", firstUnused));

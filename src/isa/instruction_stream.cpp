@@ -88,11 +88,13 @@ void InstructionStream::set(std::size_t index, const Instruction& instr) {
   entries_[index] = pack(instr);
 }
 
-void InstructionStream::reserve(std::size_t instructions) {
-  // Kernel instructions pack their fields into about 40 bytes; shrinkToFit gives back the rest.
+void InstructionStream::reserve(std::size_t instructions, std::optional<std::size_t> fieldBytes) {
+  // Kernel instructions pack their fields into about 40 bytes.
   constexpr std::size_t kTypicalFieldBytes = 40;
   entries_.reserve(instructions);
-  fields_.reserve(std::min(instructions, kMaxFieldBytes / kTypicalFieldBytes) * kTypicalFieldBytes);
+  fields_.reserve(
+      std::min(kMaxFieldBytes,
+               fieldBytes.value_or(std::min(instructions, kMaxFieldBytes) * kTypicalFieldBytes)));
 }
 
 void InstructionStream::shrinkToFit() {
@@ -147,9 +149,9 @@ std::string_view InstructionStream::locationFile(std::size_t index) const {
 }
 
 std::size_t InstructionStream::residentBytes() const {
-  std::size_t bytes = entries_.capacity() * sizeof(Entry) + fields_.capacity() +
-                      waits_.capacity() * sizeof(SemaphoreWait) +
-                      updates_.capacity() * sizeof(SemaphoreUpdate);
+  std::size_t bytes = entries_.size() * sizeof(Entry) + fields_.size() +
+                      waits_.size() * sizeof(SemaphoreWait) +
+                      updates_.size() * sizeof(SemaphoreUpdate);
   for (const std::string& file : files_) {
     // Each name is in files_ and, as a key, in fileIndex_; count the map's nodes roughly.
     bytes += 2 * (sizeof(std::string) + file.capacity()) + 4 * sizeof(void*);

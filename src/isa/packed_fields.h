@@ -116,6 +116,14 @@ class CheckedUnpacker {
     return b == 1;
   }
   std::uint64_t varint() {
+    // Most values are below 128: one byte, read without the loop when it is not the last.
+    if (pos_ < bytes_.size()) {
+      const auto first = static_cast<std::uint64_t>(bytes_[pos_]);
+      if (first < 0x80) {
+        ++pos_;
+        return first;
+      }
+    }
     std::uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       const std::uint64_t b = byte();

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,8 +45,10 @@ class InstructionStream {
   /// Replaces instruction `index` (< size()) with `instr`. The old packed fields stay in the
   /// stream until it is copied; editing is for building and tests, not for hot loops.
   void set(std::size_t index, const Instruction& instr);
-  /// Reserves room for `instructions` instructions of typical size.
-  void reserve(std::size_t instructions);
+  /// Reserves room for `instructions` instructions whose fields pack into at most `fieldBytes`
+  /// bytes in all (by default a typical kernel's). Room that is never written costs address
+  /// space, not memory: the host backs pages when they are first touched.
+  void reserve(std::size_t instructions, std::optional<std::size_t> fieldBytes = std::nullopt);
   /// Gives back the memory reserved beyond what the stream holds.
   void shrinkToFit();
   void clear();
@@ -72,7 +75,9 @@ class InstructionStream {
   [[nodiscard]] std::string_view locationFile(std::size_t index) const;
   [[nodiscard]] std::int32_t locationLine(std::size_t index) const { return entries_[index].line; }
 
-  /// Host bytes the stream holds (reserved capacity included), for memory figures.
+  /// Host bytes the stream's data takes, for memory figures: its entries, fields, semaphore
+  /// lists and file names. Reserved room is not counted; large blocks are backed by pages only
+  /// once written (see reserve).
   [[nodiscard]] std::size_t residentBytes() const;
 
   /// Instructions compare by value, decoded.
