@@ -4,13 +4,13 @@
 // thread per core, up to the host's cores) and the form checks. Items are instructions, so
 // items/s is instructions loaded per second; `file_bytes_per_instr` is the file's size and
 // `resident_bytes_per_instr` the loaded program's host memory per instruction. Generating and
-// saving the file is not timed.
+// saving the file is not timed; the file is removed at exit.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "program_generator.h"
 #include "trn/isa/chip_program.h"
@@ -28,8 +28,16 @@ std::string chipProgramFile(std::int64_t instructions, std::string& error) {
   const std::string path = (std::filesystem::temp_directory_path() /
                             fmt::format("trnsim_load_bench_{}.tprog", instructions))
                                .string();
-  static std::string made;
-  if (made == path) {
+  // Made once per process, and removed at exit: it is hundreds of megabytes.
+  struct MadeFile {
+    std::string path;
+    ~MadeFile() {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+    }
+  };
+  static MadeFile made;
+  if (made.path == path) {
     return path;
   }
   trn::Result<trn::spec::ChipSpec> chip = trn::spec::loadChip("trn2");
@@ -54,7 +62,7 @@ std::string chipProgramFile(std::int64_t instructions, std::string& error) {
     error = saved.toString();
     return "";
   }
-  made = path;
+  made.path = path;
   return path;
 }
 
