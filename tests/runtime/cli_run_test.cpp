@@ -123,6 +123,23 @@ TEST_F(CliRunTest, AsmDisasmRoundTrip) {
   EXPECT_NE(text1.output.find("pe: nc_matmul dst=psum[0:128]:fp32[[1,512]]"), std::string::npos);
 }
 
+TEST_F(CliRunTest, AsmWritesEitherFormatVersionAndDisasmReadsBoth) {
+  ASSERT_EQ(trnsim(fmt::format("asm {} -o {}", kExample, path("compact.tprog"))).exitCode, 0);
+  ASSERT_EQ(trnsim(fmt::format("asm {} --format-version 1 -o {}", kExample, path("fixed.tprog")))
+                .exitCode,
+            0);
+  EXPECT_LT(std::filesystem::file_size(path("compact.tprog")) * 2,
+            std::filesystem::file_size(path("fixed.tprog")));
+  const auto compact = trnsim(fmt::format("disasm {}", path("compact.tprog")));
+  const auto fixed = trnsim(fmt::format("disasm {}", path("fixed.tprog")));
+  ASSERT_EQ(compact.exitCode, 0) << compact.output;
+  EXPECT_EQ(compact.output, fixed.output);
+  const auto two =
+      trnsim(fmt::format("asm {} --format-version 2 -o {}", kExample, path("x.tprog")));
+  EXPECT_EQ(two.exitCode, 1);  // 2 is the multi-core container, not a program format
+  EXPECT_NE(two.output.find("--format-version"), std::string::npos) << two.output;
+}
+
 TEST_F(CliRunTest, DemoRunsTheDecoderLayerOnOneCoreAndOnAPairChecksItAndWritesATrace) {
   const std::string trace = path("layer.json");
   const auto demo = trnsim("demo --small --trace " + trace);

@@ -56,6 +56,7 @@ struct AsmOptions {
   std::vector<std::string> inputs;
   std::vector<int> cores;
   int lnc = 1;
+  std::uint32_t formatVersion = isa::kProgramFormatVersion;
   std::string output;
 };
 
@@ -66,6 +67,7 @@ Status assemble(const AsmOptions& options) {
   }
   isa::ChipProgram chip;
   chip.lnc = options.lnc;
+  chip.programVersion = options.formatVersion;
   for (std::size_t i = 0; i < options.inputs.size(); ++i) {
     TRN_ASSIGN_OR_RETURN(isa::Program program, runtime::loadProgram(options.inputs[i]));
     chip.cores.push_back(
@@ -306,6 +308,12 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
   assembleCommand->add_option("--cores", o->assemble.cores, "physical core of each program")
       ->delimiter(',');
   assembleCommand->add_option("--lnc", o->assemble.lnc, "physical cores per logical core")
+      ->capture_default_str();
+  assembleCommand
+      ->add_option("--format-version", o->assemble.formatVersion,
+                   "program format: 3 (compact) or 1 (every field at full width, for older "
+                   "readers)")
+      ->check(CLI::IsMember({isa::kCompactProgramFormatVersion, isa::kFixedProgramFormatVersion}))
       ->capture_default_str();
   assembleCommand->add_option("-o,--output", o->assemble.output, "binary program to write")
       ->required();
