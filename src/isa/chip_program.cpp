@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "field_codec.h"
+#include "trn/base/file_reader.h"
 #include "trn/isa/program_binary.h"
 
 namespace trn::isa {
@@ -67,11 +68,27 @@ Result<std::vector<std::byte>> encodeChipProgram(const ChipProgram& chip) {
 }
 
 Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::string_view name) {
-  codec::Reader r(bytes, name);
+  return decodeChipProgram(MemoryByteSource(bytes), name);
+}
+
+Result<ChipProgram> decodeChipProgram(const ByteSource& source, std::string_view name) {
+  // The head (magic, version, LNC, core count) and each core's record (physical core, length)
+  // are read by range, at most as many bytes as the source holds, each through a Reader placed
+  // at its offset so that errors give the byte of the whole file.
+  FileBytes buffer;
+  const std::uint64_t size = source.size();
+  const auto readAt = [&](std::uint64_t offset, std::size_t want) {
+    return source.read(
+        offset, static_cast<std::size_t>(std::min<std::uint64_t>(want, size - offset)), buffer);
+  };
+  constexpr std::size_t kHeadBytes = codec::kProgramMagic.size() + 3 * sizeof(std::uint32_t);
+  TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> head, readAt(0, kHeadBytes));
+  codec::Reader r(head, name);
   TRN_ASSIGN_OR_RETURN(const std::uint32_t version, codec::readHeader(r, name));
   ChipProgram chip;
   if (version == kFixedProgramFormatVersion || version == kCompactProgramFormatVersion) {
-    TRN_ASSIGN_OR_RETURN(Program program, decodeProgram(bytes, name));
+    TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> whole, readAt(0, size));
+    TRN_ASSIGN_OR_RETURN(Program program, decodeProgram(whole, name));
     chip.cores.push_back({0, std::move(program)});
     chip.programVersion = version;
     return chip;
@@ -96,38 +113,45 @@ Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::str
         fmt::format("{} cores; a chip program has 1 to {}", count, kMaxChipProgramCores));
   }
   chip.lnc = static_cast<int>(lnc);
-  // The core records are read first; the programs are then decoded on a thread each (up to the
-  // host's cores), against one instruction budget, and their errors reported in core order.
+  // The core records are read first; the programs are then read and decoded on a thread each (up
+  // to the host's cores), against one instruction budget, and their errors reported in core
+  // order. A file is never held whole: each thread reads the programs it decodes.
   struct Embedded {
     int physical;
-    std::span<const std::byte> bytes;
+    std::uint64_t at;
+    std::size_t length;
     std::string name;
   };
   std::vector<Embedded> embedded;
   std::optional<std::uint32_t> firstVersion;
+  std::uint64_t offset = r.position();
   for (std::uint32_t i = 0; i < count; ++i) {
+    TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> recordBytes,
+                         readAt(offset, sizeof(std::uint32_t) + sizeof(std::uint64_t)));
+    codec::Reader record(recordBytes, name, offset);
     std::uint32_t physical = 0;
     std::uint64_t length = 0;
-    TRN_RETURN_IF_ERROR(r.get(physical));
+    TRN_RETURN_IF_ERROR(record.get(physical));
     if (physical >= kMaxChipProgramCores) {
-      return r.error(
+      return record.error(
           fmt::format("physical core {}; cores are 0 to {}", physical, kMaxChipProgramCores - 1));
     }
     for (const Embedded& earlier : embedded) {
       if (earlier.physical == static_cast<int>(physical)) {
-        return r.error(fmt::format("physical core {} has two programs", physical));
+        return record.error(fmt::format("physical core {} has two programs", physical));
       }
     }
-    TRN_RETURN_IF_ERROR(r.get(length));
-    if (length > r.remaining()) {
-      return r.error(fmt::format("the program of physical core {} claims {} bytes; {} are left",
-                                 physical, length, r.remaining()));
+    TRN_RETURN_IF_ERROR(record.get(length));
+    const std::uint64_t at = offset + record.position();
+    if (length > size - at) {
+      return record.error(
+          fmt::format("the program of physical core {} claims {} bytes; {} are left", physical,
+                      length, size - at));
     }
-    const std::size_t at = r.position();
-    TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> program,
-                         r.take(static_cast<std::size_t>(length)));
     // All cores' programs share one format version, so that the chip re-encodes as it was read.
-    codec::Reader header(program, name);
+    TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> programHead,
+                         readAt(at, std::min<std::uint64_t>(length, kHeadBytes)));
+    codec::Reader header(programHead, name);
     // (A version no reader knows is the embedded decoder's to report.)
     if (const Result<std::uint32_t> embeddedVersion = codec::readHeader(header, name);
         embeddedVersion.ok() && (*embeddedVersion == kFixedProgramFormatVersion ||
@@ -136,25 +160,35 @@ Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::str
         firstVersion = *embeddedVersion;
         chip.programVersion = *embeddedVersion;
       } else if (*embeddedVersion != chip.programVersion) {
-        return r.errorAt(at, fmt::format("the program of physical core {} is format version {}, "
-                                         "an earlier core's {}; a chip program uses one",
-                                         physical, *embeddedVersion, chip.programVersion));
+        return record.errorAt(record.position(),
+                              fmt::format("the program of physical core {} is format version {}, "
+                                          "an earlier core's {}; a chip program uses one",
+                                          physical, *embeddedVersion, chip.programVersion));
       }
     }
-    embedded.push_back({static_cast<int>(physical), program,
+    embedded.push_back({static_cast<int>(physical), at, static_cast<std::size_t>(length),
                         fmt::format("{} (core {} at byte {})", name, physical, at)});
+    offset = at + length;
   }
-  if (!r.done()) {
-    return r.error(fmt::format("{} bytes after the last core's program", r.remaining()));
+  if (offset != size) {
+    return codec::Reader({}, name, offset)
+        .error(fmt::format("{} bytes after the last core's program", size - offset));
   }
   InstructionBudget budget(kMaxChipProgramInstructions);
   std::vector<std::optional<Result<Program>>> programs(embedded.size());
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
+    FileBytes programBytes;  // reused for each program this thread reads
     for (std::size_t c = next++; c < embedded.size(); c = next++) {
-      programs[c].emplace(budget.exceeded()
-                              ? Result<Program>(outOfRange("over the instruction budget"))
-                              : decodeProgram(embedded[c].bytes, embedded[c].name, &budget));
+      const Embedded& core = embedded[c];
+      if (budget.exceeded()) {
+        programs[c].emplace(outOfRange("over the instruction budget"));
+        continue;
+      }
+      const Result<std::span<const std::byte>> bytes =
+          source.read(core.at, core.length, programBytes);
+      programs[c].emplace(bytes.ok() ? decodeProgram(*bytes, core.name, &budget)
+                                     : Result<Program>(bytes.status()));
     }
   };
   {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <unordered_map>
@@ -26,6 +27,21 @@ constexpr auto kOpcodes = []<std::size_t... K>(std::index_sequence<K...>) {
       std::variant_alternative_t<K, InstructionBody>::kInfo.opcode...};
 }
 (std::make_index_sequence<std::variant_size_v<InstructionBody>>());
+
+/// Opcodes are below this (an engine group in the high byte, as instruction_set.h assigns them).
+constexpr std::size_t kOpcodeLimit = 0x1000;
+constexpr std::uint8_t kNoType = 0xff;
+static_assert(kOpcodes.size() < kNoType && std::ranges::max(kOpcodes) < kOpcodeLimit);
+
+/// The InstructionBody alternative of each opcode, or kNoType.
+constexpr auto kTypeOfOpcode = [] {
+  std::array<std::uint8_t, kOpcodeLimit> types{};
+  types.fill(kNoType);
+  for (std::size_t k = 0; k < kOpcodes.size(); ++k) {
+    types[kOpcodes[k]] = static_cast<std::uint8_t>(k);
+  }
+  return types;
+}();
 
 template <typename Entry>
 void appendSync(std::span<const Entry> entries, std::vector<std::byte>& out) {
@@ -120,10 +136,14 @@ Status decodeStreams(codec::Reader& r, Program& program, InstructionBudget* budg
   std::vector<std::string> files(fileCount);
   std::unordered_map<std::string_view, std::size_t> seen;
   for (std::size_t f = 0; f < files.size(); ++f) {
+    const std::size_t nameAt = r.position();
     TRN_RETURN_IF_ERROR(
         r.getString(files[f], ProgramLimits::kMaxLocationFileBytes, "source location file name"));
     if (const auto [at, inserted] = seen.emplace(files[f], f); !inserted) {
       return r.error(fmt::format("source location files {} and {} are the same", at->second, f));
+    }
+    if (const Status form = checkLocationFileForm(files[f]); !form.ok()) {
+      return r.errorAt(nameAt, form.message());
     }
   }
   std::size_t firstUnused = 0;
@@ -161,8 +181,8 @@ Status decodeStreams(codec::Reader& r, Program& program, InstructionBudget* budg
                          u.failed() ? std::string_view(u.problem()) : what);
       };
       const std::uint64_t opcode = u.varint();
-      const auto* type = std::find(kOpcodes.begin(), kOpcodes.end(), opcode);
-      if (u.failed() || type == kOpcodes.end()) {
+      const std::uint8_t type = opcode < kOpcodeLimit ? kTypeOfOpcode[opcode] : kNoType;
+      if (u.failed() || type == kNoType) {
         return fail(fmt::format("unknown opcode 0x{:04x}", opcode));
       }
       const std::uint8_t issuer = u.byte();
@@ -187,7 +207,7 @@ Status decodeStreams(codec::Reader& r, Program& program, InstructionBudget* budg
       firstUnused += file == firstUnused ? 1 : 0;
       instr.location.line = u.int32();
       const std::size_t fieldsAt = u.position();
-      packed::unpackBody(static_cast<std::size_t>(type - kOpcodes.begin()), u, instr.body);
+      packed::unpackBody(type, u, instr.body);
       if (u.failed()) {
         return fail("");
       }
@@ -195,7 +215,8 @@ Status decodeStreams(codec::Reader& r, Program& program, InstructionBudget* budg
         instr.location.file = files[file];
         lastFile = file;
       }
-      if (const Status form = checkInstructionForm(instr, program.tensors.size()); !form.ok()) {
+      if (const Status form = checkInstructionFormBesidesFile(instr, program.tensors.size());
+          !form.ok()) {
         return r.errorAt(base + at,
                          fmt::format("{}: {}", info(instr.body).mnemonic, form.message()));
       }

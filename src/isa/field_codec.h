@@ -51,7 +51,10 @@ class Writer {
 /// Reads little-endian values with bounds checks; errors carry the byte offset.
 class Reader {
  public:
-  Reader(std::span<const std::byte> bytes, std::string_view name) : bytes_(bytes), name_(name) {}
+  /// Reads `bytes`, which start at byte `base` of the file called `name` (errors give the byte of
+  /// the file).
+  Reader(std::span<const std::byte> bytes, std::string_view name, std::uint64_t base = 0)
+      : bytes_(bytes), name_(name), base_(base) {}
 
   template <typename T>
   Status get(T& value) {
@@ -97,7 +100,8 @@ class Reader {
   [[nodiscard]] Status error(std::string_view what) const { return errorAt(pos_, what); }
   /// The error of a problem at byte `position` of the data.
   [[nodiscard]] Status errorAt(std::size_t position, std::string_view what) const {
-    return parseError(fmt::format("{}: corrupt program at byte {}: {}", name_, position, what));
+    return parseError(
+        fmt::format("{}: corrupt program at byte {}: {}", name_, base_ + position, what));
   }
   [[nodiscard]] bool done() const { return pos_ == bytes_.size(); }
   [[nodiscard]] std::size_t remaining() const { return bytes_.size() - pos_; }
@@ -106,6 +110,7 @@ class Reader {
  private:
   std::span<const std::byte> bytes_;
   std::string_view name_;
+  std::uint64_t base_;
   std::size_t pos_ = 0;
 };
 

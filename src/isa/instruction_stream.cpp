@@ -22,8 +22,8 @@ constexpr auto kInfos = []<std::size_t... K>(std::index_sequence<K...>) {
 }
 (std::make_index_sequence<std::variant_size_v<InstructionBody>>());
 
-template <typename T>
-std::uint32_t offset32(const std::vector<T>& v) {
+template <typename Vector>
+std::uint32_t offset32(const Vector& v) {
   TRN_CHECK(v.size() <= InstructionStream::kMaxFieldBytes)
       << "an instruction stream outgrew 32-bit offsets (" << v.size() << " entries)";
   return static_cast<std::uint32_t>(v.size());
@@ -92,16 +92,12 @@ void InstructionStream::reserve(std::size_t instructions, std::optional<std::siz
   // Kernel instructions pack their fields into about 40 bytes.
   constexpr std::size_t kTypicalFieldBytes = 40;
   entries_.reserve(instructions);
+  // Most instructions wait on at most one semaphore and update at most one.
+  waits_.reserve(instructions);
+  updates_.reserve(instructions);
   fields_.reserve(
       std::min(kMaxFieldBytes,
                fieldBytes.value_or(std::min(instructions, kMaxFieldBytes) * kTypicalFieldBytes)));
-}
-
-void InstructionStream::shrinkToFit() {
-  entries_.shrink_to_fit();
-  fields_.shrink_to_fit();
-  waits_.shrink_to_fit();
-  updates_.shrink_to_fit();
 }
 
 void InstructionStream::clear() { *this = InstructionStream{}; }

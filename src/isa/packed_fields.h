@@ -31,6 +31,9 @@ namespace trn::isa::packed {
 // and bool bytes other than 0 and 1 (the binary program format, program_binary.h, stores fields in
 // this encoding too). Enum values and pattern forms are checkInstructionForm's to judge.
 
+/// The bytes of the longest varint, a 64-bit value.
+constexpr std::size_t kMaxVarint = 10;
+
 /// Writes into a buffer sized beforehand for the worst case (maxPackedBytes).
 class Packer {
  public:
@@ -97,72 +100,72 @@ class Unpacker {
 };
 
 /// Reads untrusted bytes: every read is bounded, and the first problem stops the reading (later
-/// reads return zeros) and is kept with its byte position for the caller's message.
+/// reads return zeros) and is kept with its byte position for the caller's message. Loading a
+/// program spends most of its time here, so the common cases (a byte, a one-byte varint) are
+/// inlined and the rest is out of line.
 class CheckedUnpacker {
  public:
-  explicit CheckedUnpacker(std::span<const std::byte> bytes) : bytes_(bytes) {}
-  std::uint8_t byte() {
-    if (pos_ >= bytes_.size()) {
+  explicit CheckedUnpacker(std::span<const std::byte> bytes)
+      : begin_(bytes.data()), at_(bytes.data()), end_(bytes.data() + bytes.size()) {}
+  [[gnu::always_inline]] std::uint8_t byte() {
+    if (at_ == end_) [[unlikely]] {
       fail("the data ends inside an instruction");
       return 0;
     }
-    return static_cast<std::uint8_t>(bytes_[pos_++]);
+    return static_cast<std::uint8_t>(*at_++);
   }
-  bool boolean() {
+  [[gnu::always_inline]] bool boolean() {
     const std::uint8_t b = byte();
-    if (b > 1) {
+    if (b > 1) [[unlikely]] {
       fail("a bool byte other than 0 or 1");
     }
     return b == 1;
   }
-  std::uint64_t varint() {
-    // Most values are below 128: one byte, read without the loop when it is not the last.
-    if (pos_ < bytes_.size()) {
-      const auto first = static_cast<std::uint64_t>(bytes_[pos_]);
-      if (first < 0x80) {
-        ++pos_;
-        return first;
+  [[gnu::always_inline]] std::uint64_t varint() {
+    // Most values take one byte, and most of the rest two (a last byte of 0 is redundant).
+    if (end_ - at_ >= 2) [[likely]] {
+      const auto b0 = static_cast<std::uint8_t>(at_[0]);
+      if (b0 < 0x80) {
+        ++at_;
+        return b0;
+      }
+      const auto b1 = static_cast<std::uint8_t>(at_[1]);
+      if (b1 != 0 && b1 < 0x80) {
+        at_ += 2;
+        return (b0 & 0x7fU) | (static_cast<std::uint64_t>(b1) << 7);
       }
     }
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      const std::uint64_t b = byte();
-      v |= (b & 0x7fU) << shift;
-      if (b < 0x80) {
-        if (shift == 63 && b > 1) {
-          fail("a varint larger than 64 bits");
-        } else if (shift > 0 && b == 0) {
-          fail("a varint with a redundant last byte");  // the encoder writes each value one way
-        }
-        return v;
-      }
-    }
-    fail("a varint longer than 10 bytes");
-    return 0;
+    return longVarint();
   }
-  std::int64_t signedVarint() {
+  [[gnu::always_inline]] std::int64_t signedVarint() {
     const std::uint64_t v = varint();
     return static_cast<std::int64_t>((v >> 1) ^ (~(v & 1) + 1));
   }
-  std::int32_t int32() {
+  [[gnu::always_inline]] std::int32_t int32() {
     const std::int64_t v = signedVarint();
     if (v < std::numeric_limits<std::int32_t>::min() ||
-        v > std::numeric_limits<std::int32_t>::max()) {
+        v > std::numeric_limits<std::int32_t>::max()) [[unlikely]] {
       fail("a 32-bit field out of range");
       return 0;
     }
     return static_cast<std::int32_t>(v);
   }
   std::uint32_t raw32() {
+    if (end_ - at_ < 4) [[unlikely]] {
+      at_ = end_;  // where byte() would have found the end
+      fail("the data ends inside an instruction");
+      return 0;
+    }
     std::uint32_t v = 0;
     for (int i = 0; i < 4; ++i) {
-      v |= static_cast<std::uint32_t>(byte()) << (8 * i);
+      v |= static_cast<std::uint32_t>(at_[i]) << (8 * i);
     }
+    at_ += 4;
     return v;
   }
-  std::uint8_t count(std::uint8_t max) {
+  [[gnu::always_inline]] std::uint8_t count(std::uint8_t max) {
     const std::uint8_t n = byte();
-    if (n > max) {
+    if (n > max) [[unlikely]] {
       fail("a dimension count beyond the pattern's four");
       return 0;
     }
@@ -171,7 +174,7 @@ class CheckedUnpacker {
 
   /// The encoder stores the dimensions up to the last that is not the default, no more.
   void checkStoredDims(const std::array<Dim, kMaxFreeDims>& dims, std::uint8_t stored) {
-    if (stored > 0 && dims[stored - 1] == Dim{}) {
+    if (stored > 0 && dims[stored - 1] == Dim{}) [[unlikely]] {
       fail("a stored dimension that is the default, which the encoder leaves out");
     }
   }
@@ -180,18 +183,41 @@ class CheckedUnpacker {
   /// What went wrong first, and where (offset from the start of the bytes).
   [[nodiscard]] const char* problem() const { return problem_; }
   [[nodiscard]] std::size_t problemAt() const { return problemAt_; }
-  [[nodiscard]] std::size_t position() const { return pos_; }
+  [[nodiscard]] std::size_t position() const { return static_cast<std::size_t>(at_ - begin_); }
 
  private:
-  void fail(const char* what) {
+  /// A varint of more than two bytes, or one near the end of the data.
+  [[gnu::noinline]] std::uint64_t longVarint() {
+    const auto available = std::min(kMaxVarint, static_cast<std::size_t>(end_ - at_));
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < available; ++i) {
+      const auto b = static_cast<std::uint64_t>(at_[i]);
+      v |= (b & 0x7fU) << (7 * i);
+      if (b < 0x80) {  // the last byte
+        at_ += i + 1;  // errors are placed after the varint
+        if (i == kMaxVarint - 1 && b > 1) {
+          fail("a varint larger than 64 bits");
+        } else if (i > 0 && b == 0) {
+          fail("a varint with a redundant last byte");  // the encoder writes each value one way
+        }
+        return v;
+      }
+    }
+    at_ += available;
+    fail(available < kMaxVarint ? "the data ends inside an instruction"
+                                : "a varint longer than 10 bytes");
+    return 0;
+  }
+  [[gnu::noinline, gnu::cold]] void fail(const char* what) {
     if (problem_ == nullptr) {
       problem_ = what;
-      problemAt_ = pos_;
+      problemAt_ = position();
     }
-    pos_ = bytes_.size();
+    at_ = end_;
   }
-  std::span<const std::byte> bytes_;
-  std::size_t pos_ = 0;
+  const std::byte* begin_;
+  const std::byte* at_;
+  const std::byte* end_;
   const char* problem_ = nullptr;
   std::size_t problemAt_ = 0;
 };
@@ -348,7 +374,6 @@ void unpack(U& u, IndexPattern& pattern) {
 }
 
 // The most bytes pack() writes for a field of each type.
-constexpr std::size_t kMaxVarint = 10;
 constexpr std::size_t kMaxDimsBytes = 2 * kMaxFreeDims * kMaxVarint;
 constexpr std::size_t kMaxPatternBytes = 3 + 6 * kMaxVarint + kMaxDimsBytes;
 constexpr std::size_t maxPackedBytes(const bool*) { return 1; }
@@ -384,8 +409,9 @@ constexpr std::size_t kMaxBodyBytes = []<std::size_t... K>(std::index_sequence<K
 }
 (std::make_index_sequence<std::variant_size_v<InstructionBody>>());
 
-/// Appends the packed fields of `body` to `out`.
-inline void packBody(const InstructionBody& body, std::vector<std::byte>& out) {
+/// Appends the packed fields of `body` to `out` (a vector of bytes).
+template <typename Bytes>
+void packBody(const InstructionBody& body, Bytes& out) {
   std::array<std::byte, kMaxBodyBytes> scratch;  // written before it is read
   Packer p(scratch.data());
   std::visit(

@@ -182,7 +182,23 @@ Status checkTensorDecl(const TensorDecl& tensor) {
   return {};
 }
 
-Status checkInstructionForm(const Instruction& instr, std::size_t tensorCount) {
+Status checkLocationFileForm(std::string_view file) {
+  if (file.size() > ProgramLimits::kMaxLocationFileBytes) {
+    return invalidArgument(fmt::format("source location file '{}' is longer than {} bytes",
+                                       escaped(file), ProgramLimits::kMaxLocationFileBytes));
+  }
+  for (std::size_t i = 0; i < file.size(); ++i) {
+    if (!isLocationFileChar(file[i])) {
+      return invalidArgument(
+          fmt::format("source location file '{}' has '{}' at byte {}; file "
+                      "names are printable ASCII without spaces or '#'",
+                      escaped(file), escaped(file.substr(i, 1)), i));
+    }
+  }
+  return {};
+}
+
+Status checkInstructionFormBesidesFile(const Instruction& instr, std::size_t tensorCount) {
   const Sync& sync = instr.sync;
   if (sync.waits.size() > ProgramLimits::kMaxSyncEntries ||
       sync.updates.size() > ProgramLimits::kMaxSyncEntries) {
@@ -197,32 +213,25 @@ Status checkInstructionForm(const Instruction& instr, std::size_t tensorCount) {
   for (const SemaphoreUpdate& u : sync.updates) {
     TRN_RETURN_IF_ERROR(checkValueForm(u.op, tensorCount));
   }
-  const std::string& file = instr.location.file;
-  if (file.size() > ProgramLimits::kMaxLocationFileBytes) {
-    return invalidArgument(fmt::format("source location file '{}' is longer than {} bytes",
-                                       escaped(file), ProgramLimits::kMaxLocationFileBytes));
-  }
-  for (std::size_t i = 0; i < file.size(); ++i) {
-    if (!isLocationFileChar(file[i])) {
-      return invalidArgument(fmt::format("source location file '{}' has '{}' at byte {}; file "
-                                         "names are printable ASCII without spaces or '#'",
-                                         escaped(file), escaped(file.substr(i, 1)), i));
-    }
-  }
   return std::visit(
       [&](const auto& body) {
         Status status;
         forEachFieldValue(body, [&](const auto& desc, const auto& value) {
-          if (status.ok()) {
-            status = checkValueForm(value, tensorCount);
-            if (!status.ok()) {
-              status = status.withContext(fmt::format("field '{}'", desc.name));
-            }
+          if (!status.ok()) {
+            return;
+          }
+          if (Status field = checkValueForm(value, tensorCount); !field.ok()) {
+            status = field.withContext(fmt::format("field '{}'", desc.name));
           }
         });
         return status;
       },
       instr.body);
+}
+
+Status checkInstructionForm(const Instruction& instr, std::size_t tensorCount) {
+  TRN_RETURN_IF_ERROR(checkLocationFileForm(instr.location.file));
+  return checkInstructionFormBesidesFile(instr, tensorCount);
 }
 
 Status checkProgramForm(const Program& program) {

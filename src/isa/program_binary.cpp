@@ -276,7 +276,7 @@ Result<Program> decodeFixed(codec::Reader& r, InstructionBudget* budget) {
     TRN_ASSIGN_OR_RETURN(const std::size_t count,
                          decodeStreamCount(r, engine, instructions, kMinInstructionBytes, budget));
     InstructionStream& stream = program.stream(engine);
-    stream.reserve(count);
+    stream.reserve(count, r.remaining());  // packed fields are shorter than fixed-width ones
     Instruction instr;
     for (std::size_t i = 0; i < count; ++i) {
       TRN_RETURN_IF_ERROR(decodeInstruction(r, instr, program.tensors.size()));
@@ -286,7 +286,6 @@ Result<Program> decodeFixed(codec::Reader& r, InstructionBudget* budget) {
       }
       stream.push_back(instr);
     }
-    stream.shrinkToFit();
   }
   return program;
 }

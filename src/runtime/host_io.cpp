@@ -32,12 +32,21 @@ Result<TensorBinding> parseBinding(std::string_view text) {
 }
 
 Result<isa::ChipProgram> loadChipProgram(const std::string& path) {
-  TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> raw,
-                       readFileBounded(path, kMaxProgramFileBytes, "program"));
-  const std::string_view text(reinterpret_cast<const char*>(raw.data()), raw.size());
-  if (text.starts_with("TRNPROG")) {
-    return isa::decodeChipProgram(raw, path);
+  TRN_ASSIGN_OR_RETURN(const std::unique_ptr<BoundedFile> file,
+                       BoundedFile::open(path, kMaxProgramFileBytes, "program"));
+  constexpr std::string_view kBinaryMagic = "TRNPROG";
+  FileBytes bytes;
+  TRN_ASSIGN_OR_RETURN(
+      std::span<const std::byte> start,
+      file->read(
+          0, static_cast<std::size_t>(std::min<std::uint64_t>(file->size(), kBinaryMagic.size())),
+          bytes));
+  if (std::string_view(reinterpret_cast<const char*>(start.data()), start.size()) == kBinaryMagic) {
+    return isa::decodeChipProgram(*file, path);  // read core by core
   }
+  TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> all,
+                       file->read(0, static_cast<std::size_t>(file->size()), bytes));
+  const std::string_view text(reinterpret_cast<const char*>(all.data()), all.size());
   isa::ChipProgram chip;
   TRN_ASSIGN_OR_RETURN(isa::Program program, isa::parseProgramText(text, path));
   chip.cores.push_back({0, std::move(program)});

@@ -311,8 +311,7 @@ Result<NpyArray> readNpy(const std::string& path, std::uint64_t maxDataBytes) {
   const std::uint64_t maxFileBytes =
       std::min(maxDataBytes, std::numeric_limits<std::uint64_t>::max() - kMaxHeaderFileBytes) +
       kMaxHeaderFileBytes;
-  TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> raw,
-                       readFileBounded(path, maxFileBytes, ".npy file"));
+  TRN_ASSIGN_OR_RETURN(const FileBytes raw, readFileBounded(path, maxFileBytes, ".npy file"));
   TRN_ASSIGN_OR_RETURN(NpyArray array, parseNpy(raw, path));
   if (array.data.size() > maxDataBytes) {
     return outOfRange(fmt::format("{}: shape ({}) of {} holds {} data bytes, more than the {} "

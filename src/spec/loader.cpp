@@ -61,7 +61,7 @@ Result<std::string> readFile(const fs::path& path, const std::string& display) {
   if (!fs::exists(path, ec)) {
     return notFound(fmt::format("{}: no such file", display));
   }
-  TRN_ASSIGN_OR_RETURN(const std::vector<std::byte> bytes,
+  TRN_ASSIGN_OR_RETURN(const FileBytes bytes,
                        readFileBounded(path.string(), kMaxFileBytes, "chip description"));
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "scratch_dir.h"
 #include "trn/isa/program_binary.h"
 #include "trn/isa/program_text.h"
 
@@ -160,6 +161,31 @@ TEST(ChipProgramFormat, TheCoresShareOneProgramVersionAndKeepIt) {
                                     "one"),
             std::string::npos)
       << decodeError(mixed);
+}
+
+// A file is read core by core (BoundedFile) rather than whole: every prefix of a chip program
+// (each truncation the reader meets on the way) and the whole one decode alike from memory and
+// from the file, with the same error at the same byte.
+TEST(ChipProgramFormat, AFileDecodesAsItsBytesDo) {
+  const std::vector<std::byte> good = encode(pair());
+  trn::testing::ScratchDir scratch;
+  for (std::size_t length = 0; length <= good.size(); ++length) {
+    const std::vector<std::byte> bytes(good.begin(),
+                                       good.begin() + static_cast<std::ptrdiff_t>(length));
+    const std::string path =
+        scratch.write("c.tprog", std::string(reinterpret_cast<const char*>(bytes.data()), length));
+    Result<std::unique_ptr<BoundedFile>> file = BoundedFile::open(path, 1 << 20, "program");
+    ASSERT_TRUE(file.ok()) << file.status().toString();
+    const Result<ChipProgram> fromFile = decodeChipProgram(**file, "c.tprog");
+    const Result<ChipProgram> fromMemory = decodeChipProgram(bytes, "c.tprog");
+    ASSERT_EQ(fromFile.ok(), fromMemory.ok()) << length;
+    if (fromFile.ok()) {
+      EXPECT_EQ(length, good.size());
+      EXPECT_EQ(encode(*fromFile), good);
+    } else {
+      EXPECT_EQ(fromFile.status().message(), fromMemory.status().message()) << length;
+    }
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trn/base/file_reader.h"
 #include "trn/base/status.h"
 #include "trn/isa/program.h"
 #include "trn/isa/program_binary.h"
@@ -50,5 +51,8 @@ Result<std::vector<std::byte>> encodeChipProgram(const ChipProgram& chip);
 /// kMaxChipProgramInstructions instructions; they are decoded in parallel, on up to one thread per
 /// host core, and the result (or the first error in core order) does not depend on the threads.
 Result<ChipProgram> decodeChipProgram(std::span<const std::byte> bytes, std::string_view name);
+/// The same, from bytes read by range (a file, BoundedFile): the cores' programs are read by the
+/// threads that decode them, and the whole file is never in memory at once.
+Result<ChipProgram> decodeChipProgram(const ByteSource& source, std::string_view name);
 
 }  // namespace trn::isa

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "trn/base/huge_pages.h"
 #include "trn/isa/instruction_set.h"
 
 namespace trn::isa {
@@ -49,8 +50,6 @@ class InstructionStream {
   /// bytes in all (by default a typical kernel's). Room that is never written costs address
   /// space, not memory: the host backs pages when they are first touched.
   void reserve(std::size_t instructions, std::optional<std::size_t> fieldBytes = std::nullopt);
-  /// Gives back the memory reserved beyond what the stream holds.
-  void shrinkToFit();
   void clear();
 
   [[nodiscard]] std::size_t size() const { return entries_.size(); }
@@ -131,10 +130,11 @@ class InstructionStream {
   Entry packShell(const Instruction& instr);
   Entry pack(const Instruction& instr);
 
-  std::vector<Entry> entries_;
-  std::vector<std::byte> fields_;
-  std::vector<SemaphoreWait> waits_;
-  std::vector<SemaphoreUpdate> updates_;
+  // Large vectors: a loaded chip program's streams take about a gigabyte.
+  LargeVector<Entry> entries_;
+  LargeVector<std::byte> fields_;
+  LargeVector<SemaphoreWait> waits_;
+  LargeVector<SemaphoreUpdate> updates_;
   std::vector<std::string> files_;
   std::unordered_map<std::string, std::uint32_t> fileIndex_;
   std::uint32_t lastFile_ = 0;  ///< the file of the latest packed instruction, tried first

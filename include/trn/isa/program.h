@@ -127,6 +127,11 @@ struct Program {
 /// row 0 with a positive row count. (Whether the hardware can run it is the verifier's question.)
 Status checkInstructionForm(const Instruction& instr, std::size_t tensorCount);
 
+/// The parts of checkInstructionForm: a source location file name, and everything else. A
+/// decoder that reads the file names from a table checks each name once, not per instruction.
+Status checkLocationFileForm(std::string_view file);
+Status checkInstructionFormBesidesFile(const Instruction& instr, std::size_t tensorCount);
+
 /// The whole program within ProgramLimits: the tensor count, every checkTensorDecl, unique names,
 /// the instruction count, each instruction in the stream of its own engine and of valid form.
 /// encodeProgram refuses a program that fails this; errors name the tensor or the instruction.
