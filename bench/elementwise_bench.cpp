@@ -1,7 +1,8 @@
-// The functional Vector engine's element-wise path: the ALU over a 2048-element row dispatched
-// once per element (as every instruction did before) against once per row (applyAluElementwise,
-// applyAluWithScalar), in the same run; then whole tensor_tensor and tensor_scalar instructions
-// on a functional-only core over [128, 2048] fp32 tiles (reads, ALU, writes). Items are elements.
+// The functional element-wise path: the ALU and the activation functions over a 2048-element row
+// dispatched once per element (as every instruction did before) against once per row
+// (applyAluElementwise, applyActivationRow), in the same run; then whole tensor_tensor,
+// tensor_scalar and activation instructions on a functional-only core over [128, 2048] fp32
+// tiles (reads, compute, writes). Items are elements.
 #include <benchmark/benchmark.h>
 
 #include <fmt/format.h>
@@ -67,6 +68,49 @@ BENCHMARK(BM_AluPerRowDispatch)
     ->Arg(static_cast<int>(AluOp::kMultiply))
     ->Arg(static_cast<int>(AluOp::kMax));
 
+using trn::isa::ActivationFunction;
+
+ActivationFunction functionOf(const benchmark::State& state) {
+  return static_cast<ActivationFunction>(state.range(0));
+}
+
+void BM_ActivationPerElementDispatch(benchmark::State& state) {
+  const std::vector<float> input = randomValues(kRow, 3);
+  std::vector<float> out(kRow);
+  const ActivationFunction f = functionOf(state);
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < kRow; ++i) {
+      const float scaled = input[i] * 0.5f;
+      out[i] = trn::isa::applyActivation(f, scaled + 0.25f);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kRow));
+}
+
+void BM_ActivationPerRowDispatch(benchmark::State& state) {
+  const std::vector<float> input = randomValues(kRow, 3);
+  std::vector<float> out(kRow);
+  const ActivationFunction f = functionOf(state);
+  for (auto _ : state) {
+    trn::isa::applyActivationRow(f, input, out, 0.5f, 0.25f);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kRow));
+}
+
+// copy (a plain affine stage), relu, exp and gelu: the functions kernels use most.
+BENCHMARK(BM_ActivationPerElementDispatch)
+    ->Arg(static_cast<int>(ActivationFunction::kCopy))
+    ->Arg(static_cast<int>(ActivationFunction::kRelu))
+    ->Arg(static_cast<int>(ActivationFunction::kExp))
+    ->Arg(static_cast<int>(ActivationFunction::kGelu));
+BENCHMARK(BM_ActivationPerRowDispatch)
+    ->Arg(static_cast<int>(ActivationFunction::kCopy))
+    ->Arg(static_cast<int>(ActivationFunction::kRelu))
+    ->Arg(static_cast<int>(ActivationFunction::kExp))
+    ->Arg(static_cast<int>(ActivationFunction::kGelu));
+
 /// `instructions` copies of `line` on a functional-only core, run repeatedly.
 void runInstructions(benchmark::State& state, const std::string& line, int instructions) {
   std::string text;
@@ -109,6 +153,16 @@ void BM_TensorScalarInstruction(benchmark::State& state) {
                   16);
 }
 BENCHMARK(BM_TensorScalarInstruction)->Unit(benchmark::kMillisecond);
+
+void BM_ActivationInstruction(benchmark::State& state) {
+  const std::string function = state.range(0) == 0 ? "copy" : "gelu";
+  const std::string line = fmt::format(
+      "act: activation dst=sbuf[0:128]:fp32[[1,2048]] data=sbuf[0:128]:fp32[[1,2048]] op={} "
+      "scale=2.0 bias=0.5",
+      function);
+  runInstructions(state, line, 16);
+}
+BENCHMARK(BM_ActivationInstruction)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -32,7 +32,7 @@ double softplus(double x) { return std::fmax(x, 0.0) + std::log1p(std::exp(-std:
 
 /// The limit of f at +Inf (positive) or -Inf, for the functions whose formula gives NaN there
 /// (Inf * 0); nullopt when the formula already gives the limit.
-std::optional<double> limitAtInfinity(ActivationFunction f, bool positive) {
+constexpr std::optional<double> limitAtInfinity(ActivationFunction f, bool positive) {
   switch (f) {
     case ActivationFunction::kGelu:
     case ActivationFunction::kGeluApproxTanh:
@@ -149,35 +149,21 @@ std::size_t indexOf(AluOp op) {
   return i;
 }
 
-}  // namespace
-
-bool isBitwise(AluOp op) {
-  return op == AluOp::kBitwiseAnd || op == AluOp::kBitwiseOr || op == AluOp::kBitwiseXor ||
-         op == AluOp::kShiftLeft || op == AluOp::kShiftRight;
-}
-
-float applyAlu(AluOp op, float a, float b) { return Tables::kScalar[indexOf(op)](a, b); }
-
-void applyAluElementwise(AluOp op, std::span<float> a, std::span<const float> b) {
-  TRN_CHECK(a.size() == b.size()) << "applyAluElementwise over " << a.size() << " and " << b.size();
-  Tables::kElementwise[indexOf(op)](a, b);
-}
-
-void applyAluWithScalar(AluOp op, std::span<float> data, float operand, bool reverse) {
-  (reverse ? Tables::kWithScalarReversed : Tables::kWithScalar)[indexOf(op)](data, operand);
-}
-
-float applyActivation(ActivationFunction f, float xf, float alpha) {
+/// f(x): the one definition of every activation function (applyActivation).
+template <ActivationFunction kF>
+float activate(float xf, float alpha) {
   const double x = xf;
   const double kSqrt2 = std::numbers::sqrt2;
   const double kInvSqrtPi = std::numbers::inv_sqrtpi;
   double y = 0;
-  if (std::isinf(x)) {
-    if (const std::optional<double> limit = limitAtInfinity(f, x > 0)) {
-      return static_cast<float>(*limit);
+  if constexpr (limitAtInfinity(kF, true) || limitAtInfinity(kF, false)) {
+    if (std::isinf(x)) {
+      if (const std::optional<double> limit = limitAtInfinity(kF, x > 0)) {
+        return static_cast<float>(*limit);
+      }
     }
   }
-  switch (f) {
+  switch (kF) {
     case ActivationFunction::kCopy: return xf;
     case ActivationFunction::kSquare: y = x * x; break;
     case ActivationFunction::kSigmoid: y = sigmoid(x); break;
@@ -224,6 +210,68 @@ float applyActivation(ActivationFunction f, float xf, float alpha) {
     case ActivationFunction::kAbs: return std::fabs(xf);
   }
   return static_cast<float>(y);
+}
+
+template <ActivationFunction kF>
+void activateRow(std::span<const float> in, std::span<float> out, float scale, float bias,
+                 float alpha) {
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    out[i] = activate<kF>(in[i] * scale + bias, alpha);  // fp32 product and sum, as the engine
+  }
+}
+
+constexpr std::size_t kNumActivations = static_cast<std::size_t>(ActivationFunction::kAbs) + 1;
+
+/// One entry per ActivationFunction, in enum order, like AluTables.
+template <std::size_t... kIndex>
+struct ActivationTables {
+  static constexpr std::array<float (*)(float, float), kNumActivations> kScalar = {
+      &activate<static_cast<ActivationFunction>(kIndex)>...};
+  static constexpr std::array<
+      void (*)(std::span<const float>, std::span<float>, float, float, float), kNumActivations>
+      kRow = {&activateRow<static_cast<ActivationFunction>(kIndex)>...};
+};
+
+template <std::size_t... kIndex>
+constexpr ActivationTables<kIndex...> makeActivationTables(std::index_sequence<kIndex...>) {
+  return {};
+}
+
+using Activations = decltype(makeActivationTables(std::make_index_sequence<kNumActivations>()));
+
+std::size_t indexOf(ActivationFunction f) {
+  const auto i = static_cast<std::size_t>(f);
+  TRN_CHECK(i < kNumActivations) << "bad ActivationFunction " << i;
+  return i;
+}
+
+}  // namespace
+
+bool isBitwise(AluOp op) {
+  return op == AluOp::kBitwiseAnd || op == AluOp::kBitwiseOr || op == AluOp::kBitwiseXor ||
+         op == AluOp::kShiftLeft || op == AluOp::kShiftRight;
+}
+
+float applyAlu(AluOp op, float a, float b) { return Tables::kScalar[indexOf(op)](a, b); }
+
+void applyAluElementwise(AluOp op, std::span<float> a, std::span<const float> b) {
+  TRN_CHECK(a.size() == b.size()) << "applyAluElementwise over " << a.size() << " and " << b.size();
+  Tables::kElementwise[indexOf(op)](a, b);
+}
+
+void applyAluWithScalar(AluOp op, std::span<float> data, float operand, bool reverse) {
+  (reverse ? Tables::kWithScalarReversed : Tables::kWithScalar)[indexOf(op)](data, operand);
+}
+
+float applyActivation(ActivationFunction f, float x, float alpha) {
+  return Activations::kScalar[indexOf(f)](x, alpha);
+}
+
+void applyActivationRow(ActivationFunction f, std::span<const float> in, std::span<float> out,
+                        float scale, float bias, float alpha) {
+  TRN_CHECK(in.size() == out.size())
+      << "applyActivationRow over " << in.size() << " and " << out.size();
+  Activations::kRow[indexOf(f)](in, out, scale, bias, alpha);
 }
 
 }  // namespace trn::isa

@@ -28,4 +28,12 @@ bool isBitwise(AluOp op);
 /// rounds once to fp32 (documented in docs/isa.md).
 float applyActivation(ActivationFunction f, float x, float alpha = 0.0f);
 
+/// out[i] = applyActivation(f, in[i] * scale + bias, alpha) for every i (spans of equal size,
+/// the same span or apart), the product and sum in fp32 (ScalarE's affine input stage),
+/// dispatched once for the row. Simple functions (copy,
+/// square, relu, abs, ...) vectorise; the transcendental ones still call the C library's double
+/// functions per element, which is what keeps results bit-identical to applyActivation.
+void applyActivationRow(ActivationFunction f, std::span<const float> in, std::span<float> out,
+                        float scale, float bias, float alpha = 0.0f);
+
 }  // namespace trn::isa

@@ -7,21 +7,13 @@
 
 #include "trn/isa/alu.h"
 #include "trn/isa/verifier.h"
+#include "vector_common.h"
 
 namespace trn::isa {
 
-namespace {
+using vector_detail::perPartitionValues;
 
-/// One value per partition: the immediate repeated, or the [P, 1] tensor's values.
-std::vector<float> perPartition(ExecContext& ctx, const ScalarOperand& s, std::int64_t partitions) {
-  std::vector<float> values(static_cast<std::size_t>(partitions));
-  if (const float* f = std::get_if<float>(&s)) {
-    std::fill(values.begin(), values.end(), *f);
-  } else {
-    ctx.readFloats(std::get<AccessPattern>(s), values);
-  }
-  return values;
-}
+namespace {
 
 Status operandError(std::string_view operand, std::string_view what) {
   return failedPrecondition(fmt::format("operand '{}': {}", operand, what));
@@ -53,16 +45,13 @@ Status Activation::verify(const VerifyContext& ctx) const {
 Status Activation::execute(ExecContext& ctx) const {
   const auto partitions = static_cast<std::size_t>(data.partitionCount);
   const auto free = static_cast<std::size_t>(data.freeSize());
-  std::vector<float> values(partitions * free);
+  const std::span<float> values = ctx.scratchFloats(0, partitions * free);
   ctx.readFloats(data, values);
-  const std::vector<float> scales = perPartition(ctx, scale, data.partitionCount);
-  const std::vector<float> biases = perPartition(ctx, bias, data.partitionCount);
+  const std::vector<float> scales = perPartitionValues(ctx, scale, data.partitionCount);
+  const std::vector<float> biases = perPartitionValues(ctx, bias, data.partitionCount);
   for (std::size_t p = 0; p < partitions; ++p) {
-    for (std::size_t f = 0; f < free; ++f) {
-      float& x = values[p * free + f];
-      const float scaled = x * scales[p];
-      x = applyActivation(function, scaled + biases[p]);
-    }
+    const std::span<float> row = values.subspan(p * free, free);
+    applyActivationRow(function, row, row, scales[p], biases[p]);
   }
   if (reduceCmd != ReduceCmd::kIdle || reduceRes) {
     const std::span<float> registers =
