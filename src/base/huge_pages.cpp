@@ -15,11 +15,12 @@ void* allocateLargeBuffer(std::size_t bytes) {
 }
 
 void freeLargeBuffer(void* p, std::size_t bytes) noexcept {
+  // The unsized forms: clang does not declare sized deallocation without -fsized-deallocation.
   if (bytes < kHugePageMinBytes) {
-    ::operator delete(p, bytes);
+    ::operator delete(p);
     return;
   }
-  ::operator delete (p, bytes, std::align_val_t{kHugePageBytes});
+  ::operator delete(p, std::align_val_t{kHugePageBytes});
 }
 
 }  // namespace trn
