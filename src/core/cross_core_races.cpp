@@ -18,10 +18,6 @@ CrossCoreRaces::CrossCoreRaces(std::vector<const void*> devices,
 
 std::vector<std::vector<std::uint8_t>> CrossCoreRaces::checkedTensors(
     std::span<const NeuronCore* const> cores) {
-  std::vector<std::vector<bool>> written;
-  for (const NeuronCore* core : cores) {
-    written.push_back(isa::writtenTensors(core->program()));
-  }
   std::vector<std::vector<std::uint8_t>> checked(cores.size());
   for (std::size_t c = 0; c < cores.size(); ++c) {
     const NeuronCore& a = *cores[c];
@@ -38,7 +34,8 @@ std::vector<std::vector<std::uint8_t>> CrossCoreRaces::checkedTensors(
         for (std::size_t u = 0; u < b.program().tensors.size(); ++u) {
           const std::int64_t otherBegin = b.tensorAddress(static_cast<std::int32_t>(u));
           const std::int64_t otherEnd = otherBegin + b.program().tensors[u].byteSize();
-          if (begin < otherEnd && otherBegin < end && (written[c][t] || written[d][u])) {
+          if (begin < otherEnd && otherBegin < end &&
+              (a.writtenTensors()[t] || b.writtenTensors()[u])) {
             checked[c][t] = 1;
             break;
           }

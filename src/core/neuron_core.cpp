@@ -324,10 +324,10 @@ Result<std::unique_ptr<NeuronCore>> NeuronCore::create(std::shared_ptr<const isa
         "(--allow-races)",
         kBarrierSlot - isa::kNumEngines, options.limits.dmaQueues));
   }
-  std::vector<isa::SemaphoreUse> use;
+  isa::ProgramUse use;
   TRN_RETURN_IF_ERROR(isa::verifyProgram(*program, options.limits, &use));
   std::unique_ptr<NeuronCore> core(new NeuronCore(std::move(program), std::move(options)));
-  core->semaphoreUse_ = std::move(use);
+  core->use_ = std::move(use);
   TRN_RETURN_IF_ERROR(core->allocateMemories());
   return core;
 }

@@ -260,12 +260,27 @@ void recordUse(const Sync& sync, std::vector<SemaphoreUse>& use) {
   }
 }
 
+/// Marks the HBM tensors `body` writes in `written`.
+void markWrittenTensors(const InstructionBody& body, std::vector<bool>& written) {
+  std::visit(
+      [&](const auto& b) {
+        forEachAccessPattern(b, [&](std::string_view, FieldRole role, const AccessPattern& ap) {
+          if (role == FieldRole::kOutput && ap.memory == Memory::kHbm && ap.tensor >= 0 &&
+              static_cast<std::size_t>(ap.tensor) < written.size()) {
+            written[static_cast<std::size_t>(ap.tensor)] = true;
+          }
+        });
+      },
+      body);
+}
+
 }  // namespace
 
-Status verifyProgram(const Program& program, const CoreLimits& limits,
-                     std::vector<SemaphoreUse>* use) {
+Status verifyProgram(const Program& program, const CoreLimits& limits, ProgramUse* use) {
   if (use != nullptr) {
-    use->assign(static_cast<std::size_t>(std::max(limits.semaphores, 0)), SemaphoreUse{});
+    use->semaphores.assign(static_cast<std::size_t>(std::max(limits.semaphores, 0)),
+                           SemaphoreUse{});
+    use->writtenTensors.assign(program.tensors.size(), false);
   }
   Checked<std::int64_t> hbmTotal = 0;
   std::unordered_map<std::string_view, std::size_t> names;
@@ -303,7 +318,8 @@ Status verifyProgram(const Program& program, const CoreLimits& limits,
         firstBarrier = std::pair(engine, i);
       }
       if (use != nullptr) {
-        recordUse(instr.sync, *use);
+        recordUse(instr.sync, use->semaphores);
+        markWrittenTensors(instr.body, use->writtenTensors);
       }
     }
   }
@@ -314,17 +330,7 @@ std::vector<bool> writtenTensors(const Program& program) {
   std::vector<bool> written(program.tensors.size(), false);
   for (const auto& stream : program.streams) {
     for (const Instruction& instr : stream) {
-      std::visit(
-          [&](const auto& body) {
-            forEachAccessPattern(body, [&](std::string_view, FieldRole role,
-                                           const AccessPattern& ap) {
-              if (role == FieldRole::kOutput && ap.memory == Memory::kHbm && ap.tensor >= 0 &&
-                  static_cast<std::size_t>(ap.tensor) < written.size()) {
-                written[static_cast<std::size_t>(ap.tensor)] = true;
-              }
-            });
-          },
-          instr.body);
+      markWrittenTensors(instr.body, written);
     }
   }
   return written;

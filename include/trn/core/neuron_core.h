@@ -95,8 +95,10 @@ class NeuronCore {
   [[nodiscard]] const isa::Program& program() const { return *program_; }
   /// How the program uses each semaphore (from verification).
   [[nodiscard]] const std::vector<isa::SemaphoreUse>& semaphoreUse() const {
-    return semaphoreUse_;
+    return use_.semaphores;
   }
+  /// Per program tensor, whether some instruction writes it (from verification).
+  [[nodiscard]] const std::vector<bool>& writtenTensors() const { return use_.writtenTensors; }
   [[nodiscard]] const CoreOptions& options() const { return options_; }
   /// The device memory the core's HBM tensors live in.
   [[nodiscard]] const DeviceMemory& device() const { return *options_.device; }
@@ -126,7 +128,7 @@ class NeuronCore {
 
   std::shared_ptr<const isa::Program> program_;
   CoreOptions options_;
-  std::vector<isa::SemaphoreUse> semaphoreUse_;
+  isa::ProgramUse use_;
   TrackedBytes sbuf_;
   TrackedBytes psum_;
   TrackedBytes* hbm_ = nullptr;  ///< the device's bytes (data modes)

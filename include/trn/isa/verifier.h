@@ -26,10 +26,15 @@ struct SemaphoreUse {
   bool waitedEqual = false;    ///< some wait tests s == v
 };
 
-/// Checks the whole program; returns the first violation. With `use`, also fills it with one
-/// entry per semaphore of `limits`.
-Status verifyProgram(const Program& program, const CoreLimits& limits,
-                     std::vector<SemaphoreUse>* use = nullptr);
+/// What verification learns about a program that later stages need, so that they do not walk
+/// every instruction again.
+struct ProgramUse {
+  std::vector<SemaphoreUse> semaphores;  ///< one per semaphore of the limits
+  std::vector<bool> writtenTensors;      ///< per program tensor: some instruction writes it
+};
+
+/// Checks the whole program; returns the first violation. With `use`, also fills it in.
+Status verifyProgram(const Program& program, const CoreLimits& limits, ProgramUse* use = nullptr);
 
 /// Per HBM tensor of `program`, whether some instruction writes it.
 std::vector<bool> writtenTensors(const Program& program);
