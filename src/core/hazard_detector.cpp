@@ -169,6 +169,7 @@ bool HazardDetector::Cell::sameFrontiers(const Cell& other) const {
 
 HazardDetector::HazardDetector(const isa::CoreLimits& limits,
                                std::span<const isa::TensorDecl> tensors,
+                               const std::vector<bool>& written,
                                std::function<std::string(AccessOwner)> describe,
                                std::function<std::string(std::int32_t)> tensorName)
     : agents_(isa::kNumEngines + limits.dmaQueues),
@@ -198,6 +199,10 @@ HazardDetector::HazardDetector(const isa::CoreLimits& limits,
     addGrid(rows, rowBytes, bandShift, kMaxHbmGranules);
   }
   addGrid(1, 1, 0, 1);  // HBM accesses of an undeclared tensor
+  readOnly_.assign(tensors.size(), 0);
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    readOnly_[t] = t < written.size() && !written[t] ? 1 : 0;
+  }
   cells_.resize(1);
   written_.resize(1);
   accessed_.resize(1);
@@ -269,6 +274,11 @@ void HazardDetector::prepareOperand(const isa::AccessPattern& ap, bool write,
     const isa::ByteInterval& bytes = operand.bytes;
     operand.tensor = ap.tensor;
     const bool declared = ap.tensor >= 0 && static_cast<std::size_t>(ap.tensor) + 3 < grids_.size();
+    if (declared && !write && readOnly_[static_cast<std::size_t>(ap.tensor)] != 0) {
+      operand.checked = false;
+      out.operands.push_back(operand);
+      return;
+    }
     grid = &grids_[declared ? static_cast<std::size_t>(ap.tensor) + 2 : grids_.size() - 1];
     const std::int64_t rowBytes = grid->rowBytes;
     if (r.rows > 0 && r.first >= 0 && (r.rows == 1 || r.stride % rowBytes == 0) &&
@@ -403,7 +413,9 @@ Status HazardDetector::access(int agent, AccessOwner owner, const PreparedAccess
   }
   History& mine = history_[static_cast<std::size_t>(agent)];
   for (const Operand& operand : operands) {
-    mine.push(Entry{epoch, owner, operand});
+    if (operand.checked) {
+      mine.push(Entry{epoch, owner, operand});
+    }
   }
   if (++sincePrune_ >= kPruneInterval) {
     prune();

@@ -160,7 +160,7 @@ Status Simulation::setUp() {
     const isa::Program& program = cr.core->program();
     if (options.detectRaces) {
       cr.hazards.emplace(
-          options.limits, program.tensors,
+          options.limits, program.tensors, cr.core->writtenTensors(),
           [this, c](AccessOwner owner) { return describe(c, owner); },
           [&program](std::int32_t tensor) {
             return program.tensors[static_cast<std::size_t>(tensor)].name;

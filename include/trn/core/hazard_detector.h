@@ -56,6 +56,9 @@ struct Operand {
   std::int32_t endPartition = 1;
   isa::Memory memory = isa::Memory::kSbuf;
   bool write = false;
+  /// False for a read of an HBM tensor the program never writes: no access of this core can race
+  /// with it, so it has no cells and no history entry (cross_core_races.h still checks it).
+  bool checked = true;
 };
 
 /// Consecutive filter cells an operand covers (one band row of its grid), and how it accesses them.
@@ -97,8 +100,9 @@ class HazardDetector {
   /// `tensorName` an HBM tensor, for race messages.
   /// `limits` gives the semaphores, DMA queues and on-chip memory sizes; `tensors` the program's
   /// HBM tensors.
+  /// `written` says, per tensor, whether the program writes it (isa::ProgramUse).
   HazardDetector(const isa::CoreLimits& limits, std::span<const isa::TensorDecl> tensors,
-                 std::function<std::string(AccessOwner)> describe,
+                 const std::vector<bool>& written, std::function<std::string(AccessOwner)> describe,
                  std::function<std::string(std::int32_t)> tensorName);
 
   [[nodiscard]] static int engineAgent(isa::Engine engine) { return static_cast<int>(engine); }
@@ -219,6 +223,7 @@ class HazardDetector {
 
   int agents_;
   std::vector<Grid> grids_;  ///< SBUF, PSUM, each HBM tensor, then one cell for unknown tensors
+  std::vector<std::uint8_t> readOnly_;  ///< per tensor: the program never writes it
   /// Per band row of every grid: the index into cells_ of its first cell (0: untouched) and its
   /// number of cells. A row's cells are allocated together, when an operand first covers it.
   std::vector<std::uint32_t> rowCell_;
