@@ -59,42 +59,65 @@ inline Extent extentOf(const AccessPattern& ap, isa::Memory memory) {
   return {ap.partitionCount * freeSize, run};
 }
 
+/// Adds `bytes` of HBM tensor `tensor` to the stack of `shape` it lies in (TransferShape::stacks).
+void addStackBytes(TransferShape& shape, std::int32_t tensor, std::int64_t bytes,
+                   std::span<const std::int32_t> tensorStacks) {
+  if (tensor < 0 || static_cast<std::size_t>(tensor) >= tensorStacks.size()) {
+    return;
+  }
+  const auto stack = static_cast<std::int8_t>(tensorStacks[static_cast<std::size_t>(tensor)]);
+  if (shape.stacks[0] < 0 || shape.stacks[0] == stack) {
+    shape.stacks[0] = stack;
+    shape.firstStackBytes += bytes;
+  } else if (shape.stacks[1] < 0) {
+    shape.stacks[1] = stack;
+  }
+}
+
 /// Accumulates one side of a transfer into `shape` and its bytes into `sideBytes`: the elements
-/// of `ap`, in `memory` as `dtype`. (Inline, like extentOf: both run for every DMA instruction.)
+/// of `ap`, in `memory` as `dtype`, in HBM tensor `tensor` when memory is HBM. (Inline, like
+/// extentOf: both run for every DMA instruction.)
 inline void addSide(TransferShape& shape, const AccessPattern& ap, isa::Memory memory, DType dtype,
+                    std::int32_t tensor, std::span<const std::int32_t> tensorStacks,
                     std::int64_t& sideBytes) {
   const Extent extent = extentOf(ap, memory);
   const std::int64_t bytes = extent.elements * byteSize(dtype);
   sideBytes += bytes;
-  shape.hbmBytes += memory == isa::Memory::kHbm ? bytes : 0;
+  if (memory == isa::Memory::kHbm) {
+    shape.hbmBytes += bytes;
+    addStackBytes(shape, tensor, bytes, tensorStacks);
+  }
   shape.descriptors = std::max(shape.descriptors, extent.elements / extent.run);
   shape.rows = std::max(shape.rows, ap.partitionCount);
 }
 
-void addSide(TransferShape& shape, const AccessPattern& ap, std::int64_t& sideBytes) {
-  addSide(shape, ap, ap.memory, ap.dtype, sideBytes);
+void addSide(TransferShape& shape, const AccessPattern& ap,
+             std::span<const std::int32_t> tensorStacks, std::int64_t& sideBytes) {
+  addSide(shape, ap, ap.memory, ap.dtype, ap.tensor, tensorStacks, sideBytes);
 }
 
 }  // namespace
 
 TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBufferBytes,
-                            const spec::Dma& dma) {
+                            const spec::Dma& dma, std::span<const std::int32_t> tensorStacks) {
   TransferShape shape;
   std::int64_t read = 0;
   std::int64_t written = 0;
   if (const auto* copy = std::get_if<isa::DmaCopy>(&body)) {
     if (!copy->srcIndex && !copy->dstIndex) {
-      addSide(shape, copy->src, read);
-      addSide(shape, copy->dst, written);
+      addSide(shape, copy->src, tensorStacks, read);
+      addSide(shape, copy->dst, tensorStacks, written);
     } else {
       // The indexed side (a whole table) moves as many rows as the other side holds.
       const AccessPattern& plain = copy->srcIndex ? copy->dst : copy->src;
-      addSide(shape, plain, copy->src.memory, copy->src.dtype, read);
-      addSide(shape, plain, copy->dst.memory, copy->dst.dtype, written);
+      addSide(shape, plain, copy->src.memory, copy->src.dtype, copy->src.tensor, tensorStacks,
+              read);
+      addSide(shape, plain, copy->dst.memory, copy->dst.dtype, copy->dst.tensor, tensorStacks,
+              written);
     }
   } else if (const auto* transpose = std::get_if<isa::DmaTranspose>(&body)) {
-    addSide(shape, transpose->src, read);
-    addSide(shape, transpose->dst, written);
+    addSide(shape, transpose->src, tensorStacks, read);
+    addSide(shape, transpose->dst, tensorStacks, written);
     const bool fromHbm = transpose->src.memory == isa::Memory::kHbm;
     shape.efficiency =
         (fromHbm ? dma.transpose.hbmToSbufEfficiency : dma.transpose.sbufToSbufEfficiency)
@@ -104,10 +127,10 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
   } else if (const auto* compute = std::get_if<isa::DmaCompute>(&body)) {
     for (const auto& [source, scale] : compute->sources()) {
       if (*source) {
-        addSide(shape, **source, read);
+        addSide(shape, **source, tensorStacks, read);
       }
     }
-    addSide(shape, compute->dst, written);
+    addSide(shape, compute->dst, tensorStacks, written);
     shape.efficiency = dma.computeEfficiency.toDouble();
   } else {
     std::visit(
@@ -136,10 +159,7 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
                       static_cast<double>(std::max<std::int64_t>(chip.hbm.stacks, 1))),
       overheadBytes_(static_cast<double>(chip.core.dma.efficiency.overheadBoundBelow.count())) {
   for (const int core : physicalCores) {
-    const auto& stacks = chip.hbm.stackOfCore;
-    stackOfSlot_.push_back(core >= 0 && static_cast<std::size_t>(core) < stacks.size()
-                               ? static_cast<int>(stacks[static_cast<std::size_t>(core)])
-                               : core);
+    stackOfSlot_.push_back(chip.hbm.stackOf(core));
   }
   const std::size_t slots = physicalCores.size();
   queues_.assign(slots * queuesPerCore_, QueueEnds{});
@@ -147,11 +167,7 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
   nextEngine_.assign(slots, 0);
   slots_.assign(slots, SlotActivity{});
   partialUsers_.assign(slots * static_cast<std::size_t>(enginesPerCore_), 0);
-  int stacks = 1;
-  for (const int stack : stackOfSlot_) {
-    stacks = std::max(stacks, stack + 1);
-  }
-  stackDemand_.assign(static_cast<std::size_t>(stacks), 0.0);
+  stackDemand_.assign(static_cast<std::size_t>(std::max<std::int64_t>(chip.hbm.stacks, 1)), 0.0);
 }
 
 std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
@@ -325,7 +341,10 @@ void DmaModel::removeHead(const Transfer& head) {
 void DmaModel::recomputeRates(std::int64_t t) {
   std::vector<double>& stackDemand = stackDemand_;
   for (const std::uint32_t id : active_) {
-    stackDemand[stackOf(transfers_[id])] = 0;
+    const Transfer& tr = transfers_[id];
+    forEachStackShare(tr.shape, ownStack(tr), [&](std::int32_t stack, std::int64_t) {
+      stackDemand[static_cast<std::size_t>(stack)] = 0;
+    });
   }
   // Engine sharing: each engine splits its bandwidth among the heads that use it, and a head
   // moves at the rate of its most contended engine. Heads that use every engine of their core
@@ -346,16 +365,22 @@ void DmaModel::recomputeRates(std::int64_t t) {
     }
     busiest += slot.everyEngineHeads;
     tr.rate = static_cast<double>(tr.engines) * engineBandwidth_ / static_cast<double>(busiest);
-    const std::size_t stack = stackOf(tr);
-    stackDemand[stack] += tr.rate * static_cast<double>(tr.shape.hbmBytes) / tr.work;
+    forEachStackShare(tr.shape, ownStack(tr), [&](std::int32_t stack, std::int64_t bytes) {
+      stackDemand[static_cast<std::size_t>(stack)] +=
+          tr.rate * static_cast<double>(bytes) / tr.work;
+    });
   }
-  // HBM stack sharing: scale down the HBM users of an oversubscribed stack in proportion.
+  // HBM stack sharing: scale down the HBM users of an oversubscribed stack in proportion (by
+  // the most oversubscribed of a transfer's stacks).
   firstFinish_ = kNever;
   for (const std::uint32_t id : active_) {
     Transfer& tr = transfers_[id];
-    const std::size_t stack = stackOf(tr);
-    if (tr.shape.hbmBytes > 0 && stackDemand[stack] > stackBandwidth_) {
-      tr.rate *= stackBandwidth_ / stackDemand[stack];
+    double demand = 0;
+    forEachStackShare(tr.shape, ownStack(tr), [&](std::int32_t stack, std::int64_t) {
+      demand = std::max(demand, stackDemand[static_cast<std::size_t>(stack)]);
+    });
+    if (demand > stackBandwidth_) {
+      tr.rate *= stackBandwidth_ / demand;
     }
     if (!tr.active) {
       tr.active = true;

@@ -174,6 +174,17 @@ Status Simulation::setUp() {
     if (timing_) {
       TRN_ASSIGN_OR_RETURN(CostCalculator calc, CostCalculator::create(*chip_));
       cr.costs.emplace(std::move(calc));
+      // A core's own device (one stack) stands for its own stack of the chip.
+      cr.stack = chip_->hbm.stackOf(options.physicalCore);
+      const DeviceMemory& device = cr.core->device();
+      const bool chipShaped = device.stacks() == chip_->hbm.stacks;
+      for (std::size_t t = 0; t < program.tensors.size(); ++t) {
+        cr.tensorStacks.push_back(chipShaped
+                                      ? static_cast<std::int32_t>(device.stackOf(
+                                            cr.core->tensorAddress(static_cast<std::int32_t>(t))))
+                                      : cr.stack);
+      }
+      cr.stats.dma.hbmBytesByStack.assign(static_cast<std::size_t>(chip_->hbm.stacks), 0);
     }
   }
   const bool allDetect = std::all_of(cores_.begin(), cores_.end(), [](const CoreRun& cr) {
@@ -254,7 +265,7 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
       }
       p.cost = **cost;
       if (p.kind.dma) {
-        p.shape = transferShape(body, maxBuffer, chip_->core.dma);
+        p.shape = transferShape(body, maxBuffer, chip_->core.dma, cr.tensorStacks);
       }
     }
     if (hazards != nullptr) {
@@ -617,6 +628,9 @@ Status Simulation::advanceDma(std::int64_t now) {
     ++totals.transfers;
     totals.bytes += t.shape.bytes;
     totals.hbmBytes += t.shape.hbmBytes;
+    forEachStackShare(t.shape, cr.stack, [&](std::int32_t stack, std::int64_t bytes) {
+      totals.hbmBytesByStack[static_cast<std::size_t>(stack)] += bytes;
+    });
     totals.descriptors += t.shape.descriptors;
     cr.lastActivity = std::max(cr.lastActivity, now);
     if (done.record != kNoRecord) {

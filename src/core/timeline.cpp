@@ -52,6 +52,12 @@ RunStats mergeStats(std::span<const RunStats> cores) {
     merged.dma.transfers += s.dma.transfers;
     merged.dma.bytes += s.dma.bytes;
     merged.dma.hbmBytes += s.dma.hbmBytes;
+    if (merged.dma.hbmBytesByStack.size() < s.dma.hbmBytesByStack.size()) {
+      merged.dma.hbmBytesByStack.resize(s.dma.hbmBytesByStack.size(), 0);
+    }
+    for (std::size_t k = 0; k < s.dma.hbmBytesByStack.size(); ++k) {
+      merged.dma.hbmBytesByStack[k] += s.dma.hbmBytesByStack[k];
+    }
     merged.dma.descriptors += s.dma.descriptors;
     merged.dma.busy += s.dma.busy;
     merged.flops += s.flops;

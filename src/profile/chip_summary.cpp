@@ -8,6 +8,20 @@
 #include "trn/profile/report.h"
 
 namespace trn::profile {
+namespace {
+
+/// The summary of `stack` in `stacks`, added when it is not there yet.
+StackSummary& stackSummary(std::vector<StackSummary>& stacks, std::int64_t stack,
+                           double peakBytesPerSecond) {
+  auto it = std::find_if(stacks.begin(), stacks.end(),
+                         [&](const StackSummary& st) { return st.stack == stack; });
+  if (it == stacks.end()) {
+    it = stacks.insert(stacks.end(), StackSummary{stack, {}, 0, 0, peakBytesPerSecond, 0});
+  }
+  return *it;
+}
+
+}  // namespace
 
 ChipSummary makeChipSummary(std::span<const core::RunStats> cores,
                             std::span<const int> physicalCores, const spec::ChipSpec& chip) {
@@ -38,15 +52,21 @@ ChipSummary makeChipSummary(std::span<const core::RunStats> cores,
     c.hbmBytes = stats.dma.hbmBytes;
     s.total = std::max(s.total, stats.total);
     s.flops += stats.flops;
-    auto stack = std::find_if(s.stacks.begin(), s.stacks.end(),
-                              [&](const StackSummary& st) { return st.stack == c.stack; });
-    if (stack == s.stacks.end()) {
-      stack = s.stacks.insert(s.stacks.end(), StackSummary{c.stack, {}, 0, 0, stackPeak, 0});
+    stackSummary(s.stacks, c.stack, stackPeak).cores.push_back(c.physicalCore);
+    // Untimed runs have no bytes by stack: a core's traffic is then its own stack's.
+    if (stats.dma.hbmBytesByStack.empty()) {
+      stackSummary(s.stacks, c.stack, stackPeak).hbmBytes += c.hbmBytes;
     }
-    stack->cores.push_back(c.physicalCore);
-    stack->hbmBytes += c.hbmBytes;
+    for (std::size_t k = 0; k < stats.dma.hbmBytesByStack.size(); ++k) {
+      if (stats.dma.hbmBytesByStack[k] > 0) {
+        stackSummary(s.stacks, static_cast<std::int64_t>(k), stackPeak).hbmBytes +=
+            stats.dma.hbmBytesByStack[k];
+      }
+    }
     s.cores.push_back(c);
   }
+  std::sort(s.stacks.begin(), s.stacks.end(),
+            [](const StackSummary& a, const StackSummary& b) { return a.stack < b.stack; });
   const double seconds = static_cast<double>(s.total.count()) / 1e12;
   for (StackSummary& st : s.stacks) {
     st.bytesPerSecond = guardedRatio(static_cast<double>(st.hbmBytes), seconds);
@@ -80,9 +100,12 @@ std::string formatChipSummary(const ChipSummary& s) {
                        100 * c.dmaBusyFraction, c.flops, c.hbmBytes);
   }
   for (const StackSummary& st : s.stacks) {
-    out += fmt::format("HBM stack {} (cores {}): {:.1f} GB/s of {:.1f} GB/s ({:.1f} %)\n", st.stack,
-                       fmt::join(st.cores, ", "), st.bytesPerSecond / 1e9,
-                       st.peakBytesPerSecond / 1e9, 100 * st.utilisation);
+    const std::string cores = st.cores.empty()
+                                  ? std::string("no core of the run; reached from others")
+                                  : fmt::format("cores {}", fmt::join(st.cores, ", "));
+    out +=
+        fmt::format("HBM stack {} ({}): {:.1f} GB/s of {:.1f} GB/s ({:.1f} %)\n", st.stack, cores,
+                    st.bytesPerSecond / 1e9, st.peakBytesPerSecond / 1e9, 100 * st.utilisation);
   }
   out += fmt::format(
       "chip: {} total, {:.3f} TFLOP/s; MFU {:.1f} % of the {} cores used ({:.1f} TFLOP/s), "

@@ -1,13 +1,15 @@
 // DMA timing on trn2, derived from the chip description (docs/timing.md "DMA"): a transfer joins
 // its queue after the fixed cost and descriptor generation, spreads over min(rows, 16) engines at
 // the per-engine bandwidth, pays one overhead-bound buffer size per descriptor, shares engines
-// with the heads of other queues, and shares its HBM stack with the other core of the pair.
+// with the heads of other queues, and shares the HBM stack its bytes lie in with every core that
+// reaches it.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "timed_run.h"
+#include "trn/core/device_memory.h"
 
 namespace trn::core {
 namespace {
@@ -146,6 +148,67 @@ TEST(DmaTiming, TheTwoCoresOfAPairShareTheirHbmStack) {
   }
   const std::vector<RunStats> apart = runPair(0, 2);
   for (const RunStats& s : apart) {
+    EXPECT_EQ(s.transfers[0].end.count(), n.queued + moveTime(work, coreRate));
+  }
+}
+
+TEST(DmaTiming, ATransferIsChargedToTheStackItsTensorLiesIn) {
+  const auto chip = trn2Unthrottled();
+  const DmaNumbers n = numbers(*chip);
+  const std::int64_t perPartition = 32768;
+  const std::string text = tensors(perPartition) + load("sp", perPartition, 0, "a", 0);
+  const double work = 128.0 * perPartition + 128 * n.overhead;
+  const double hbmFraction = 128.0 * perPartition / work;
+  const double coreRate = 16 * n.engineBandwidth;
+  const double stack = static_cast<double>(chip->hbm.bandwidth.count()) / chip->hbm.stacks;
+  const double sharedRate = coreRate * stack / (2 * coreRate * hbmFraction);
+  const std::int64_t tensorBytes = 128 * perPartition;
+  // Cores 0 and 2 sit on stacks 0 and 1; each loads its own tensor 'a', placed in `stackOfA[c]`
+  // of one chip-shaped device memory.
+  auto run = [&](std::array<std::int64_t, 2> stackOfA) {
+    auto device =
+        DeviceMemory::create(chip->hbm.stackCapacity.count(), chip->hbm.stacks, false, false);
+    TRN_CHECK(device.ok()) << device.status().toString();
+    std::vector<std::unique_ptr<NeuronCore>> cores;
+    for (int c = 0; c < 2; ++c) {
+      Result<isa::Program> program = isa::parseProgramText(text, "remote.tasm");
+      TRN_CHECK(program.ok()) << program.status().toString();
+      CoreOptions options;
+      options.limits = runtime::coreLimits(*chip);
+      options.chip = chip;
+      options.mode = RunMode::kTimingOnly;
+      options.record = true;
+      options.physicalCore = 2 * c;
+      options.device = *device;
+      for (const std::int64_t stackOfTensor : {stackOfA[static_cast<std::size_t>(c)], 2L}) {
+        Result<std::int64_t> address = (*device)->allocate(tensorBytes, stackOfTensor, "a or b");
+        TRN_CHECK(address.ok()) << address.status().toString();
+        options.tensorAddresses.push_back(*address);
+      }
+      Result<std::unique_ptr<NeuronCore>> core = NeuronCore::create(std::move(*program), options);
+      TRN_CHECK(core.ok()) << core.status().toString();
+      cores.push_back(std::move(*core));
+    }
+    Result<std::vector<RunStats>> stats = runTogether({cores[0].get(), cores[1].get()});
+    TRN_CHECK(stats.ok()) << stats.status().toString();
+    return std::move(*stats);
+  };
+  // Core 2 reads stack 0: the two loads share it as the two cores of a pair would.
+  const std::vector<RunStats> remote = run({0, 0});
+  for (const RunStats& s : remote) {
+    EXPECT_NEAR(static_cast<double>(s.transfers[0].end.count()),
+                static_cast<double>(n.queued + moveTime(work, sharedRate)), 1.0);
+    EXPECT_EQ(s.dma.hbmBytesByStack, (std::vector<std::int64_t>{tensorBytes, 0, 0, 0}));
+  }
+  // Each reads its own stack: both at the full rate.
+  const std::vector<RunStats> own = run({0, 1});
+  for (const RunStats& s : own) {
+    EXPECT_EQ(s.transfers[0].end.count(), n.queued + moveTime(work, coreRate));
+  }
+  EXPECT_EQ(own[1].dma.hbmBytesByStack, (std::vector<std::int64_t>{0, tensorBytes, 0, 0}));
+  // Core 0 reads the stack of core 2's pair: core 2, alone on its own stack, is not slowed.
+  const std::vector<RunStats> crossed = run({1, 0});
+  for (const RunStats& s : crossed) {
     EXPECT_EQ(s.transfers[0].end.count(), n.queued + moveTime(work, coreRate));
   }
 }

@@ -6,14 +6,18 @@
 // queue heads using it (round-robin across queues, as a fluid). Every contiguous buffer costs a
 // fixed overhead equal to the spec's overhead-bound size (256 B on Trn2), so a buffer of that size
 // runs at 50 % efficiency, 2 KiB at 89 % and 4 KiB at 94 %: the knee of the spec, not a tuned
-// curve. Transfers that touch HBM also share the bandwidth of their core's HBM stack with the
-// other core of the pair; when the stack is oversubscribed their rates scale down in proportion.
+// curve. Transfers that touch HBM also share the bandwidth of the HBM stacks their bytes lie in
+// with every other transfer there, from any core; a transfer slows down in proportion to the
+// most oversubscribed of its stacks. Reaching another pair's stack costs no more than reaching
+// one's own (no source gives the cost of the on-chip network; docs/chip.md).
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "trn/base/units.h"
@@ -26,15 +30,36 @@ namespace trn::core {
 struct TransferShape {
   std::int64_t bytes = 0;        ///< payload: max(bytes read, bytes written)
   std::int64_t hbmBytes = 0;     ///< HBM bytes read plus written
+  /// The HBM stacks the bytes lie in: firstStackBytes of them in stacks[0], the rest in
+  /// stacks[1]; -1 where no stack is known (then the issuing core's own). A dma_compute whose
+  /// tensors lie in more than two stacks counts the others' bytes in stacks[1]. (Two small
+  /// entries: the shape is copied into every plan and transfer, and a larger one costs time.)
+  std::int64_t firstStackBytes = 0;
+  std::array<std::int8_t, 2> stacks{-1, -1};
   std::int64_t descriptors = 0;  ///< contiguous buffers
   std::int64_t rows = 1;         ///< partitions or rows that can go to different engines
   double efficiency = 1.0;       ///< transpose / compute throughput factor (1 for copies)
 };
 
 /// The shape of a DMA instruction (dma_copy, dma_transpose, dma_compute); `maxBufferBytes` caps
-/// the length of one descriptor.
+/// the length of one descriptor. `tensorStacks[t]` is the HBM stack program tensor t lies in
+/// (empty: unknown, so every HBM byte is the issuing core's stack's).
 TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBufferBytes,
-                            const spec::Dma& dma);
+                            const spec::Dma& dma, std::span<const std::int32_t> tensorStacks = {});
+
+/// Calls fn(stack, bytes) for each stack `shape`'s HBM bytes lie in; `ownStack` takes the bytes
+/// of no entry.
+template <typename Fn>
+void forEachStackShare(const TransferShape& shape, std::int32_t ownStack, Fn&& fn) {
+  std::int64_t rest = shape.hbmBytes;
+  if (shape.stacks[0] >= 0 && shape.firstStackBytes > 0) {
+    fn(static_cast<std::int32_t>(shape.stacks[0]), shape.firstStackBytes);
+    rest -= shape.firstStackBytes;
+  }
+  if (rest > 0) {
+    fn(shape.stacks[1] >= 0 ? static_cast<std::int32_t>(shape.stacks[1]) : ownStack, rest);
+  }
+}
 
 class DmaModel {
  public:
@@ -115,12 +140,13 @@ class DmaModel {
   }
   void addPending(Pending pending);
   void popPending();
+  [[nodiscard]] std::int32_t ownStack(const Transfer& t) const {
+    return stackOfSlot_[static_cast<std::size_t>(t.slot)];
+  }
   [[nodiscard]] std::size_t queueIndex(const Transfer& t) const {
     return static_cast<std::size_t>(t.slot) * queuesPerCore_ + static_cast<std::size_t>(t.queue);
   }
-  [[nodiscard]] std::size_t stackOf(const Transfer& t) const {
-    return static_cast<std::size_t>(stackOfSlot_[static_cast<std::size_t>(t.slot)]);
-  }
+
   void progressTo(std::int64_t t);
   /// Retires the heads finishing at `t`; their successors take their places in active_.
   void finishHeads(std::int64_t t, std::vector<std::uint32_t>& finished);
@@ -135,7 +161,7 @@ class DmaModel {
   /// Finish times of all heads from their remaining work at `t` and their (unchanged) rates.
   void recomputeFinishTimes(std::int64_t t);
 
-  std::vector<int> stackOfSlot_;
+  std::vector<std::int32_t> stackOfSlot_;  ///< the HBM stack of each simulated core
   int enginesPerCore_;
   std::size_t queuesPerCore_;
   std::size_t dgeBlocks_;  ///< hardware descriptor-generation blocks per core

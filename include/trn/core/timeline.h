@@ -71,6 +71,8 @@ struct DmaTotals {
   std::uint64_t transfers = 0;
   std::int64_t bytes = 0;
   std::int64_t hbmBytes = 0;
+  /// hbmBytes by the chip's HBM stack they lie in (timed modes; one entry per stack).
+  std::vector<std::int64_t> hbmBytesByStack;
   std::int64_t descriptors = 0;
   Picoseconds busy;  ///< time during which at least one transfer moved data
 };

@@ -28,8 +28,8 @@ struct CoreSummary {
 
 struct StackSummary {
   std::int64_t stack = 0;
-  std::vector<int> cores;     ///< physical cores of the run on it
-  std::int64_t hbmBytes = 0;  ///< their HBM traffic
+  std::vector<int> cores;     ///< physical cores of the run on it (none: reached from others)
+  std::int64_t hbmBytes = 0;  ///< HBM traffic to its addresses, from any core
   double bytesPerSecond = 0;  ///< over the run's total time
   double peakBytesPerSecond = 0;
   double utilisation = 0;
@@ -40,7 +40,8 @@ struct ChipSummary {
   bool timed = false;
   Picoseconds total;  ///< the longest core
   std::vector<CoreSummary> cores;
-  std::vector<StackSummary> stacks;  ///< the stacks the run's cores sit on
+  /// The stacks the run's cores sit on or reach, in stack order.
+  std::vector<StackSummary> stacks;
   std::int64_t flops = 0;
   double achievedTflops = 0;
   double usedPeakTflops = 0;  ///< dense BF16 peak of the cores that ran

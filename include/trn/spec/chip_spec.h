@@ -319,6 +319,14 @@ struct Hbm {
   Bytes capacity;
   BytesPerSecond bandwidth;
   std::vector<std::int64_t> stackOfCore;  ///< HBM stack index of each physical core
+
+  /// The stack physical core `core` sits on (0 for a core the chip does not have, which
+  /// NeuronCore::create rejects before anything asks).
+  [[nodiscard]] std::int32_t stackOf(std::int64_t core) const {
+    return core >= 0 && static_cast<std::size_t>(core) < stackOfCore.size()
+               ? static_cast<std::int32_t>(stackOfCore[static_cast<std::size_t>(core)])
+               : 0;
+  }
 };
 
 /// Chip-to-chip links (YAML `interconnect.neuronlink`).
