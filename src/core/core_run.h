@@ -52,6 +52,7 @@ struct CoreRun {
   std::uint32_t barriersReached = 0;
   /// Per HBM tensor: whether its accesses can conflict with another core's (cross_core_races.h).
   std::vector<std::uint8_t> crossChecked;
+  bool anyCrossChecked = false;  ///< some entry of crossChecked is set
   /// Per HBM tensor, the chip's HBM stack it lies in (timed modes), and the core's own stack.
   std::vector<std::int32_t> tensorStacks;
   std::int32_t stack = 0;

@@ -200,6 +200,9 @@ Status Simulation::setUp() {
     std::vector<std::vector<std::uint8_t>> checked = CrossCoreRaces::checkedTensors(cores);
     for (std::size_t c = 0; c < cores_.size(); ++c) {
       cores_[c].crossChecked = std::move(checked[c]);
+      cores_[c].anyCrossChecked =
+          std::any_of(cores_[c].crossChecked.begin(), cores_[c].crossChecked.end(),
+                      [](std::uint8_t checkedTensor) { return checkedTensor != 0; });
     }
     crossCore_.emplace(
         std::move(devices),
@@ -408,7 +411,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     }
     TRN_RETURN_IF_ERROR(hazards.access(accessor, owner, *prepared, accesses));
     clock = &hazards.clock(accessor);
-    if (crossCore_) {
+    if (crossCore_ && cr.anyCrossChecked) {
       TRN_RETURN_IF_ERROR(crossCore_->access(
           c, accessor, owner, *clock,
           std::span(prepared->operands).subspan(accesses.firstOperand, accesses.operandCount),
