@@ -2,14 +2,10 @@
 // kind, sequence), so runs are deterministic: completions before DMA progress before issue, and
 // otherwise in the order they were scheduled. The ready events (an engine may issue) are most
 // events and each engine has at most one pending, so they live in one slot per engine of each
-// core rather than in the heap. Each core's first slot is kept, and a winner tree over the cores
-// holds the first of those: scheduling compares with the core's first and replays the core's
-// path to the root; taking a ready event rescans one core's slots and replays its path (log2 of
-// the cores, instead of a scan of every core).
+// core rather than in the heap; the first slot of each core and the first of those are cached
+// until their slot is taken, so taking one rescans one core's slots and the cores' firsts.
 #pragma once
 
-#include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -23,9 +19,6 @@ namespace trn::core {
 
 enum class EventKind : std::uint8_t { kComplete, kDma, kReady };
 
-/// An event's (time, order) as one number; a GNU extension that GCC and Clang both have.
-__extension__ using EventKey = unsigned __int128;
-
 struct Event {
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
   static constexpr int kKindShift = 62;
@@ -36,12 +29,9 @@ struct Event {
   std::uint32_t payload;  ///< completion slot (kComplete) or engine (kReady)
 
   [[nodiscard]] EventKind kind() const { return static_cast<EventKind>(order >> kKindShift); }
-  /// (time, order) as one unsigned 128-bit number (times are never negative), so that comparing
-  /// two events takes no branch: which of two cores comes first is not predictable.
-  [[nodiscard]] EventKey key() const {
-    return (static_cast<EventKey>(static_cast<std::uint64_t>(time)) << 64) | order;
+  bool operator>(const Event& other) const {
+    return time != other.time ? time > other.time : order > other.order;
   }
-  bool operator>(const Event& other) const { return key() > other.key(); }
 };
 
 class EventQueue {
@@ -55,12 +45,8 @@ class EventQueue {
         ready_[c * isa::kNumEngines + e].core = static_cast<std::uint32_t>(c);
       }
     }
-    coreFirst_.assign(cores, nullptr);
-    for (std::size_t c = 0; c < cores; ++c) {
-      coreFirst_[c] = &ready_[c * isa::kNumEngines];
-    }
-    leaves_ = std::bit_ceil(std::max<std::size_t>(cores, 1));
-    winner_.assign(2 * leaves_, Winner{Event{Event::kNever, 0, 0, 0}.key(), 0});
+    firstReady_ = nullptr;
+    coreFirstReady_.assign(cores, nullptr);
     sequence_ = 0;
   }
 
@@ -73,13 +59,13 @@ class EventQueue {
       events_.push(Event{time, order, core, payload});
       return;
     }
-    // The slot was empty (its time kNever), so the core's first can only become this one; when
-    // it already was this slot, its key has just changed.
+    // The slot was empty, so a cached first can only become this one.
     Event& slot = ready_[core * isa::kNumEngines + payload];
     slot = Event{time, order, core, payload};
-    if (coreFirst_[core] == &slot || *coreFirst_[core] > slot) {
-      coreFirst_[core] = &slot;
-      replay(core);
+    for (Event** first : {&coreFirstReady_[core], &firstReady_}) {
+      if (*first != nullptr && ((*first)->time == Event::kNever || **first > slot)) {
+        *first = &slot;
+      }
     }
   }
 
@@ -96,22 +82,15 @@ class EventQueue {
     }
     event = *ready;
     ready->time = Event::kNever;
-    const std::uint32_t core = ready->core;
-    const std::span<Event> slots =
-        std::span(ready_).subspan(core * isa::kNumEngines, isa::kNumEngines);
-    Event* first = &slots[0];
-    for (Event& slot : slots.subspan(1)) {
-      if (*first > slot) {
-        first = &slot;
-      }
+    if (ready == coreFirstReady_[ready->core]) {
+      coreFirstReady_[ready->core] = nullptr;
     }
-    coreFirst_[core] = first;
-    replay(core);
+    firstReady_ = nullptr;  // it was the first
     return true;
   }
 
   /// Whether any event is pending at or before `time`.
-  [[nodiscard]] bool anyPendingBy(std::int64_t time) const {
+  [[nodiscard]] bool anyPendingBy(std::int64_t time) {
     if (!events_.empty() && events_.top().time <= time) {
       return true;
     }
@@ -121,35 +100,33 @@ class EventQueue {
 
  private:
   /// The ready slot that comes first, or nullptr when no engine is waiting to issue.
-  [[nodiscard]] Event* firstReady() const {
-    Event* first = coreFirst_[winner_[1].core];
-    return first->time != Event::kNever ? first : nullptr;
-  }
-  /// Sets `core`'s leaf to the key of its first slot and recomputes the winners on the path to
-  /// the root. The keys of two pending events are never equal.
-  void replay(std::uint32_t core) {
-    std::size_t node = leaves_ + core;
-    winner_[node] = Winner{coreFirst_[core]->key(), core};
-    for (node /= 2; node >= 1; node /= 2) {
-      const Winner& left = winner_[2 * node];
-      const Winner& right = winner_[2 * node + 1];
-      winner_[node] = left.key > right.key ? right : left;
+  [[nodiscard]] Event* firstReady() {
+    if (firstReady_ == nullptr) {
+      for (std::size_t c = 0; c < coreFirstReady_.size(); ++c) {
+        Event*& coreFirst = coreFirstReady_[c];
+        if (coreFirst == nullptr) {
+          // An empty slot's time is kNever: it never comes first.
+          const std::span<Event> slots =
+              std::span(ready_).subspan(c * isa::kNumEngines, isa::kNumEngines);
+          coreFirst = &slots[0];
+          for (Event& slot : slots.subspan(1)) {
+            if (*coreFirst > slot) {
+              coreFirst = &slot;
+            }
+          }
+        }
+        if (firstReady_ == nullptr || *firstReady_ > *coreFirst) {
+          firstReady_ = coreFirst;
+        }
+      }
     }
+    return firstReady_->time != Event::kNever ? firstReady_ : nullptr;
   }
-
-  /// A node of the winner tree: the first key under it and the core it belongs to.
-  struct Winner {
-    EventKey key;
-    std::uint32_t core;
-  };
 
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  std::vector<Event> ready_;       ///< one slot per engine of each core
-  std::vector<Event*> coreFirst_;  ///< per core, the first of its slots (time kNever if none)
-  std::size_t leaves_ = 1;         ///< cores rounded up to a power of two
-  /// Winner tree: node 1 is the root, leaves_ + c the leaf of core c (leaves past the last core
-  /// hold kNever for core 0, so they never win).
-  std::vector<Winner> winner_;
+  std::vector<Event> ready_;            ///< one slot per engine of each core
+  Event* firstReady_ = nullptr;         ///< the first of ready_, or null when it must be found
+  std::vector<Event*> coreFirstReady_;  ///< per core, the first of its slots, or null
   std::uint64_t sequence_ = 0;
 };
 
