@@ -120,19 +120,39 @@ TEST(DmaTiming, TransposeRunsAtItsPublishedFractionOfCopyThroughput) {
   EXPECT_EQ(stats.transfers[0].end.count(), n.queued + moveTime(work, 16 * n.engineBandwidth));
 }
 
+/// One core's 4 MiB load of tensor 'a' at the full rate of its 16 engines, and the rate of each
+/// of two such loads on one HBM stack, which together ask it for more than it has and so slow
+/// down in proportion.
+struct StackShare {
+  std::int64_t tensorBytes = 0;
+  std::string text;
+  double work = 0;
+  double coreRate = 0;
+  double sharedRate = 0;
+};
+
+StackShare twoLoadsOnOneStack(const spec::ChipSpec& chip, const DmaNumbers& n) {
+  StackShare s;
+  const std::int64_t perPartition = 32768;
+  s.tensorBytes = 128 * perPartition;
+  s.text = tensors(perPartition) + load("sp", perPartition, 0, "a", 0);
+  s.work = 128.0 * perPartition + 128 * n.overhead;
+  s.coreRate = 16 * n.engineBandwidth;
+  const double stack = static_cast<double>(chip.hbm.bandwidth.count()) / chip.hbm.stacks;
+  const double demand = 2 * s.coreRate * (128.0 * perPartition / s.work);
+  TRN_CHECK(demand > stack) << "two loads no longer oversubscribe a stack";
+  s.sharedRate = s.coreRate * stack / demand;
+  return s;
+}
+
 TEST(DmaTiming, TheTwoCoresOfAPairShareTheirHbmStack) {
   const auto chip = trn2Unthrottled();
   const DmaNumbers n = numbers(*chip);
-  const std::int64_t perPartition = 32768;
-  const std::string text = tensors(perPartition) + load("sp", perPartition, 0, "a", 0);
-  const double work = 128.0 * perPartition + 128 * n.overhead;
-  const double hbmFraction = 128.0 * perPartition / work;
-  const double coreRate = 16 * n.engineBandwidth;
-  const double stack = static_cast<double>(chip->hbm.bandwidth.count()) / chip->hbm.stacks;
-  // Two full-rate loads ask the stack for more than it has: both slow down in proportion.
-  const double demand = 2 * coreRate * hbmFraction;
-  ASSERT_GT(demand, stack);
-  const double sharedRate = coreRate * stack / demand;
+  const StackShare share = twoLoadsOnOneStack(*chip, n);
+  const std::string& text = share.text;
+  const double work = share.work;
+  const double coreRate = share.coreRate;
+  const double sharedRate = share.sharedRate;
   auto runPair = [&](int first, int second) {
     auto a = testing::makeCore(text, chip, RunMode::kTimingOnly, first);
     auto b = testing::makeCore(text, chip, RunMode::kTimingOnly, second);
@@ -155,14 +175,12 @@ TEST(DmaTiming, TheTwoCoresOfAPairShareTheirHbmStack) {
 TEST(DmaTiming, ATransferIsChargedToTheStackItsTensorLiesIn) {
   const auto chip = trn2Unthrottled();
   const DmaNumbers n = numbers(*chip);
-  const std::int64_t perPartition = 32768;
-  const std::string text = tensors(perPartition) + load("sp", perPartition, 0, "a", 0);
-  const double work = 128.0 * perPartition + 128 * n.overhead;
-  const double hbmFraction = 128.0 * perPartition / work;
-  const double coreRate = 16 * n.engineBandwidth;
-  const double stack = static_cast<double>(chip->hbm.bandwidth.count()) / chip->hbm.stacks;
-  const double sharedRate = coreRate * stack / (2 * coreRate * hbmFraction);
-  const std::int64_t tensorBytes = 128 * perPartition;
+  const StackShare share = twoLoadsOnOneStack(*chip, n);
+  const std::int64_t tensorBytes = share.tensorBytes;
+  const std::string& text = share.text;
+  const double work = share.work;
+  const double coreRate = share.coreRate;
+  const double sharedRate = share.sharedRate;
   // Cores 0 and 2 sit on stacks 0 and 1; each loads its own tensor 'a', placed in `stackOfA[c]`
   // of one chip-shaped device memory.
   auto run = [&](std::array<std::int64_t, 2> stackOfA) {
