@@ -122,32 +122,38 @@ void withScalar(std::span<float> data, float operand) {
   }
 }
 
-/// One entry per AluOp, in enum order: the scalar operator and its loops, so that a loop over
+/// `make(std::integral_constant<E, E(i)>)` for every i < kCount, in enum order: a table with one
+/// entry per operator or function (each a template instantiated for it), so that a loop over
 /// many elements dispatches once.
-template <std::size_t... kIndex>
-struct AluTables {
-  static constexpr std::array<float (*)(float, float), kNumAluOps> kScalar = {
-      &alu<static_cast<AluOp>(kIndex)>...};
-  static constexpr std::array<void (*)(std::span<float>, std::span<const float>), kNumAluOps>
-      kElementwise = {&elementwise<static_cast<AluOp>(kIndex)>...};
-  static constexpr std::array<void (*)(std::span<float>, float), kNumAluOps> kWithScalar = {
-      &withScalar<static_cast<AluOp>(kIndex), false>...};
-  static constexpr std::array<void (*)(std::span<float>, float), kNumAluOps> kWithScalarReversed = {
-      &withScalar<static_cast<AluOp>(kIndex), true>...};
-};
-
-template <std::size_t... kIndex>
-constexpr AluTables<kIndex...> makeTables(std::index_sequence<kIndex...>) {
-  return {};
+template <typename E, std::size_t kCount, typename Make>
+constexpr auto perEnumValue(Make make) {
+  return [&]<std::size_t... kIndex>(std::index_sequence<kIndex...>) {
+    return std::array{make(std::integral_constant<E, static_cast<E>(kIndex)>{})...};
+  }
+  (std::make_index_sequence<kCount>());
 }
 
-using Tables = decltype(makeTables(std::make_index_sequence<kNumAluOps>()));
-
-std::size_t indexOf(AluOp op) {
-  const auto i = static_cast<std::size_t>(op);
-  TRN_CHECK(i < kNumAluOps) << "bad AluOp " << i;
+/// The index of `value` (an `enumName`) in a table made by perEnumValue.
+template <std::size_t kCount, typename E>
+std::size_t checkedIndex(E value, const char* enumName) {
+  const auto i = static_cast<std::size_t>(value);
+  TRN_CHECK(i < kCount) << "bad " << enumName << " " << i;
   return i;
 }
+
+/// The scalar operator and its loops, per AluOp.
+struct AluTables {
+  static constexpr auto kScalar =
+      perEnumValue<AluOp, kNumAluOps>([](auto op) { return &alu<decltype(op)::value>; });
+  static constexpr auto kElementwise =
+      perEnumValue<AluOp, kNumAluOps>([](auto op) { return &elementwise<decltype(op)::value>; });
+  static constexpr auto kWithScalar = perEnumValue<AluOp, kNumAluOps>(
+      [](auto op) { return &withScalar<decltype(op)::value, false>; });
+  static constexpr auto kWithScalarReversed = perEnumValue<AluOp, kNumAluOps>(
+      [](auto op) { return &withScalar<decltype(op)::value, true>; });
+};
+
+std::size_t indexOf(AluOp op) { return checkedIndex<kNumAluOps>(op, "AluOp"); }
 
 /// f(x): the one definition of every activation function (applyActivation).
 template <ActivationFunction kF>
@@ -222,27 +228,16 @@ void activateRow(std::span<const float> in, std::span<float> out, float scale, f
 
 constexpr std::size_t kNumActivations = static_cast<std::size_t>(ActivationFunction::kAbs) + 1;
 
-/// One entry per ActivationFunction, in enum order, like AluTables.
-template <std::size_t... kIndex>
+/// The function and its row loop, per ActivationFunction.
 struct ActivationTables {
-  static constexpr std::array<float (*)(float, float), kNumActivations> kScalar = {
-      &activate<static_cast<ActivationFunction>(kIndex)>...};
-  static constexpr std::array<
-      void (*)(std::span<const float>, std::span<float>, float, float, float), kNumActivations>
-      kRow = {&activateRow<static_cast<ActivationFunction>(kIndex)>...};
+  static constexpr auto kScalar = perEnumValue<ActivationFunction, kNumActivations>(
+      [](auto f) { return &activate<decltype(f)::value>; });
+  static constexpr auto kRow = perEnumValue<ActivationFunction, kNumActivations>(
+      [](auto f) { return &activateRow<decltype(f)::value>; });
 };
 
-template <std::size_t... kIndex>
-constexpr ActivationTables<kIndex...> makeActivationTables(std::index_sequence<kIndex...>) {
-  return {};
-}
-
-using Activations = decltype(makeActivationTables(std::make_index_sequence<kNumActivations>()));
-
 std::size_t indexOf(ActivationFunction f) {
-  const auto i = static_cast<std::size_t>(f);
-  TRN_CHECK(i < kNumActivations) << "bad ActivationFunction " << i;
-  return i;
+  return checkedIndex<kNumActivations>(f, "ActivationFunction");
 }
 
 }  // namespace
@@ -252,26 +247,26 @@ bool isBitwise(AluOp op) {
          op == AluOp::kShiftLeft || op == AluOp::kShiftRight;
 }
 
-float applyAlu(AluOp op, float a, float b) { return Tables::kScalar[indexOf(op)](a, b); }
+float applyAlu(AluOp op, float a, float b) { return AluTables::kScalar[indexOf(op)](a, b); }
 
 void applyAluElementwise(AluOp op, std::span<float> a, std::span<const float> b) {
   TRN_CHECK(a.size() == b.size()) << "applyAluElementwise over " << a.size() << " and " << b.size();
-  Tables::kElementwise[indexOf(op)](a, b);
+  AluTables::kElementwise[indexOf(op)](a, b);
 }
 
 void applyAluWithScalar(AluOp op, std::span<float> data, float operand, bool reverse) {
-  (reverse ? Tables::kWithScalarReversed : Tables::kWithScalar)[indexOf(op)](data, operand);
+  (reverse ? AluTables::kWithScalarReversed : AluTables::kWithScalar)[indexOf(op)](data, operand);
 }
 
 float applyActivation(ActivationFunction f, float x, float alpha) {
-  return Activations::kScalar[indexOf(f)](x, alpha);
+  return ActivationTables::kScalar[indexOf(f)](x, alpha);
 }
 
 void applyActivationRow(ActivationFunction f, std::span<const float> in, std::span<float> out,
                         float scale, float bias, float alpha) {
   TRN_CHECK(in.size() == out.size())
       << "applyActivationRow over " << in.size() << " and " << out.size();
-  Activations::kRow[indexOf(f)](in, out, scale, bias, alpha);
+  ActivationTables::kRow[indexOf(f)](in, out, scale, bias, alpha);
 }
 
 }  // namespace trn::isa
