@@ -146,7 +146,6 @@ class DmaModel {
   [[nodiscard]] std::size_t queueIndex(const Transfer& t) const {
     return static_cast<std::size_t>(t.slot) * queuesPerCore_ + static_cast<std::size_t>(t.queue);
   }
-
   void progressTo(std::int64_t t);
   /// Retires the heads finishing at `t`; their successors take their places in active_.
   void finishHeads(std::int64_t t, std::vector<std::uint32_t>& finished);
