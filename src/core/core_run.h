@@ -22,6 +22,8 @@ using plan::PlanWindow;
 
 /// EngineState::blockedOn of an engine waiting at a core barrier for the other cores.
 constexpr std::int32_t kBarrierWait = -2;
+/// EngineState::blockedOn of an engine at a sendrecv, until the exchange is done.
+constexpr std::int32_t kExchangeWait = -3;
 
 struct EngineState {
   SequencerState seq;
@@ -30,6 +32,7 @@ struct EngineState {
   bool blocked = false;
   std::int32_t blockedOn = -1;  ///< the semaphore of the first wait that did not hold
   std::uint32_t barrier = 0;    ///< the barrier it has arrived at and not yet passed (0: none)
+  std::uint32_t exchange = 0;   ///< the sendrecv it has arrived at and not yet passed (0: none)
   bool wakePending = false;
   bool done = false;
 };
@@ -50,6 +53,7 @@ struct CoreRun {
   std::int64_t rampStart = 0;   ///< when the current throttle ramp began
   std::uint32_t group = 0;      ///< index of its barrier group (its logical core)
   std::uint32_t barriersReached = 0;
+  std::uint32_t exchangesReached = 0;
   /// Per HBM tensor: whether its accesses can conflict with another core's (cross_core_races.h).
   std::vector<std::uint8_t> crossChecked;
   bool anyCrossChecked = false;  ///< some entry of crossChecked is set
@@ -66,11 +70,25 @@ struct BarrierState {
   bool complete = false;
 };
 
-/// The cores of one logical core, which meet at core barriers.
+/// One sendrecv of a pair: who has arrived (core, engine, instruction), and once both have, when
+/// the exchange is done.
+struct ExchangeState {
+  struct Party {
+    std::uint32_t core;
+    isa::Engine engine;
+    std::uint32_t pc;
+  };
+  std::vector<Party> parties;
+  std::int64_t lastArrival = 0;
+  std::int64_t doneAt = -1;  ///< -1 until both have arrived
+};
+
+/// The cores of one logical core, which meet at core barriers and sendrecvs.
 struct BarrierGroup {
   int logicalCore = 0;
   std::vector<std::uint32_t> cores;
-  std::vector<BarrierState> barriers;  ///< by barrier number - 1
+  std::vector<BarrierState> barriers;    ///< by barrier number - 1
+  std::vector<ExchangeState> exchanges;  ///< by sendrecv number - 1
 };
 
 }  // namespace trn::core

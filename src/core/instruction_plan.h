@@ -68,6 +68,7 @@ struct Kind {
   bool dma = false;      ///< a DMA trigger (runs on a queue)
   bool control = false;  ///< control flow (runs in every mode)
   bool barrier = false;  ///< a core_barrier (waits for the other cores of its logical core)
+  bool exchange = false;  ///< a sendrecv (meets the other core of its pair)
   int queue = 0;
 };
 
@@ -78,6 +79,7 @@ inline Kind kindOf(const isa::InstructionBody& instr) {
         kind.dma = I::kInfo.viaDma;
         kind.control = I::kInfo.isControl();
         kind.barrier = std::is_same_v<I, isa::CoreBarrier>;
+        kind.exchange = std::is_same_v<I, isa::SendRecv>;
         if constexpr (requires { body.queue; }) {
           kind.queue = static_cast<int>(body.queue);
         }

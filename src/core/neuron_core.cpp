@@ -388,6 +388,20 @@ Status NeuronCore::execute(Engine engine, const isa::InstructionBody& instr, Seq
   return status;
 }
 
+Status NeuronCore::readTile(Engine engine, SequencerState& seq, const isa::AccessPattern& ap,
+                            std::span<std::byte> out) {
+  Context ctx(*this, seq, engine);
+  ctx.readBytes(ap, out);
+  return ctx.fault();
+}
+
+Status NeuronCore::writeTile(Engine engine, SequencerState& seq, const isa::AccessPattern& ap,
+                             std::span<const std::byte> in) {
+  Context ctx(*this, seq, engine);
+  ctx.writeBytes(ap, in);
+  return ctx.fault();
+}
+
 Result<RunStats> NeuronCore::run() {
   TRN_ASSIGN_OR_RETURN(std::vector<RunStats> stats, runTogether({this}));
   return std::move(stats.front());

@@ -85,6 +85,13 @@ class Simulation {
   /// `engine` of core `c` is at a core_barrier at `now`: counts its arrival (once) and wakes the
   /// group when it is the last. Returns whether the engine may pass the barrier now.
   bool arriveAtBarrier(std::uint32_t c, Engine engine, std::int64_t now);
+  /// `engine` of core `c` is at a sendrecv at `now`: counts its arrival (once); when both cores
+  /// of the pair are there, exchanges the tiles (exchange). Returns whether the engine may pass
+  /// it now (the exchange is done).
+  Result<bool> arriveAtExchange(std::uint32_t c, Engine engine, std::int64_t now);
+  /// Both cores are at sendrecv `x`: copies each one's src to the other's dst (data modes), sets
+  /// when the exchange is done and wakes both engines then.
+  Status exchange(ExchangeState& x);
   /// Stores `value` at `slot` of `slots` (growing it) when races are checked.
   static void keepClock(std::vector<VectorClock>& slots, std::uint32_t slot,
                         const VectorClock* value) {
@@ -147,7 +154,7 @@ Status Simulation::setUp() {
       return g.logicalCore == options.logicalCore;
     });
     if (group == groups_.end()) {
-      group = groups_.insert(groups_.end(), BarrierGroup{options.logicalCore, {}, {}});
+      group = groups_.insert(groups_.end(), BarrierGroup{options.logicalCore, {}, {}, {}});
     }
     group->cores.push_back(c);
     cr.group = static_cast<std::uint32_t>(group - groups_.begin());
@@ -391,6 +398,16 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     es.barrier = 0;
   }
 
+  if (kind.exchange) {
+    TRN_ASSIGN_OR_RETURN(const bool exchanged, arriveAtExchange(c, engine, now));
+    if (!exchanged) {
+      es.blocked = true;
+      es.blockedOn = kExchangeWait;
+      return {};
+    }
+    es.exchange = 0;
+  }
+
   // Happens-before and race check.
   const Completion& done = plan->completion;
   // The accessor's clock, kept for the completion; its own epoch advances once it is kept.
@@ -557,6 +574,107 @@ bool Simulation::arriveAtBarrier(std::uint32_t c, Engine engine, std::int64_t no
   return group.barriers[es.barrier - 1].complete;
 }
 
+Result<bool> Simulation::arriveAtExchange(std::uint32_t c, Engine engine, std::int64_t now) {
+  CoreRun& cr = cores_[c];
+  EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
+  BarrierGroup& group = groups_[cr.group];
+  if (es.exchange == 0) {
+    if (group.cores.size() != 2) {
+      return failedPrecondition(fmt::format("sendrecv exchanges tiles with the other core of an "
+                                            "LNC=2 pair, but this logical core "
+                                            "runs {} core(s) here",
+                                            group.cores.size()))
+          .withContext(describe(c, AccessOwner{engine, static_cast<std::uint32_t>(es.pc)}));
+    }
+    es.exchange = ++cr.exchangesReached;
+    if (group.exchanges.size() < es.exchange) {
+      group.exchanges.resize(es.exchange);
+    }
+    ExchangeState& x = group.exchanges[es.exchange - 1];
+    x.parties.push_back({c, engine, static_cast<std::uint32_t>(es.pc)});
+    x.lastArrival = std::max(x.lastArrival, now);
+    if (x.parties.size() == 2) {
+      TRN_RETURN_IF_ERROR(exchange(x));
+    }
+    return false;
+  }
+  const ExchangeState& x = group.exchanges[es.exchange - 1];
+  return x.doneAt >= 0 && now >= x.doneAt;
+}
+
+Status Simulation::exchange(ExchangeState& x) {
+  std::array<isa::InstructionBody, 2> bodies;
+  std::array<const isa::SendRecv*, 2> instr{};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const ExchangeState::Party& p = x.parties[i];
+    cores_[p.core].core->program().stream(p.engine).decodeBody(p.pc, bodies[i]);
+    instr[i] = &std::get<isa::SendRecv>(bodies[i]);
+  }
+  const isa::AccessPattern& first = instr[0]->src;
+  if (first.dtype != instr[1]->dst.dtype || first.elementCount() != instr[1]->dst.elementCount() ||
+      instr[1]->src.dtype != instr[0]->dst.dtype ||
+      instr[1]->src.elementCount() != instr[0]->dst.elementCount()) {
+    const ExchangeState::Party& p = x.parties[1];
+    return failedPrecondition(
+               fmt::format(
+                   "sendrecv tiles do not match between the cores: {} {} elements go to {} {} "
+                   "elements and {} {} to {} {}",
+                   first.elementCount(), dtypeName(first.dtype), instr[1]->dst.elementCount(),
+                   dtypeName(instr[1]->dst.dtype), instr[1]->src.elementCount(),
+                   dtypeName(instr[1]->src.dtype), instr[0]->dst.elementCount(),
+                   dtypeName(instr[0]->dst.dtype)))
+        .withContext(describe(p.core, AccessOwner{p.engine, p.pc}));
+  }
+  // Timing: the semaphore handshake over the shared DMA engines (as a core barrier's), then both
+  // tiles cross at once, each as a DMA transfer alone on the engines would.
+  x.doneAt = x.lastArrival;
+  if (timing_) {
+    const std::int64_t maxBuffer = chip_->core.dma.descriptors.maxBufferBytes.count();
+    std::int64_t crossing = 0;
+    for (std::size_t i = 0; i < 2; ++i) {
+      isa::DmaCopy copy;
+      copy.dst = instr[1 - i]->dst;
+      copy.src = instr[i]->src;
+      crossing = std::max(crossing, dma_->aloneTime(transferShape(isa::InstructionBody(copy),
+                                                                  maxBuffer, chip_->core.dma)));
+    }
+    x.doneAt = x.lastArrival + barrierLatency_ + crossing;
+    if (x.doneAt > kMaxSimulatedTime.count()) {
+      return timeOverflow().withContext(
+          describe(x.parties[1].core, AccessOwner{x.parties[1].engine, x.parties[1].pc}));
+    }
+  }
+  // Data: both sources are read before either destination is written.
+  if (hasData(mode_)) {
+    std::array<std::vector<std::byte>, 2> tiles;
+    for (std::size_t i = 0; i < 2; ++i) {
+      const ExchangeState::Party& p = x.parties[i];
+      const isa::AccessPattern& src = instr[i]->src;
+      tiles[i].resize(static_cast<std::size_t>(src.elementCount() * byteSize(src.dtype)));
+      EngineState& es = cores_[p.core].engines[static_cast<std::size_t>(p.engine)];
+      if (Status s = cores_[p.core].core->readTile(p.engine, es.seq, src, tiles[i]); !s.ok()) {
+        return s.withContext(describe(p.core, AccessOwner{p.engine, p.pc}));
+      }
+    }
+    for (std::size_t i = 0; i < 2; ++i) {
+      const ExchangeState::Party& p = x.parties[i];
+      EngineState& es = cores_[p.core].engines[static_cast<std::size_t>(p.engine)];
+      if (Status s = cores_[p.core].core->writeTile(p.engine, es.seq, instr[i]->dst, tiles[1 - i]);
+          !s.ok()) {
+        return s.withContext(describe(p.core, AccessOwner{p.engine, p.pc}));
+      }
+    }
+  }
+  // Both engines see the exchange end as a remote semaphore write.
+  for (const ExchangeState::Party& p : x.parties) {
+    EngineState& es = cores_[p.core].engines[static_cast<std::size_t>(p.engine)];
+    es.wakePending = true;
+    schedule(x.doneAt + semaphoreDelay_[static_cast<std::size_t>(p.engine)], EventKind::kReady,
+             p.core, static_cast<std::uint32_t>(p.engine));
+  }
+  return {};
+}
+
 Status Simulation::finishInstruction(std::uint32_t c, const Completion& done,
                                      const VectorClock* clock, std::int64_t now) {
   CoreRun& cr = cores_[c];
@@ -663,6 +781,12 @@ Status Simulation::deadlock() const {
       const std::span<const isa::SemaphoreWait> waitList =
           cr.core->program().stream(engine).waits(es.pc);
       const AccessOwner owner{engine, static_cast<std::uint32_t>(es.pc)};
+      if (es.blockedOn == kExchangeWait) {
+        pending += fmt::format(
+            "\n  {} waits at sendrecv {} for the other core of its pair, which never reaches it",
+            describe(c, owner), es.exchange);
+        continue;
+      }
       if (es.blockedOn == kBarrierWait) {
         std::vector<std::uint32_t> missing;
         for (const std::uint32_t other : groups_[cr.group].cores) {

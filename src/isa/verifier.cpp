@@ -301,7 +301,21 @@ Status verifyProgram(const Program& program, const CoreLimits& limits, ProgramUs
                                             need, t.name, limits.hbmBytes));
     }
   }
+  // Where the first core_barrier and the first sendrecv are: each kind must come from one
+  // engine, so that the k-th of each core is the same whatever the timing.
   std::optional<std::pair<Engine, std::size_t>> firstBarrier;
+  std::optional<std::pair<Engine, std::size_t>> firstExchange;
+  auto oneEngine = [](std::optional<std::pair<Engine, std::size_t>>& first, const char* what,
+                      Engine engine, std::size_t i) -> Status {
+    if (first && first->first != engine) {
+      return failedPrecondition(fmt::format(
+          "{0} at {1}#{2} and at {3}#{4}: a program issues its {0} instructions from one engine, "
+          "so that the k-th {0} of each core is the same whatever the timing",
+          what, engineName(first->first), first->second, engineName(engine), i));
+    }
+    first = std::pair(engine, i);
+    return {};
+  };
   for (const Engine engine : kAllEngines) {
     const InstructionStream& stream = program.stream(engine);
     Instruction instr;
@@ -309,13 +323,9 @@ Status verifyProgram(const Program& program, const CoreLimits& limits, ProgramUs
       stream.decode(i, instr);
       TRN_RETURN_IF_ERROR(verifyInstruction(instr, i, program, limits));
       if (std::holds_alternative<CoreBarrier>(instr.body)) {
-        if (firstBarrier && firstBarrier->first != engine) {
-          return failedPrecondition(fmt::format(
-              "core_barrier at {}#{} and at {}#{}: a program issues its core barriers from one "
-              "engine, so that the k-th barrier of each core is the same whatever the timing",
-              engineName(firstBarrier->first), firstBarrier->second, engineName(engine), i));
-        }
-        firstBarrier = std::pair(engine, i);
+        TRN_RETURN_IF_ERROR(oneEngine(firstBarrier, "core_barrier", engine, i));
+      } else if (std::holds_alternative<SendRecv>(instr.body)) {
+        TRN_RETURN_IF_ERROR(oneEngine(firstExchange, "sendrecv", engine, i));
       }
       if (use != nullptr) {
         recordUse(instr.sync, use->semaphores);

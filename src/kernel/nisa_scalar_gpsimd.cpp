@@ -86,4 +86,9 @@ void coreBarrier(const Tensor& data, Engine engine, Loc loc) {
   c.emit(isa::CoreBarrier{}, engine);
 }
 
+void sendrecv(const Tensor& dst, const Tensor& src, Engine engine, Loc loc) {
+  detail::Call<isa::SendRecv> c(loc);
+  c.emit({.dst = c("dst", dst), .src = c("src", src)}, engine);
+}
+
 }  // namespace trn::kernel::nisa

@@ -182,6 +182,22 @@ const DeviceTensor* findDeviceTensor(const std::vector<DeviceTensor>& tensors,
   return nullptr;
 }
 
+/// Whether some program exchanges tiles between cores (sendrecv). The thread-per-core data pass
+/// cannot: each thread holds one core's SBUF, so such a run computes its data in one coupled run.
+bool exchangesTiles(std::span<const CoreProgram> cores) {
+  const std::size_t sendRecv = isa::InstructionBody(isa::SendRecv{}).index();
+  for (const CoreProgram& cp : cores) {
+    for (const isa::InstructionStream& stream : cp.program->streams) {
+      for (std::size_t i = 0; i < stream.size(); ++i) {
+        if (stream.typeIndex(i) == sendRecv) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 /// A multi-core run with data on the host's cores. A timing-only pass of all the cores together
@@ -371,7 +387,7 @@ Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
     }
   }
   RunResult result;
-  if (data && cores.size() > 1 && options.parallel) {
+  if (data && cores.size() > 1 && options.parallel && !exchangesTiles(cores)) {
     TRN_ASSIGN_OR_RETURN(result.cores, runInParallel(cores, base, device, makeCores, options));
   } else {
     TRN_ASSIGN_OR_RETURN(auto simulated, makeCores(base, device, nullptr));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trn/harness/check.h"
+#include "trn/kernel/nisa.h"
 #include "trn/spec/loader.h"
 
 namespace trn::harness {
@@ -132,6 +133,47 @@ TEST(LncLaunch, AMemoryBoundKernelIsHeldBackByTheStackItsTensorsLieIn) {
   EXPECT_EQ(remote.stats.dma.hbmBytesByStack[1], 0);
   EXPECT_EQ(apart.stats.dma.hbmBytesByStack[0], hbmBytes / 2);  // each core reads w too
   EXPECT_EQ(apart.stats.dma.hbmBytesByStack[1], hbmBytes / 2);
+}
+
+TEST(LncLaunch, SendrecvSwapsTheTilesOfThePair) {
+  // Each core loads its block of 128 rows, sends it to the other and stores what it receives in
+  // its own block: out is a with its two blocks swapped.
+  const kernel::KernelDef swap =
+      kernel::makeKernel("swap", [](kernel::Kernel& k, kernel::Tensor a) {
+        const std::int64_t p = k.programId(0);
+        kernel::Tensor out = k.output("out", a.shape(), DType::kFp32);
+        kernel::Tensor mine = k.sbuf({128, 64}, DType::kFp32, "mine");
+        kernel::Tensor theirs = k.sbuf({128, 64}, DType::kFp32, "theirs");
+        kernel::nisa::dmaCopy(mine, a(kernel::ds(p * 128, 128), kernel::ds(0, 64)));
+        kernel::nisa::sendrecv(theirs, mine);
+        kernel::nisa::dmaCopy(out(kernel::ds(p * 128, 128), kernel::ds(0, 64)), theirs);
+        return out;
+      });
+  const runtime::Session session = trn2();
+  runtime::RunOptions options;
+  options.lnc = 2;
+  const std::vector<kernel::TensorSpec> specs = {{"a", {256, 64}, DType::kFp32}};
+  Result<runtime::CompiledLaunch> launch = session.compileLaunch(swap, specs, options);
+  ASSERT_TRUE(launch.ok()) << launch.status().toString();
+  std::vector<float> values(256 * 64);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<float>(i % 977) * 0.5f;
+  }
+  const runtime::NpyArray a = runtime::floatArray({256, 64}, values);
+  std::vector<runtime::CoreProgram> cores;
+  for (std::size_t c = 0; c < 2; ++c) {
+    cores.push_back(
+        {std::shared_ptr<const isa::Program>(launch->cores[c], &launch->cores[c]->program),
+         static_cast<int>(c)});
+  }
+  const std::vector<runtime::TensorInput> in = {{"a", &a, "a"}};
+  const std::vector<runtime::TensorOutput> out = {{"out", std::nullopt}};
+  Result<runtime::RunResult> r = session.runCores(cores, in, out, options);
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  const std::vector<float> got = runtime::floatValues(r->outputs[0]);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(got[i], values[(i + values.size() / 2) % values.size()]) << i;
+  }
 }
 
 TEST(LncLaunch, AKernelThatDoesNotSplitIsRefusedAtLnc2) {

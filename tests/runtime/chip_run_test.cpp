@@ -7,27 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "trn/isa/program_text.h"
-#include "trn/runtime/session.h"
+#include "chip_test_programs.h"
 
 namespace trn::runtime {
 namespace {
 
-std::shared_ptr<const isa::Program> program(const std::string& text) {
-  Result<isa::Program> p = isa::parseProgramText(text, "chip.tasm");
-  TRN_CHECK(p.ok()) << p.status().toString();
-  return std::make_shared<const isa::Program>(std::move(*p));
-}
-
-Session trn2() {
-  Result<Session> s = Session::open("trn2");
-  TRN_CHECK(s.ok()) << s.status().toString();
-  return std::move(*s);
-}
-
-const std::string kTensors =
-    ".tensor x input fp32 [128, 64]\n"
-    ".tensor y output fp32 [128, 64]\n";
+using testing::kTensors;
+using testing::program;
+using testing::trn2;
 
 /// Copies rows [first, first + 64) of x to the same rows of y through SBUF.
 /// `storeSync` is appended to the store (e.g. " signal(s1+=1)").
@@ -229,7 +216,7 @@ TEST(ChipRun, ACoresBarriersComeFromOneEngine) {
       {}, {}, options);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("core_barrier at act#0 and at pool#0: a program issues its "
-                                      "core barriers from one engine"),
+                                      "core_barrier instructions from one engine"),
             std::string::npos)
       << r.status().message();
 }

@@ -66,6 +66,9 @@ class DmaModel {
   /// `physicalCores[slot]` is the physical index of each simulated core (for its HBM stack).
   DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores);
 
+  /// How long `shape` moves data alone on a core's idle engines, in ps (no queueing, no sharing).
+  [[nodiscard]] std::int64_t aloneTime(const TransferShape& shape) const;
+
   /// Issues a transfer at `issued` on `queue` of core `slot`; returns its id.
   std::uint32_t submit(int slot, int queue, Picoseconds issued, const TransferShape& shape);
 

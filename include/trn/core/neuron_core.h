@@ -115,6 +115,13 @@ class NeuronCore {
   Status execute(isa::Engine engine, const isa::InstructionBody& instr, SequencerState& seq,
                  std::int64_t& jump);
 
+  /// The raw bytes of tile `ap` of this core (data modes; poison is checked as for an
+  /// instruction's read), and writing them: the two halves of a sendrecv between two cores.
+  Status readTile(isa::Engine engine, SequencerState& seq, const isa::AccessPattern& ap,
+                  std::span<std::byte> out);
+  Status writeTile(isa::Engine engine, SequencerState& seq, const isa::AccessPattern& ap,
+                   std::span<const std::byte> in);
+
   /// A fresh sequencer state for this core (registers zero, RNG seeded).
   [[nodiscard]] SequencerState newSequencer() const;
 

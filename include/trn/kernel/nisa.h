@@ -253,4 +253,11 @@ void dmaCompute(const Tensor& dst, const std::vector<Tensor>& srcs, AluOp reduce
 /// accesses, not only that tensor's. A kernel launched on one core passes it at once.
 void coreBarrier(const Tensor& data, Engine engine = Engine::kPool, Loc loc = Loc::current());
 
+/// Exchanges SBUF tiles with the other core of an LNC=2 pair (NKI nisa.sendrecv over the shared
+/// DMA engines): `src` goes to the peer's `dst`, the peer's `src` to this core's `dst`. The k-th
+/// sendrecv of one core meets the k-th of the other; a kernel issues all of its sendrecvs from
+/// one engine. The tiles must hold the same number of elements of one dtype on both cores.
+void sendrecv(const Tensor& dst, const Tensor& src, Engine engine = Engine::kPool,
+              Loc loc = Loc::current());
+
 }  // namespace trn::kernel::nisa

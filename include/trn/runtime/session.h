@@ -43,7 +43,8 @@ struct RunOptions {
   /// its grid's first axis over them, and physical cores 2i and 2i+1 form logical core i at 2.
   int lnc = 1;
   /// Compute the data of a multi-core run on one host thread per core (the timing, races and
-  /// deadlocks come from a timing-only pass of the cores together). Off, one thread runs all.
+  /// deadlocks come from a timing-only pass of the cores together). Off, one thread runs all, as
+  /// it also does for programs that exchange tiles with sendrecv.
   bool parallel = true;
 };
 

@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include "trn/isa/verifier.h"
+
 namespace trn::isa {
 namespace {
 
@@ -24,6 +26,18 @@ Status checkInt32(std::int64_t value) {
 }
 
 }  // namespace
+
+Status SendRecv::verify(const VerifyContext& /*ctx*/) const {
+  TRN_RETURN_IF_ERROR(requireMemory("dst", dst, {Memory::kSbuf}));
+  TRN_RETURN_IF_ERROR(requireMemory("src", src, {Memory::kSbuf}));
+  if (dst.dtype != src.dtype) {
+    return failedPrecondition(
+        fmt::format("dst is {} and src {}: sendrecv copies bytes, so the "
+                    "two tiles must have one dtype",
+                    dtypeName(dst.dtype), dtypeName(src.dtype)));
+  }
+  return requireSameShape("dst", dst, "src", src);
+}
 
 Status RegSet::verify(const VerifyContext& ctx) const {
   TRN_RETURN_IF_ERROR(checkRegister(reg, ctx));

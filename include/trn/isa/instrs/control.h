@@ -93,7 +93,31 @@ struct CoreBarrier {
   [[nodiscard]] Status execute(ExecContext& /*ctx*/) const { return {}; }
 };
 
+/// Exchanges SBUF tiles between the two cores of an LNC=2 pair (NKI `nisa.sendrecv` over the
+/// shared DMA engines, NC-v3 and later): this core's `src` goes to the peer's `dst` and the peer's
+/// `src` to this core's `dst`. The k-th sendrecv a core issues meets the peer's k-th; both complete
+/// together, after the later of the two arrives and the bytes have crossed. docs/chip.md.
+struct SendRecv {
+  static constexpr InstrInfo kInfo{
+      "sendrecv",
+      0x0605,
+      {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool, Engine::kSp},
+      "control",
+      "exchange SBUF tiles with the other core of an LNC=2 pair"};
+  AccessPattern dst;
+  AccessPattern src;
+  static constexpr auto fields() {
+    return std::tuple{
+        FieldDesc{"dst", &SendRecv::dst, FieldRole::kOutput,
+                  "SBUF tile that receives the peer's src"},
+        FieldDesc{"src", &SendRecv::src, FieldRole::kInput, "SBUF tile sent to the peer's dst"},
+    };
+  }
+  [[nodiscard]] Status verify(const VerifyContext& ctx) const;
+  [[nodiscard]] Status execute(ExecContext& /*ctx*/) const { return {}; }  // the scheduler's
+};
+
 /// The instructions declared in this header, in opcode order.
-using ControlInstructions = TypeList<Nop, RegSet, RegAdd, BranchNonZero, CoreBarrier>;
+using ControlInstructions = TypeList<Nop, RegSet, RegAdd, BranchNonZero, CoreBarrier, SendRecv>;
 
 }  // namespace trn::isa
