@@ -7,9 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "instruction_plan.h"
+#include "power_throttle.h"
 #include "sequencer_state.h"
 #include "trn/core/hazard_detector.h"
 #include "trn/core/instruction_cost.h"
@@ -49,8 +51,7 @@ struct CoreRun {
   std::optional<CostCalculator> costs;
   RunStats stats;
   std::int64_t lastActivity = 0;
-  std::int64_t peLastEnd = -1;  ///< end of the last TensorE instruction (throttle re-arm)
-  std::int64_t rampStart = 0;   ///< when the current throttle ramp began
+  PowerThrottleState throttle;
   std::uint32_t group = 0;      ///< index of its barrier group (its logical core)
   std::uint32_t barriersReached = 0;
   std::uint32_t exchangesReached = 0;
@@ -61,6 +62,19 @@ struct CoreRun {
   std::vector<std::int32_t> tensorStacks;
   std::int32_t stack = 0;
 };
+
+/// The semaphore of the first of `waits` that does not hold on `semaphores`, or -1 when all hold.
+inline std::int32_t firstUnmetWait(const std::vector<std::int32_t>& semaphores,
+                                   std::span<const isa::SemaphoreWait> waits) {
+  for (const isa::SemaphoreWait& w : waits) {
+    const std::int32_t value = semaphores[static_cast<std::size_t>(w.semaphore)];
+    const bool holds = w.compare == isa::WaitCompare::kEqual ? value == w.value : value >= w.value;
+    if (!holds) {
+      return w.semaphore;
+    }
+  }
+  return -1;
+}
 
 /// One barrier of a group: how many of its cores have arrived, the last arrival, and whether it
 /// is complete.

@@ -170,20 +170,24 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
   stackDemand_.assign(static_cast<std::size_t>(std::max<std::int64_t>(chip.hbm.stacks, 1)), 0.0);
 }
 
-std::int64_t DmaModel::aloneTime(const TransferShape& shape) const {
-  const double work = static_cast<double>(shape.bytes) / shape.efficiency +
-                      static_cast<double>(shape.descriptors) * overheadBytes_;
-  const int engines = static_cast<int>(std::min<std::int64_t>(
+double DmaModel::workOf(const TransferShape& shape) const {
+  return static_cast<double>(shape.bytes) / shape.efficiency +
+         static_cast<double>(shape.descriptors) * overheadBytes_;
+}
+
+int DmaModel::enginesFor(const TransferShape& shape) const {
+  return static_cast<int>(std::min<std::int64_t>(
       {static_cast<std::int64_t>(enginesPerCore_), shape.rows, shape.descriptors}));
-  return finishTime(0, work, static_cast<double>(engines) * engineBandwidth_);
+}
+
+std::int64_t DmaModel::aloneTime(const TransferShape& shape) const {
+  return finishTime(0, workOf(shape), static_cast<double>(enginesFor(shape)) * engineBandwidth_);
 }
 
 std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
                                const TransferShape& shape) {
-  const double work = static_cast<double>(shape.bytes) / shape.efficiency +
-                      static_cast<double>(shape.descriptors) * overheadBytes_;
-  const int engines = static_cast<int>(std::min<std::int64_t>(
-      {static_cast<std::int64_t>(enginesPerCore_), shape.rows, shape.descriptors}));
+  const double work = workOf(shape);
+  const int engines = enginesFor(shape);
   int& nextEngine = nextEngine_[static_cast<std::size_t>(slot)];
   const int firstEngine = nextEngine;
   nextEngine += engines;

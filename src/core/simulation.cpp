@@ -21,9 +21,10 @@
 //   (docs/chip.md). The k-th sendrecv of each core of a pair meets the other's k-th; both go on a
 //   DMA fixed cost plus the tiles' crossing time after the later arrival.
 //
-// One file, with the class in an anonymous namespace: moving the class into a header so that the
-// barrier and sendrecv code could have a file of its own cost 4 % of timing-only speed (GCC
-// inlines less between functions with external linkage; measured 2026-12-02).
+// The class stays in this file's anonymous namespace: moving it into a header so that the barrier
+// and sendrecv code could have a file of its own cost 4 % of timing-only speed (GCC inlines less
+// between functions with external linkage; measured 2026-12-02). What does not need its state
+// lives beside it: deadlock_report.h, tile_exchange.h, power_throttle.h, core_run.h.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -36,11 +37,13 @@
 #include <utility>
 #include <variant>
 
-#include "cross_core_races.h"
-#include "event_queue.h"
 #include "core_run.h"
+#include "cross_core_races.h"
+#include "deadlock_report.h"
+#include "event_queue.h"
 #include "instruction_plan.h"
 #include "sequencer_state.h"
+#include "tile_exchange.h"
 #include "trn/core/dma_model.h"
 #include "trn/core/hazard_detector.h"
 #include "trn/core/instruction_cost.h"
@@ -113,10 +116,6 @@ class Simulation {
   void schedule(std::int64_t time, EventKind kind, std::uint32_t core, std::uint32_t payload) {
     queue_.schedule(time, kind, core, payload);
   }
-  double throttle(CoreRun& cr, std::int64_t now) const;
-  /// The semaphore of the first of `waits` that does not hold, or -1 when all hold.
-  [[nodiscard]] static std::int32_t firstUnmetWait(const CoreRun& cr,
-                                                   std::span<const isa::SemaphoreWait> waits);
   [[nodiscard]] std::string describe(std::uint32_t c, AccessOwner owner) const;
   [[nodiscard]] Status deadlock() const;
   [[nodiscard]] static Status timeOverflow();
@@ -290,18 +289,6 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
   return &plans[0];
 }
 
-std::int32_t Simulation::firstUnmetWait(const CoreRun& cr,
-                                        std::span<const isa::SemaphoreWait> waits) {
-  for (const isa::SemaphoreWait& w : waits) {
-    const std::int32_t value = cr.semaphores[static_cast<std::size_t>(w.semaphore)];
-    const bool holds = w.compare == isa::WaitCompare::kEqual ? value == w.value : value >= w.value;
-    if (!holds) {
-      return w.semaphore;
-    }
-  }
-  return -1;
-}
-
 std::string Simulation::describe(std::uint32_t c, AccessOwner owner) const {
   const isa::Program& program = cores_[c].core->program();
   const isa::Instruction instr = program.stream(owner.engine)[owner.index];
@@ -314,23 +301,6 @@ std::string Simulation::describe(std::uint32_t c, AccessOwner owner) const {
     text = fmt::format("core {}: {}", cores_[c].core->options().physicalCore, text);
   }
   return text;
-}
-
-double Simulation::throttle(CoreRun& cr, std::int64_t now) const {
-  const spec::PowerThrottle& pt = chip_->core.pe.powerThrottle;
-  if (!pt.enabled) {
-    return 1.0;
-  }
-  const double rearmGap =
-      static_cast<double>(pt.rearmWindow.count()) * (1.0 - pt.rearmThreshold.toDouble());
-  if (cr.peLastEnd < 0 || static_cast<double>(now - cr.peLastEnd) >= rearmGap) {
-    cr.rampStart = now;
-  }
-  const double ramp = static_cast<double>(pt.rampTime.count());
-  const double progress =
-      ramp <= 0 ? 1.0 : std::min(1.0, static_cast<double>(now - cr.rampStart) / ramp);
-  const double start = pt.startFraction.toDouble();
-  return start + (1.0 - start) * progress;
 }
 
 Status Simulation::runEngine(std::uint32_t c, Engine engine, std::int64_t now) {
@@ -371,7 +341,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   }
   TRN_ASSIGN_OR_RETURN(const Planned* plan, planned(c, engine, es.pc));
   const std::span<const isa::SemaphoreWait> waits = plan->waits;
-  es.blockedOn = firstUnmetWait(cr, waits);
+  es.blockedOn = firstUnmetWait(cr.semaphores, waits);
   if (es.blockedOn >= 0) {
     es.blocked = true;
     cr.waiters[static_cast<std::size_t>(es.blockedOn)] |= static_cast<std::uint8_t>(1u << e);
@@ -449,13 +419,13 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     cost = plan->cost;
     duration = cost.picoseconds;
     if (engine == Engine::kPe && !cost.variant.empty()) {
-      limit = throttle(cr, now);
+      limit = throttleLimit(chip_->core.pe.powerThrottle, cr.throttle, now);
       const double stretched = std::ceil(static_cast<double>(duration) / limit);
       if (!(stretched < static_cast<double>(kMaxSimulatedTime.count()))) {
         return timeOverflow().withContext(describe(c, owner));
       }
       duration = static_cast<std::int64_t>(stretched);
-      cr.peLastEnd = now + duration;
+      cr.throttle.peLastEnd = now + duration;
     }
   }
   const std::int64_t end = now + duration;  // both below 2^62: no overflow
@@ -609,66 +579,32 @@ Result<bool> Simulation::arriveAtExchange(std::uint32_t c, Engine engine, std::i
 
 Status Simulation::exchange(ExchangeState& x) {
   std::array<isa::InstructionBody, 2> bodies;
-  std::array<const isa::SendRecv*, 2> instr{};
+  std::array<ExchangeEnd, 2> ends;
   for (std::size_t i = 0; i < 2; ++i) {
     const ExchangeState::Party& p = x.parties[i];
     cores_[p.core].core->program().stream(p.engine).decodeBody(p.pc, bodies[i]);
-    instr[i] = &std::get<isa::SendRecv>(bodies[i]);
+    ends[i] = ExchangeEnd{cores_[p.core].core, p.engine,
+                          &cores_[p.core].engines[static_cast<std::size_t>(p.engine)].seq,
+                          &std::get<isa::SendRecv>(bodies[i])};
   }
-  const isa::AccessPattern& first = instr[0]->src;
-  if (first.dtype != instr[1]->dst.dtype || first.elementCount() != instr[1]->dst.elementCount() ||
-      instr[1]->src.dtype != instr[0]->dst.dtype ||
-      instr[1]->src.elementCount() != instr[0]->dst.elementCount()) {
-    const ExchangeState::Party& p = x.parties[1];
-    return failedPrecondition(
-               fmt::format(
-                   "sendrecv tiles do not match between the cores: {} {} elements go to {} {} "
-                   "elements and {} {} to {} {}",
-                   first.elementCount(), dtypeName(first.dtype), instr[1]->dst.elementCount(),
-                   dtypeName(instr[1]->dst.dtype), instr[1]->src.elementCount(),
-                   dtypeName(instr[1]->src.dtype), instr[0]->dst.elementCount(),
-                   dtypeName(instr[0]->dst.dtype)))
-        .withContext(describe(p.core, AccessOwner{p.engine, p.pc}));
+  auto describeEnd = [&](std::size_t i) {
+    return describe(x.parties[i].core, AccessOwner{x.parties[i].engine, x.parties[i].pc});
+  };
+  if (Status tiles = checkExchangeTiles(*ends[0].instr, *ends[1].instr); !tiles.ok()) {
+    return tiles.withContext(describeEnd(1));
   }
-  // Timing: the semaphore handshake over the shared DMA engines (as a core barrier's), then both
-  // tiles cross at once, each as a DMA transfer alone on the engines would.
+  // Timing: the semaphore handshake over the shared DMA engines (as a core barrier's), then the
+  // crossing.
   x.doneAt = x.lastArrival;
   if (timing_) {
-    const std::int64_t maxBuffer = chip_->core.dma.descriptors.maxBufferBytes.count();
-    std::int64_t crossing = 0;
-    for (std::size_t i = 0; i < 2; ++i) {
-      isa::DmaCopy copy;
-      copy.dst = instr[1 - i]->dst;
-      copy.src = instr[i]->src;
-      crossing = std::max(crossing, dma_->aloneTime(transferShape(isa::InstructionBody(copy),
-                                                                  maxBuffer, chip_->core.dma)));
-    }
-    x.doneAt = x.lastArrival + barrierLatency_ + crossing;
+    x.doneAt = x.lastArrival + barrierLatency_ +
+               exchangeCrossingTime(*ends[0].instr, *ends[1].instr, *chip_, *dma_);
     if (x.doneAt > kMaxSimulatedTime.count()) {
-      return timeOverflow().withContext(
-          describe(x.parties[1].core, AccessOwner{x.parties[1].engine, x.parties[1].pc}));
+      return timeOverflow().withContext(describeEnd(1));
     }
   }
-  // Data: both sources are read before either destination is written.
   if (hasData(mode_)) {
-    std::array<std::vector<std::byte>, 2> tiles;
-    for (std::size_t i = 0; i < 2; ++i) {
-      const ExchangeState::Party& p = x.parties[i];
-      const isa::AccessPattern& src = instr[i]->src;
-      tiles[i].resize(static_cast<std::size_t>(src.elementCount() * byteSize(src.dtype)));
-      EngineState& es = cores_[p.core].engines[static_cast<std::size_t>(p.engine)];
-      if (Status s = cores_[p.core].core->readTile(p.engine, es.seq, src, tiles[i]); !s.ok()) {
-        return s.withContext(describe(p.core, AccessOwner{p.engine, p.pc}));
-      }
-    }
-    for (std::size_t i = 0; i < 2; ++i) {
-      const ExchangeState::Party& p = x.parties[i];
-      EngineState& es = cores_[p.core].engines[static_cast<std::size_t>(p.engine)];
-      if (Status s = cores_[p.core].core->writeTile(p.engine, es.seq, instr[i]->dst, tiles[1 - i]);
-          !s.ok()) {
-        return s.withContext(describe(p.core, AccessOwner{p.engine, p.pc}));
-      }
-    }
+    TRN_RETURN_IF_ERROR(swapTiles(ends, describeEnd));
   }
   // Both engines see the exchange end as a remote semaphore write.
   for (const ExchangeState::Party& p : x.parties) {
@@ -775,53 +711,8 @@ Status Simulation::advanceDma(std::int64_t now) {
 }
 
 Status Simulation::deadlock() const {
-  std::string pending;
-  for (std::uint32_t c = 0; c < cores_.size(); ++c) {
-    const CoreRun& cr = cores_[c];
-    for (const Engine engine : isa::kAllEngines) {
-      const EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
-      if (es.done || !es.blocked) {
-        continue;
-      }
-      const std::span<const isa::SemaphoreWait> waitList =
-          cr.core->program().stream(engine).waits(es.pc);
-      const AccessOwner owner{engine, static_cast<std::uint32_t>(es.pc)};
-      if (es.blockedOn == kExchangeWait) {
-        pending += fmt::format(
-            "\n  {} waits at sendrecv {} for the other core of its pair, which never reaches it",
-            describe(c, owner), es.exchange);
-        continue;
-      }
-      if (es.blockedOn == kBarrierWait) {
-        std::vector<std::uint32_t> missing;
-        for (const std::uint32_t other : groups_[cr.group].cores) {
-          if (cores_[other].barriersReached < es.barrier) {
-            missing.push_back(other);
-          }
-        }
-        pending +=
-            fmt::format("\n  {} waits at core barrier {} for core(s) {}, which never reach it",
-                        describe(c, owner), es.barrier, fmt::join(missing, ", "));
-        continue;
-      }
-      std::vector<std::string> waits;
-      for (const isa::SemaphoreWait& w : waitList) {
-        if (cr.waitRaces) {
-          // A wait that missed a window of its condition is a race, not only a deadlock.
-          std::string race = cr.waitRaces->couldHavePassed(
-              w, cr.hazards->clock(HazardDetector::engineAgent(engine)), owner);
-          if (!race.empty()) {
-            return failedPrecondition(std::move(race));
-          }
-        }
-        waits.push_back(fmt::format("s{} {} {} (s{} = {})", w.semaphore, isa::enumName(w.compare),
-                                    w.value, w.semaphore,
-                                    cr.semaphores[static_cast<std::size_t>(w.semaphore)]));
-      }
-      pending += fmt::format("\n  {} waits for {}", describe(c, owner), fmt::join(waits, " and "));
-    }
-  }
-  return failedPrecondition(fmt::format("deadlock: no engine can proceed{}", pending));
+  return deadlockReport(cores_, groups_,
+                        [this](std::uint32_t c, AccessOwner owner) { return describe(c, owner); });
 }
 
 Status Simulation::timeOverflow() {

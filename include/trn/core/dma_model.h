@@ -143,6 +143,10 @@ class DmaModel {
   }
   void addPending(Pending pending);
   void popPending();
+  /// Engine-bytes `shape` moves: payload over efficiency plus the descriptors' overheads.
+  [[nodiscard]] double workOf(const TransferShape& shape) const;
+  /// The engines of its core `shape` spreads over.
+  [[nodiscard]] int enginesFor(const TransferShape& shape) const;
   [[nodiscard]] std::int32_t ownStack(const Transfer& t) const {
     return stackOfSlot_[static_cast<std::size_t>(t.slot)];
   }
