@@ -6,15 +6,12 @@
 
 namespace trn::core {
 
-CrossCoreRaces::CrossCoreRaces(std::vector<const void*> devices,
-                               std::function<std::string(std::uint32_t, AccessOwner)> describe,
-                               std::function<std::string(std::uint32_t, std::int32_t)> tensorName)
-    : cores_(devices.size()),
-      devices_(std::move(devices)),
-      arrivals_(cores_),
+CrossCoreRaces::CrossCoreRaces(std::vector<const NeuronCore*> cores,
+                               std::function<std::string(std::uint32_t, AccessOwner)> describe)
+    : cores_(std::move(cores)),
+      arrivals_(cores_.size()),
       entries_(1),
-      describe_(std::move(describe)),
-      tensorName_(std::move(tensorName)) {}
+      describe_(std::move(describe)) {}
 
 std::vector<std::vector<std::uint8_t>> CrossCoreRaces::checkedTensors(
     std::span<const NeuronCore* const> cores) {
@@ -82,16 +79,25 @@ Status CrossCoreRaces::test(std::uint32_t earlier, const Entry& entry, std::uint
   if ((!e.footprint.write && !entry.footprint.write) || precedes(e, barriers)) {
     return {};
   }
+  isa::Footprint recorded = e.footprint;
+  isa::AccessPattern recordedPattern;
+  if (isa::overlapNeedsPatterns(recorded, entry.footprint)) {
+    recordedPattern = operandPattern(cores_[e.core]->program(), e.owner, e.ordinal);
+    recorded.pattern = &recordedPattern;
+  }
   const std::optional<isa::ByteInterval> overlap =
-      isa::firstDeviceOverlap(e.footprint, e.base, entry.footprint, entry.base);
+      isa::firstDeviceOverlap(recorded, e.base, entry.footprint, entry.base);
   if (!overlap) {
     return {};
   }
+  auto tensorName = [this](std::uint32_t core, std::int32_t tensor) {
+    return cores_[core]->program().tensors[static_cast<std::size_t>(tensor)].name;
+  };
   auto side = [&](const Entry& x) {
     return fmt::format("{} {} {}", describe_(x.core, x.owner),
                        x.footprint.write ? "writes" : "reads",
                        isa::describeRange(x.footprint, x.footprint.bytes, 0, 1,
-                                          tensorName_(x.core, x.footprint.tensor)));
+                                          tensorName(x.core, x.footprint.tensor)));
   };
   return failedPrecondition(fmt::format(
       "race between cores: {} and {}, with no core barrier ordering them; they overlap at "
@@ -101,7 +107,7 @@ Status CrossCoreRaces::test(std::uint32_t earlier, const Entry& entry, std::uint
 
 std::uint32_t* CrossCoreRaces::slotsOf(std::int64_t granule) {
   const std::int64_t page = granule >> kPageShift;
-  const std::size_t perGranule = 2 * cores_;
+  const std::size_t perGranule = 2 * cores_.size();
   if (page != lastPage_) {
     std::unique_ptr<std::uint32_t[]>& slots = pages_[page];
     if (slots == nullptr) {
@@ -115,8 +121,7 @@ std::uint32_t* CrossCoreRaces::slotsOf(std::int64_t granule) {
 
 Status CrossCoreRaces::access(std::uint32_t core, int agent, AccessOwner owner,
                               const VectorClock& clock, std::span<const Operand> operands,
-                              std::span<const std::uint8_t> checked,
-                              const std::function<std::int64_t(std::int32_t)>& tensorBase) {
+                              std::span<const std::uint8_t> checked) {
   const std::uint32_t barriers = clock[static_cast<std::size_t>(kBarrierSlot)];
   for (const Operand& o : operands) {
     if (o.memory != isa::Memory::kHbm || o.tensor < 0 ||
@@ -126,11 +131,12 @@ Status CrossCoreRaces::access(std::uint32_t core, int agent, AccessOwner owner,
     }
     Entry entry;
     entry.footprint = isa::Footprint::of(*o.pattern, o.write);
-    entry.base = tensorBase(o.tensor);
+    entry.base = cores_[core]->tensorAddress(o.tensor);
     entry.core = core;
     entry.epoch = clock[static_cast<std::size_t>(agent)];
     entry.agent = agent;
     entry.owner = owner;
+    entry.ordinal = o.ordinal;
     const auto id = static_cast<std::uint32_t>(entries_.size());
     // In each granule: test against the other cores' entries, then record this one (an earlier
     // entry met in several granules in a row is tested once).
@@ -138,8 +144,8 @@ Status CrossCoreRaces::access(std::uint32_t core, int agent, AccessOwner owner,
     Status status;
     forEachGranule(entry.footprint, entry.base, [&](std::int64_t granule) {
       std::uint32_t* slot = slotsOf(granule);
-      for (std::size_t k = 0; k < cores_ && status.ok(); ++k) {
-        if (k == core || devices_[k] != devices_[core]) {
+      for (std::size_t k = 0; k < cores_.size() && status.ok(); ++k) {
+        if (k == core || &cores_[k]->device() != &cores_[core]->device()) {
           continue;
         }
         for (const std::uint32_t earlier : {slot[2 * k + 1], o.write ? slot[2 * k] : kNone}) {
@@ -155,6 +161,7 @@ Status CrossCoreRaces::access(std::uint32_t core, int agent, AccessOwner owner,
       }
     });
     TRN_RETURN_IF_ERROR(status);
+    entry.footprint.pattern = nullptr;
     entries_.push_back(entry);
   }
   return {};

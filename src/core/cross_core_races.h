@@ -32,12 +32,10 @@ namespace trn::core {
 
 class CrossCoreRaces {
  public:
-  /// `devices[c]` identifies the device memory core c's tensors live in: only cores on the same
-  /// device can conflict. `describe(core, owner)` renders an instruction and
-  /// `tensorName(core, tensor)` an HBM tensor of core `core`'s program, for messages.
-  CrossCoreRaces(std::vector<const void*> devices,
-                 std::function<std::string(std::uint32_t, AccessOwner)> describe,
-                 std::function<std::string(std::uint32_t, std::int32_t)> tensorName);
+  /// `cores` run together (and outlive the checker); only cores on the same device memory can
+  /// conflict. `describe(core, owner)` renders an instruction of core `core`, for messages.
+  CrossCoreRaces(std::vector<const NeuronCore*> cores,
+                 std::function<std::string(std::uint32_t, AccessOwner)> describe);
 
   /// Per core and HBM tensor, whether its accesses can conflict with another core's: one of the
   /// other cores' tensors overlaps it in the same device memory, and one of the two is written.
@@ -50,13 +48,11 @@ class CrossCoreRaces {
   }
 
   /// Checks the HBM operands among `operands`, accessed by `agent` of core `core` with clock
-  /// `clock`, against the other cores' accesses and records them; `tensorBase(t)` is the device
-  /// address of the core's tensor t. Operands of tensors not marked in `checked` (no other
-  /// core's tensor overlaps them with a write on either side) are skipped. Returns the first
-  /// race found.
+  /// `clock`, against the other cores' accesses and records them. Operands of tensors not marked
+  /// in `checked` (no other core's tensor overlaps them with a write on either side) are
+  /// skipped. Returns the first race found.
   Status access(std::uint32_t core, int agent, AccessOwner owner, const VectorClock& clock,
-                std::span<const Operand> operands, std::span<const std::uint8_t> checked,
-                const std::function<std::int64_t(std::int32_t)>& tensorBase);
+                std::span<const Operand> operands, std::span<const std::uint8_t> checked);
 
  private:
   static constexpr int kGranuleShift = 12;
@@ -64,12 +60,15 @@ class CrossCoreRaces {
   static constexpr std::uint32_t kNone = 0;
 
   struct Entry {
+    /// Its pattern pointer is cleared once the access is recorded (its instruction's storage is
+    /// reused); the exact test decodes the pattern again (`ordinal`) when the shape needs it.
     isa::Footprint footprint;
     std::int64_t base = 0;  ///< device address of the footprint's tensor
     std::uint32_t core = 0;
     std::uint32_t epoch = 0;
     std::int32_t agent = 0;
     AccessOwner owner;
+    std::uint8_t ordinal = 0;
     /// The first barrier the access precedes on its core (0: none known yet, after checking the
     /// first `checkedArrivals` arrivals).
     std::uint32_t firstBarrier = 0;
@@ -86,8 +85,7 @@ class CrossCoreRaces {
   /// The slots of `granule`: per core, the last access and the last write (kNone: none).
   std::uint32_t* slotsOf(std::int64_t granule);
 
-  std::size_t cores_;
-  std::vector<const void*> devices_;
+  std::vector<const NeuronCore*> cores_;
   std::vector<std::vector<VectorClock>> arrivals_;  ///< per core, the clock of each arrival
   std::vector<Entry> entries_;                      ///< entries_[0] unused
   /// Pages of granule slots, allocated when first touched; the last page used is kept at hand
@@ -96,7 +94,6 @@ class CrossCoreRaces {
   std::int64_t lastPage_ = -1;
   std::uint32_t* lastPageSlots_ = nullptr;
   std::function<std::string(std::uint32_t, AccessOwner)> describe_;
-  std::function<std::string(std::uint32_t, std::int32_t)> tensorName_;
 };
 
 }  // namespace trn::core

@@ -114,6 +114,26 @@ TRN_CLOCK_LOOP std::uint32_t unseen(const VectorClock& epochs, const VectorClock
 
 }  // namespace
 
+isa::AccessPattern operandPattern(const isa::Program& program, AccessOwner owner,
+                                  std::uint8_t ordinal) {
+  const isa::InstructionBody body = program.stream(owner.engine)[owner.index].body;
+  std::optional<isa::AccessPattern> found;
+  std::size_t k = 0;
+  std::visit(
+      [&](const auto& instr) {
+        isa::forEachAccessPattern(
+            instr, [&](std::string_view, isa::FieldRole, const isa::AccessPattern& ap) {
+              if (k++ == ordinal) {
+                found = ap;
+              }
+            });
+      },
+      body);
+  TRN_CHECK(found.has_value()) << "instruction " << isa::engineName(owner.engine) << "#"
+                               << owner.index << " has no operand " << int{ordinal};
+  return *found;
+}
+
 bool HazardDetector::Frontier::seenBy(const VectorClock& now) const {
   if (size == kUnknown) {
     return false;
@@ -167,12 +187,12 @@ bool HazardDetector::Cell::sameFrontiers(const Cell& other) const {
 #endif
 }
 
-HazardDetector::HazardDetector(const isa::CoreLimits& limits,
-                               std::span<const isa::TensorDecl> tensors,
+HazardDetector::HazardDetector(const isa::CoreLimits& limits, const isa::Program& program,
                                const std::vector<bool>& written,
                                std::function<std::string(AccessOwner)> describe,
                                std::function<std::string(std::int32_t)> tensorName)
     : agents_(isa::kNumEngines + limits.dmaQueues),
+      program_(program),
       clocks_(static_cast<std::size_t>(agents_), VectorClock{}),
       semaphoreClocks_(static_cast<std::size_t>(limits.semaphores), VectorClock{}),
       history_(static_cast<std::size_t>(agents_)),
@@ -180,6 +200,9 @@ HazardDetector::HazardDetector(const isa::CoreLimits& limits,
       tensorName_(std::move(tensorName)) {
   TRN_CHECK(agents_ <= kBarrierSlot)
       << "too many DMA queues for race detection: " << limits.dmaQueues;
+  TRN_CHECK(limits.partitions <= std::numeric_limits<std::int16_t>::max())
+      << "too many partitions for race detection: " << limits.partitions;
+  const std::vector<isa::TensorDecl>& tensors = program.tensors;
   for (int a = 0; a < agents_; ++a) {
     clocks_[static_cast<std::size_t>(a)][static_cast<std::size_t>(a)] = 1;
   }
@@ -234,7 +257,11 @@ AccessSpan HazardDetector::prepare(const isa::InstructionBody& body, PreparedAcc
       [&](const auto& instr) {
         isa::forEachAccessPattern(
             instr, [&](std::string_view, isa::FieldRole role, const isa::AccessPattern& ap) {
-              prepareOperand(ap, role == isa::FieldRole::kOutput, out);
+              const std::size_t ordinal = out.operands.size() - span.firstOperand;
+              TRN_CHECK(ordinal < kMaxOperands)
+                  << "an instruction with over " << kMaxOperands << " operands";
+              prepareOperand(ap, role == isa::FieldRole::kOutput,
+                             static_cast<std::uint8_t>(ordinal), out);
             });
       },
       body);
@@ -243,10 +270,11 @@ AccessSpan HazardDetector::prepare(const isa::InstructionBody& body, PreparedAcc
   return span;
 }
 
-void HazardDetector::prepareOperand(const isa::AccessPattern& ap, bool write,
+void HazardDetector::prepareOperand(const isa::AccessPattern& ap, bool write, std::uint8_t ordinal,
                                     PreparedAccesses& out) {
   Operand operand;
   operand.pattern = &ap;
+  operand.ordinal = ordinal;
   operand.memory = ap.memory;
   operand.write = write;
   const Grid* grid = nullptr;
@@ -406,7 +434,7 @@ Status HazardDetector::access(int agent, AccessOwner owner, const PreparedAccess
                       agent, epoch, now);
   suspects &= ~(std::uint32_t{1} << agent);
   if (suspects != 0) {
-    footprints_.assign(operands.size(), Footprint{});
+    footprintsComputed_ = 0;
     for (; suspects != 0; suspects &= suspects - 1) {
       TRN_RETURN_IF_ERROR(scan(std::countr_zero(suspects), now, owner, operands));
     }
@@ -414,7 +442,10 @@ Status HazardDetector::access(int agent, AccessOwner owner, const PreparedAccess
   History& mine = history_[static_cast<std::size_t>(agent)];
   for (const Operand& operand : operands) {
     if (operand.checked) {
-      mine.push(Entry{epoch, owner, operand});
+      mine.push(Entry{operand.bytes, epoch, owner.index, operand.tensor,
+                      static_cast<std::int16_t>(operand.firstPartition),
+                      static_cast<std::int16_t>(operand.endPartition), owner.engine, operand.memory,
+                      operand.write, operand.ordinal});
     }
   }
   if (++sincePrune_ >= kPruneInterval) {
@@ -425,10 +456,17 @@ Status HazardDetector::access(int agent, AccessOwner owner, const PreparedAccess
 
 const Footprint& HazardDetector::footprint(std::span<const Operand> operands, std::size_t i) {
   Footprint& f = footprints_[i];
-  if (f.pattern == nullptr) {
+  const std::uint64_t bit = std::uint64_t{1} << i;
+  if ((footprintsComputed_ & bit) == 0) {
     f = Footprint::of(*operands[i].pattern, operands[i].write);
+    footprintsComputed_ |= bit;
   }
   return f;
+}
+
+Footprint HazardDetector::recordedFootprint(const Entry& entry) {
+  earlierPattern_ = operandPattern(program_, entry.owner(), entry.ordinal);
+  return Footprint::of(earlierPattern_, entry.write);
 }
 
 Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner,
@@ -437,8 +475,7 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
   const std::uint32_t seen = now[static_cast<std::size_t>(other)];
   Footprint earlierFootprint;
   for (std::uint64_t i = h.end(); i-- > h.start() && h.at(i).epoch > seen;) {
-    const Entry& earlier = h.at(i);
-    const Operand& o = earlier.operand;
+    const Entry& o = h.at(i);
     bool earlierFootprintComputed = false;
     for (std::size_t k = 0; k < operands.size(); ++k) {
       const Operand& a = operands[k];
@@ -449,7 +486,7 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
         continue;
       }
       if (!earlierFootprintComputed) {
-        earlierFootprint = Footprint::of(*o.pattern, o.write);
+        earlierFootprint = recordedFootprint(o);
         earlierFootprintComputed = true;
       }
       const Footprint& e = earlierFootprint;
@@ -463,7 +500,7 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
       const std::string tensor = f.tensor >= 0 ? tensorName_(f.tensor) : std::string();
       return failedPrecondition(fmt::format(
           "race: {} {} {} and {} {} {}, with no semaphore ordering them; they overlap at {}",
-          describe_(earlier.owner), e.write ? "writes" : "reads",
+          describe_(o.owner()), e.write ? "writes" : "reads",
           describeRange(e, e.bytes, e.firstPartition, e.endPartition, tensor), describe_(owner),
           f.write ? "writes" : "reads",
           describeRange(f, f.bytes, f.firstPartition, f.endPartition, tensor),

@@ -171,7 +171,7 @@ Status Simulation::setUp() {
     const isa::Program& program = cr.core->program();
     if (options.detectRaces) {
       cr.hazards.emplace(
-          options.limits, program.tensors, cr.core->writtenTensors(),
+          options.limits, program, cr.core->writtenTensors(),
           [this, c](AccessOwner owner) { return describe(c, owner); },
           [&program](std::int32_t tensor) {
             return program.tensors[static_cast<std::size_t>(tensor)].name;
@@ -202,10 +202,8 @@ Status Simulation::setUp() {
     return cr.core->options().detectRaces;
   });
   if (cores_.size() > 1 && allDetect) {
-    std::vector<const void*> devices;
     std::vector<const NeuronCore*> cores;
     for (const CoreRun& cr : cores_) {
-      devices.push_back(&cr.core->device());
       cores.push_back(cr.core);
     }
     std::vector<std::vector<std::uint8_t>> checked = CrossCoreRaces::checkedTensors(cores);
@@ -215,12 +213,8 @@ Status Simulation::setUp() {
           std::any_of(cores_[c].crossChecked.begin(), cores_[c].crossChecked.end(),
                       [](std::uint8_t checkedTensor) { return checkedTensor != 0; });
     }
-    crossCore_.emplace(
-        std::move(devices),
-        [this](std::uint32_t c, AccessOwner owner) { return describe(c, owner); },
-        [this](std::uint32_t c, std::int32_t tensor) {
-          return cores_[c].core->program().tensors[static_cast<std::size_t>(tensor)].name;
-        });
+    crossCore_.emplace(std::move(cores),
+                       [this](std::uint32_t c, AccessOwner owner) { return describe(c, owner); });
   }
   if (timing_) {
     barrierLatency_ = chip_->core.dma.fixedCost.count();
@@ -407,7 +401,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
       TRN_RETURN_IF_ERROR(crossCore_->access(
           c, accessor, owner, *clock,
           std::span(prepared->operands).subspan(accesses.firstOperand, accesses.operandCount),
-          cr.crossChecked, [&cr](std::int32_t tensor) { return cr.core->tensorAddress(tensor); }));
+          cr.crossChecked));
     }
   }
 

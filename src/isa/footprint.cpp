@@ -149,33 +149,41 @@ Footprint Footprint::of(const AccessPattern& ap, bool write) {
 
 namespace {
 
+/// Whether `a` and `b` are rows of one stride (a single run is one row of any stride), which
+/// compare arithmetically: then `x` and `y` are their rows with that stride.
+bool rowsOfOneStride(const Footprint& a, const Footprint& b, RowShape& x, RowShape& y) {
+  if (a.rows.rows <= 0 || b.rows.rows <= 0) {
+    return false;
+  }
+  x = a.rows;
+  y = b.rows;
+  x.stride = x.rows == 1 ? y.stride : x.stride;
+  y.stride = y.rows == 1 ? x.stride : y.stride;
+  return x.stride == y.stride && x.stride > 0;
+}
+
 /// The first bytes `a` (its offsets shifted by `shiftA`) and `b` (by `shiftB`) both touch, for
 /// footprints whose bounding boxes meet.
 std::optional<ByteInterval> shiftedOverlap(const Footprint& a, std::int64_t shiftA,
                                            const Footprint& b, std::int64_t shiftB) {
-  if (a.rows.rows > 0 && b.rows.rows > 0) {
-    // A single run is one row of any stride.
-    RowShape x = a.rows;
-    RowShape y = b.rows;
+  RowShape x;
+  RowShape y;
+  if (rowsOfOneStride(a, b, x, y)) {
     x.first += shiftA;
     y.first += shiftB;
-    x.stride = x.rows == 1 ? y.stride : x.stride;
-    y.stride = y.rows == 1 ? x.stride : y.stride;
-    if (x.stride == y.stride && x.stride > 0) {
-      return rowsOverlap(x, y);
-    }
+    return rowsOverlap(x, y);
   }
-  const std::vector<ByteInterval> x = byteIntervals(*a.pattern);
-  const std::vector<ByteInterval> y = byteIntervals(*b.pattern);
+  const std::vector<ByteInterval> xs = byteIntervals(*a.pattern);
+  const std::vector<ByteInterval> ys = byteIntervals(*b.pattern);
   std::size_t i = 0;
   std::size_t j = 0;
-  while (i < x.size() && j < y.size()) {
-    const std::int64_t begin = std::max(x[i].begin + shiftA, y[j].begin + shiftB);
-    const std::int64_t end = std::min(x[i].end + shiftA, y[j].end + shiftB);
+  while (i < xs.size() && j < ys.size()) {
+    const std::int64_t begin = std::max(xs[i].begin + shiftA, ys[j].begin + shiftB);
+    const std::int64_t end = std::min(xs[i].end + shiftA, ys[j].end + shiftB);
     if (begin < end) {
       return ByteInterval{begin, end};
     }
-    if (x[i].end + shiftA <= y[j].end + shiftB) {
+    if (xs[i].end + shiftA <= ys[j].end + shiftB) {
       ++i;
     } else {
       ++j;
@@ -185,6 +193,12 @@ std::optional<ByteInterval> shiftedOverlap(const Footprint& a, std::int64_t shif
 }
 
 }  // namespace
+
+bool overlapNeedsPatterns(const Footprint& a, const Footprint& b) {
+  RowShape x;
+  RowShape y;
+  return !rowsOfOneStride(a, b, x, y);
+}
 
 std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b) {
   if (!boxesOverlap(a, b)) {

@@ -1,6 +1,7 @@
 // Races and deadlocks are errors in every mode (architecture.md "Execution semantics"): racy
 // programs are reported with both instructions and the overlapping bytes; the same programs
 // ordered by a semaphore, or touching disjoint bytes, run cleanly.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "timed_run.h"
@@ -165,6 +166,28 @@ sp: dma_copy dst=hbm:c+64:fp32[[32,64],[1,16]] src=sbuf[0:64]+64:fp32[[1,16]] qu
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.toString().find("overlap at hbm tensor 'c' bytes 60..63"), std::string::npos)
       << status.toString();
+}
+
+TEST(Hazards, ARaceWithAnAccessManyInstructionsBackIsFoundWithItsOwnFootprint) {
+  // ACT writes bytes 1024..1279 and then 300 disjoint columns while DVE is still busy with a
+  // long memset; DVE's unordered read of 1152..1407 then races with ACT's first write, which the
+  // scheduler planned (and decoded) long before.
+  std::string text = "act: memset dst=sbuf[0:128]+1024:fp32[[1,64]] value=1.0\n";
+  for (int k = 0; k < 300; ++k) {
+    text += fmt::format("act: memset dst=sbuf[0:128]+{}:fp32[[1,64]] value=1.0\n", 16384 + 256 * (k % 100));
+  }
+  text += "dve: memset dst=sbuf[0:128]+65536:fp32[[1,16384]] value=0.0\n";
+  text += "dve: tensor_copy dst=sbuf[0:128]+4096:fp32[[1,64]] src=sbuf[0:128]+1152:fp32[[1,64]]\n";
+  for (const RunMode mode : {RunMode::kFunctionalTiming, RunMode::kTimingOnly}) {
+    const Status status = runIn(text, mode);
+    ASSERT_FALSE(status.ok()) << runModeName(mode);
+    const std::string message = status.toString();
+    EXPECT_NE(message.find("act#0 'memset"), std::string::npos) << message;
+    EXPECT_NE(message.find("writes sbuf partitions 0..127 bytes 1024..1279"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("overlap at sbuf partitions 0..127 bytes 1152..1279"), std::string::npos)
+        << message;
+  }
 }
 
 TEST(Hazards, RaceDetectionCanBeSwitchedOff) {

@@ -116,6 +116,44 @@ TEST(ChipRun, DisjointColumnsOfOneTensorDoNotRace) {
   EXPECT_EQ(r->outputs[0].data, x.data);
 }
 
+TEST(ChipRun, ARaceBetweenCoresWithAnAccessManyInstructionsBackComparesItsOwnElements) {
+  const Session session = trn2();
+  // Core 0 writes elements 0, 1, 8, 9, 16, 17, 24, 25 of y's rows 0..63 and then issues 300
+  // loads, so that the scheduler no longer holds its store when core 1, after 3000 nops, writes
+  // the same elements (a race) or the two after each pair (no race). The patterns are not rows:
+  // the exact test compares their elements.
+  auto store = [](int firstElement) {
+    return fmt::format(
+        "sp: dma_copy dst=hbm:y+{}:fp32[[64,64],[8,4],[1,2]] src=sbuf[0:64]:fp32[[1,8]]\n",
+        firstElement * 4);
+  };
+  std::string first = fmt::format("{}{}", kTensors, store(0));
+  std::string second = kTensors;
+  for (int i = 0; i < 3000; ++i) {
+    if (i < 300) {
+      first += "sp: dma_copy dst=sbuf[0:64]+1024:fp32[[1,64]] src=hbm:x:fp32[[64,64],[1,64]]\n";
+    }
+    second += "sp: nop\n";
+  }
+  RunOptions options;
+  options.lnc = 2;
+  options.mode = core::RunMode::kTimingOnly;
+  for (const int element : {0, 2}) {
+    const std::vector<CoreProgram> cores = {{program(first), 0},
+                                            {program(second + store(element)), 1}};
+    Result<RunResult> r = session.runCores(cores, {}, {}, options);
+    if (element == 2) {
+      EXPECT_TRUE(r.ok()) << r.status().toString();
+      continue;
+    }
+    ASSERT_FALSE(r.ok());
+    const std::string m = r.status().message();
+    EXPECT_NE(m.find("race between cores"), std::string::npos) << m;
+    EXPECT_NE(m.find("core 0: sp#0"), std::string::npos) << m;
+    EXPECT_NE(m.find("core 1: sp#3000"), std::string::npos) << m;
+  }
+}
+
 /// Core 0 writes y rows 0..63 and then meets core 1 at a barrier; core 1 then reads those rows
 /// back into rows 64..127 of y. With `barrier` false neither has one.
 std::vector<CoreProgram> producerConsumer(bool barrier) {

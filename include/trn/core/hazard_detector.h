@@ -44,11 +44,13 @@ inline constexpr int kMaxAgents = 24;
 inline constexpr int kBarrierSlot = kMaxAgents - 1;
 using VectorClock = std::array<std::uint32_t, kMaxAgents>;
 
-/// An operand of an instruction: its access pattern (inside the program, which outlives the run),
-/// whether the instruction writes it, and the bounding box of its footprint (as in
-/// isa::boxesOverlap), which rules out most pairs before the exact test. Its footprint is computed
-/// only when that test needs it.
+/// An operand of an instruction: its access pattern, whether the instruction writes it, and the
+/// bounding box of its footprint (as in isa::boxesOverlap), which rules out most pairs before the
+/// exact test. Its footprint is computed only when that test needs it.
 struct Operand {
+  /// Valid only while the instruction is planned: the scheduler decodes instructions into storage
+  /// it reuses. What outlives the instruction finds its pattern again by `ordinal`
+  /// (operandPattern).
   const isa::AccessPattern* pattern = nullptr;
   isa::ByteInterval bytes;
   std::int32_t tensor = -1;
@@ -56,6 +58,8 @@ struct Operand {
   std::int32_t endPartition = 1;
   isa::Memory memory = isa::Memory::kSbuf;
   bool write = false;
+  /// Its place among the instruction's operands, in the order of isa::forEachAccessPattern.
+  std::uint8_t ordinal = 0;
   /// False for a read of an HBM tensor the program never writes: no access of this core can race
   /// with it, so it has no cells and no history entry (cross_core_races.h still checks it).
   bool checked = true;
@@ -94,14 +98,22 @@ struct AccessOwner {
   std::uint32_t index = 0;
 };
 
+/// The most operands an instruction may have for race detection (Operand::ordinal).
+inline constexpr std::size_t kMaxOperands = 64;
+
+/// The access pattern of operand `ordinal` of instruction `owner` of `program`, decoded again
+/// (for the exact test of an access whose instruction the scheduler no longer holds).
+isa::AccessPattern operandPattern(const isa::Program& program, AccessOwner owner,
+                                  std::uint8_t ordinal);
+
 class HazardDetector {
  public:
   /// `describe` renders an instruction ("pe#3 'nc_matmul ...' at kernel.cpp:12") and
   /// `tensorName` an HBM tensor, for race messages.
-  /// `limits` gives the semaphores, DMA queues and on-chip memory sizes; `tensors` the program's
-  /// HBM tensors.
-  /// `written` says, per tensor, whether the program writes it (isa::ProgramUse).
-  HazardDetector(const isa::CoreLimits& limits, std::span<const isa::TensorDecl> tensors,
+  /// `limits` gives the semaphores, DMA queues and on-chip memory sizes; `program` (which
+  /// outlives the detector) its HBM tensors and, for the exact test, the operands of earlier
+  /// accesses. `written` says, per tensor, whether the program writes it (isa::ProgramUse).
+  HazardDetector(const isa::CoreLimits& limits, const isa::Program& program,
                  const std::vector<bool>& written, std::function<std::string(AccessOwner)> describe,
                  std::function<std::string(std::int32_t)> tensorName);
 
@@ -133,11 +145,20 @@ class HazardDetector {
   void engineFinished(isa::Engine engine) { finished_[static_cast<std::size_t>(engine)] = true; }
 
  private:
-  /// One operand of a recorded access.
+  /// One operand of a recorded access: its bounding box, and where its pattern is (40 bytes).
   struct Entry {
-    std::uint32_t epoch;
-    AccessOwner owner;
-    Operand operand;
+    isa::ByteInterval bytes;
+    std::uint32_t epoch = 0;
+    std::uint32_t index = 0;  ///< of the instruction, in its engine's stream
+    std::int32_t tensor = -1;
+    std::int16_t firstPartition = 0;
+    std::int16_t endPartition = 1;
+    isa::Engine engine = isa::Engine::kPe;
+    isa::Memory memory = isa::Memory::kSbuf;
+    bool write = false;
+    std::uint8_t ordinal = 0;
+
+    [[nodiscard]] AccessOwner owner() const { return {engine, index}; }
   };
   /// An agent's recorded operands in epoch order: a ring buffer that grows when full, so that
   /// a long run reuses the same memory. Positions count every entry ever recorded.
@@ -206,7 +227,8 @@ class HazardDetector {
 
   void addGrid(std::int64_t rows, std::int64_t rowBytes, int bandShift, int maxGranules);
   /// Appends `ap` (written or read) to `out`: its bounding box and its cells.
-  void prepareOperand(const isa::AccessPattern& ap, bool write, PreparedAccesses& out);
+  void prepareOperand(const isa::AccessPattern& ap, bool write, std::uint8_t ordinal,
+                      PreparedAccesses& out);
   /// Gives band row `band` its cells; returns the index of the first.
   std::uint32_t allocateRow(std::uint32_t band);
   /// The agents with an access in the cells of `runs` that `now` has not seen and that may conflict
@@ -219,6 +241,8 @@ class HazardDetector {
                             std::span<const Operand> operands);
   /// The footprint of `operands[i]`, computed on first use for the access being checked.
   const Footprint& footprint(std::span<const Operand> operands, std::size_t i);
+  /// The footprint of a recorded operand (its pattern decoded into earlierPattern_).
+  Footprint recordedFootprint(const Entry& entry);
   void prune();
 
   int agents_;
@@ -233,7 +257,12 @@ class HazardDetector {
   /// write) there (0: none), read only when a frontier does not answer.
   std::vector<VectorClock> written_;
   std::vector<VectorClock> accessed_;
-  std::vector<Footprint> footprints_;  ///< of the access being checked, when a scan needs them
+  const isa::Program& program_;
+  /// Of the access being checked, when a scan needs them: footprints_[i] is computed when bit i
+  /// of footprintsComputed_ is set.
+  std::array<Footprint, kMaxOperands> footprints_;
+  std::uint64_t footprintsComputed_ = 0;
+  isa::AccessPattern earlierPattern_;  ///< of the recorded operand being tested
   std::vector<VectorClock> clocks_;
   std::vector<VectorClock> semaphoreClocks_;
   std::vector<History> history_;  ///< per agent

@@ -55,6 +55,10 @@ inline bool boxesOverlap(const Footprint& a, const Footprint& b) {
          b.bytes.begin < a.bytes.end;
 }
 
+/// Whether the exact tests below read the footprints' patterns: unless both are rows of one
+/// stride, which compare arithmetically.
+bool overlapNeedsPatterns(const Footprint& a, const Footprint& b);
+
 /// The first byte range both patterns touch, or nothing. Exact: element runs are compared.
 /// For SBUF/PSUM the result is relative to each partition of the common partition range.
 std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b);
