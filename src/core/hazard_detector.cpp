@@ -9,10 +9,6 @@
 #include <optional>
 #include <variant>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
 #include "trn/base/check.h"
 #include "trn/isa/field.h"
 
@@ -134,59 +130,6 @@ isa::AccessPattern operandPattern(const isa::Program& program, AccessOwner owner
   return *found;
 }
 
-bool HazardDetector::Frontier::seenBy(const VectorClock& now) const {
-  if (size == kUnknown) {
-    return false;
-  }
-  for (std::uint32_t i = 0; i < size; ++i) {
-    if (epochs[i] > now[agents[i]]) {
-      return false;
-    }
-  }
-  return true;
-}
-
-void HazardDetector::Frontier::add(int agent, std::uint32_t epoch, const VectorClock& now,
-                                   bool seenAll) {
-  std::uint32_t kept = 0;
-  if (!seenAll) {
-    if (size == kUnknown) {
-      return;
-    }
-    // Keep the accesses `now` has not seen; the others happen before the new one.
-    for (std::uint32_t i = 0; i < size; ++i) {
-      if (epochs[i] > now[agents[i]]) {
-        epochs[kept] = epochs[i];
-        agents[kept] = agents[i];
-        ++kept;
-      }
-    }
-    if (kept == kSize) {
-      size = kUnknown;
-      return;
-    }
-  }
-  epochs[kept] = epoch;
-  agents[kept] = static_cast<std::uint8_t>(agent);
-  size = kept + 1;
-}
-
-bool HazardDetector::Cell::sameFrontiers(const Cell& other) const {
-  static_assert(2 * sizeof(Frontier) == 48);
-#ifdef __SSE2__
-  // Three 16-byte compares (a call to memcmp would cost more than the comparison).
-  const auto* mine = reinterpret_cast<const __m128i*>(this);
-  const auto* theirs = reinterpret_cast<const __m128i*>(&other);
-  const __m128i equal = _mm_and_si128(
-      _mm_and_si128(_mm_cmpeq_epi8(_mm_load_si128(mine), _mm_load_si128(theirs)),
-                    _mm_cmpeq_epi8(_mm_load_si128(mine + 1), _mm_load_si128(theirs + 1))),
-      _mm_cmpeq_epi8(_mm_load_si128(mine + 2), _mm_load_si128(theirs + 2)));
-  return _mm_movemask_epi8(equal) == 0xffff;
-#else
-  return std::memcmp(this, &other, 2 * sizeof(Frontier)) == 0;
-#endif
-}
-
 HazardDetector::HazardDetector(const isa::CoreLimits& limits, const isa::Program& program,
                                const std::vector<bool>& written,
                                std::function<std::string(AccessOwner)> describe,
@@ -227,8 +170,6 @@ HazardDetector::HazardDetector(const isa::CoreLimits& limits, const isa::Program
     readOnly_[t] = t < written.size() && !written[t] ? 1 : 0;
   }
   cells_.resize(1);
-  written_.resize(1);
-  accessed_.resize(1);
 }
 
 void HazardDetector::addGrid(std::int64_t rows, std::int64_t rowBytes, int bandShift,
@@ -351,62 +292,88 @@ std::uint32_t HazardDetector::allocateRow(std::uint32_t band) {
   const auto first = static_cast<std::uint32_t>(cells_.size());
   const std::size_t size = cells_.size() + rowCells_[band];
   cells_.resize(size);
-  written_.resize(size);
-  accessed_.resize(size);
   rowCell_[band] = first;
   return first;
 }
 
 std::uint32_t HazardDetector::filterAndRecord(std::span<const CellRun> runs, int agent,
                                               std::uint32_t epoch, const VectorClock& now) {
-  // Local pointers: the frontiers' byte stores would otherwise force reloads of the members.
   Cell* const cells = cells_.data();
-  VectorClock* const written = written_.data();
-  VectorClock* const accessed = accessed_.data();
-  const auto self = static_cast<std::size_t>(agent);
   std::uint32_t suspects = 0;
-  // Neighbouring cells often hold the same frontiers (one access covered them all). When the
-  // frontiers alone decided the previous cell, a cell that held the same ones before and is
-  // accessed the same way ends up as the previous one did.
-  Cell before;
-  const Cell* decided = nullptr;  // that previous cell, if any
-  bool decidedWrite = false;
   for (const CellRun& run : runs) {
-    const bool write = run.write;
     const std::uint32_t end = run.first + run.count;
     for (std::uint32_t c = run.first; c < end; ++c) {
-      Cell& cell = cells[c];
-      if (decided != nullptr && decidedWrite == write && cell.sameFrontiers(before)) {
-        cell = *decided;
-      } else {
-        before = cell;
-        decided = &cell;
-        decidedWrite = write;
-        // A write conflicts with every access, a read only with writes.
-        if (write) {
-          bool seenAll = cell.accesses.seenBy(now);
-          if (!seenAll) {
-            const std::uint32_t unseenAccesses = unseen(accessed[c], now);
-            suspects |= unseenAccesses;
-            seenAll = unseenAccesses == 0;
-            decided = nullptr;
-          }
-          cell.writes.add(agent, epoch, now, seenAll);
-          cell.accesses.add(agent, epoch, now, seenAll);
-        } else {
-          if (!cell.writes.seenBy(now)) {
-            suspects |= unseen(written[c], now);
-            decided = nullptr;
-          }
-          cell.accesses.add(agent, epoch, now, false);
-        }
-      }
-      if (write) {
-        written[c][self] = epoch;
-      }
-      accessed[c][self] = epoch;
+      suspects |= filterAndRecordCell(cells[c], agent, epoch, run.write, now);
     }
   }
+  return suspects;
+}
+
+std::uint32_t HazardDetector::filterAndRecordCell(Cell& cell, int agent, std::uint32_t epoch,
+                                                  bool write, const VectorClock& now) {
+  const auto self = static_cast<std::size_t>(agent);
+  if (cell.count == Cell::kDense) {
+    DenseCell& d = dense_[cell.dense];
+    // A write conflicts with every access, a read only with writes.
+    const std::uint32_t suspects = unseen(write ? d.accessed : d.written, now);
+    if (write) {
+      d.written[self] = epoch;
+    }
+    d.accessed[self] = epoch;
+    return suspects;
+  }
+  std::uint32_t suspects = 0;
+  std::uint8_t kept = 0;
+  std::uint8_t mine = Cell::kSlots;  // this agent's slot, if it has one
+  for (std::uint8_t i = 0; i < cell.count; ++i) {
+    const std::uint8_t other = cell.agents[i];
+    if (other != self) {
+      if (cell.lastAccess[i] <= dead_[other]) {
+        continue;  // every future access has seen it: the slot is free
+      }
+      if ((write ? cell.lastAccess[i] : cell.lastWrite[i]) > now[other]) {
+        suspects |= std::uint32_t{1} << other;
+      }
+    } else {
+      mine = kept;
+    }
+    cell.agents[kept] = other;
+    cell.lastWrite[kept] = cell.lastWrite[i];
+    cell.lastAccess[kept] = cell.lastAccess[i];
+    ++kept;
+  }
+  for (std::uint8_t i = kept; i < cell.count; ++i) {
+    cell.agents[i] = 0;
+    cell.lastWrite[i] = 0;
+    cell.lastAccess[i] = 0;
+  }
+  cell.count = kept;
+  if (mine == Cell::kSlots) {
+    if (kept == Cell::kSlots) {
+      // Every slot is live: move the cell to a pair of dense clocks.
+      DenseCell d;
+      for (std::uint8_t i = 0; i < kept; ++i) {
+        d.written[cell.agents[i]] = cell.lastWrite[i];
+        d.accessed[cell.agents[i]] = cell.lastAccess[i];
+      }
+      if (write) {
+        d.written[self] = epoch;
+      }
+      d.accessed[self] = epoch;
+      cell = Cell{};
+      cell.count = Cell::kDense;
+      cell.dense = static_cast<std::uint32_t>(dense_.size());
+      dense_.push_back(d);
+      return suspects;
+    }
+    mine = kept;
+    cell.agents[mine] = static_cast<std::uint8_t>(agent);
+    cell.count = kept + 1;
+  }
+  if (write) {
+    cell.lastWrite[mine] = epoch;
+  }
+  cell.lastAccess[mine] = epoch;
   return suspects;
 }
 
@@ -442,10 +409,19 @@ Status HazardDetector::access(int agent, AccessOwner owner, const PreparedAccess
   History& mine = history_[static_cast<std::size_t>(agent)];
   for (const Operand& operand : operands) {
     if (operand.checked) {
-      mine.push(Entry{operand.bytes, epoch, owner.index, operand.tensor,
-                      static_cast<std::int16_t>(operand.firstPartition),
-                      static_cast<std::int16_t>(operand.endPartition), owner.engine, operand.memory,
-                      operand.write, operand.ordinal});
+      // Field by field into place: an entry built apart and copied whole would be read back
+      // before its parts reach the cache.
+      Entry& entry = mine.push();
+      entry.bytes = operand.bytes;
+      entry.epoch = epoch;
+      entry.index = owner.index;
+      entry.tensor = operand.tensor;
+      entry.firstPartition = static_cast<std::int16_t>(operand.firstPartition);
+      entry.endPartition = static_cast<std::int16_t>(operand.endPartition);
+      entry.engine = owner.engine;
+      entry.memory = operand.memory;
+      entry.write = operand.write;
+      entry.ordinal = operand.ordinal;
     }
   }
   if (++sincePrune_ >= kPruneInterval) {
@@ -528,6 +504,7 @@ void HazardDetector::prune() {
                    clocks_[static_cast<std::size_t>(e)][static_cast<std::size_t>(a)]);
     }
   }
+  dead_ = low;
   for (int a = 0; a < agents_; ++a) {
     History& h = history_[static_cast<std::size_t>(a)];
     std::uint64_t start = anyLive ? h.start() : h.end();

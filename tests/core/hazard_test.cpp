@@ -103,6 +103,28 @@ sp: dma_copy dst=hbm:c:fp32[[64,64],[1,64]] src=sbuf[0:64]:fp32[[1,64]] queue=2
   EXPECT_TRUE(runIn(sameQueue, RunMode::kTimingOnly).ok());
 }
 
+TEST(Hazards, EightQueuesLoadingDisjointColumnsOfOneCellDoNotRaceAndAnOverlapWithOneDoes) {
+  // Eight loads, unordered, write neighbouring 32-byte columns of one 512-byte granule: more
+  // agents with live accesses than a cell keeps slots for. An engine write over queue 6's
+  // columns, unordered too, races with that load alone.
+  std::string text = ".tensor a input fp32 [128, 64]\n";
+  for (int q = 0; q < 8; ++q) {
+    text += fmt::format(
+        "sp: dma_copy dst=sbuf[0:128]+{}:fp32[[1,8]] src=hbm:a:fp32[[64,128],[1,8]] queue={}\n",
+        32 * q, q);
+  }
+  EXPECT_TRUE(runIn(text, RunMode::kTimingOnly).ok());
+  const std::string overlapping = text + "act: memset dst=sbuf[0:128]+200:fp32[[1,4]] value=1.0\n";
+  for (const RunMode mode : kModes) {
+    const Status status = runIn(overlapping, mode);
+    ASSERT_FALSE(status.ok()) << runModeName(mode);
+    const std::string message = status.toString();
+    EXPECT_NE(message.find("sp#6 'dma_copy"), std::string::npos) << message;
+    EXPECT_NE(message.find("overlap at sbuf partitions 0..127 bytes 200..215"), std::string::npos)
+        << message;
+  }
+}
+
 TEST(Hazards, AnEngineReadingDmaDataBeforeItLandsRaces) {
   const char* text = R"(
 .tensor a input fp32 [128, 64]

@@ -7,7 +7,8 @@
 //
 // A filter over coarse memory cells (SBUF/PSUM: 128 partitions x a column granule; HBM: a band of
 // rows x a column granule of one tensor) keeps, per cell and agent, the epoch of the agent's last
-// write and last access there. An agent's recorded accesses can conflict with a new access only
+// write and last access there, for the agents whose accesses there may still race (a few, in one
+// cache line). An agent's recorded accesses can conflict with a new access only
 // if one of the cells the new access covers holds an epoch of that agent the new access has not
 // seen, so only those agents' histories are scanned; the exact test and the message are those of
 // the scan. The cells an operand covers are found once, when its instruction is planned.
@@ -169,12 +170,12 @@ class HazardDetector {
     [[nodiscard]] const Entry& at(std::uint64_t position) const {
       return entries_[position & (capacity_ - 1)];
     }
-    void push(const Entry& entry) {
+    /// A new last entry, for the caller to fill.
+    Entry& push() {
       if (end_ - start_ == capacity_) {
         grow();
       }
-      entries_[end_ & (capacity_ - 1)] = entry;
-      ++end_;
+      return entries_[end_++ & (capacity_ - 1)];
     }
     /// Drops the entries before `position`.
     void dropBefore(std::uint64_t position) { start_ = position; }
@@ -200,29 +201,25 @@ class HazardDetector {
     std::int32_t granules = 1;
     std::uint32_t firstBand = 0;
   };
-  /// Some accesses of one kind (writes, or all accesses) to a cell such that every other one
-  /// happens before one of them, while there are at most kSize; else unknown. When a new access
-  /// has seen all of them it has seen every access of the kind, which is checked in a few steps.
-  struct Frontier {
-    static constexpr std::uint32_t kSize = 4;
-    static constexpr std::uint32_t kUnknown = 0xff;
-    std::array<std::uint32_t, kSize> epochs{};
-    std::array<std::uint8_t, kSize> agents{};
-    std::uint32_t size = 0;  ///< or kUnknown (4 bytes: no padding, so frontiers compare as bytes)
-
-    /// Whether `now` has seen every access the frontier covers.
-    [[nodiscard]] bool seenBy(const VectorClock& now) const;
-    /// Adds the access of `agent` at `epoch` whose clock is `now`. `seenAll`: it is known to have
-    /// seen every access of the kind; else the accesses it has not seen are kept.
-    void add(int agent, std::uint32_t epoch, const VectorClock& now, bool seenAll);
-  };
-  static_assert(std::has_unique_object_representations_v<Frontier>);
-  /// The frontiers of one cell: one cache line, the part of a cell every check reads.
+  /// The accesses recorded in one cell: per agent with a live access there (one that some
+  /// unfinished engine has not seen), the epochs of its last write and last access (0: none), in
+  /// one cache line for up to kSlots agents. A cell that needs more slots moves to a dense pair
+  /// of clocks (`dense`, an index into dense_) and stays there.
   struct alignas(64) Cell {
-    Frontier writes;
-    Frontier accesses;
-
-    [[nodiscard]] bool sameFrontiers(const Cell& other) const;
+    static constexpr std::uint8_t kSlots = 6;
+    static constexpr std::uint8_t kDense = 0xff;  ///< `count` of a cell kept in dense_
+    std::array<std::uint32_t, kSlots> lastWrite{};
+    std::array<std::uint32_t, kSlots> lastAccess{};
+    std::array<std::uint8_t, kSlots> agents{};
+    std::uint8_t count = 0;  ///< slots used, or kDense
+    std::uint32_t dense = 0;
+  };
+  static_assert(sizeof(Cell) == 64);
+  /// The epochs of a cell with more live agents than its slots hold: per agent, of its last write
+  /// and of its last access there.
+  struct DenseCell {
+    VectorClock written{};
+    VectorClock accessed{};
   };
 
   void addGrid(std::int64_t rows, std::int64_t rowBytes, int bandShift, int maxGranules);
@@ -235,6 +232,9 @@ class HazardDetector {
   /// with `agent`'s access there; records that access at `epoch` in those cells.
   std::uint32_t filterAndRecord(std::span<const CellRun> runs, int agent, std::uint32_t epoch,
                                 const VectorClock& now);
+  /// filterAndRecord for one cell.
+  std::uint32_t filterAndRecordCell(Cell& cell, int agent, std::uint32_t epoch, bool write,
+                                    const VectorClock& now);
   /// The race between one of `operands` and the newest access in `other`'s history that `now`
   /// has not seen and conflicts with it; OK when there is none.
   [[nodiscard]] Status scan(int other, const VectorClock& now, AccessOwner owner,
@@ -253,10 +253,7 @@ class HazardDetector {
   std::vector<std::uint32_t> rowCell_;
   std::vector<std::uint16_t> rowCells_;
   std::vector<Cell> cells_;  ///< cells_[0] is unused
-  /// Per cell and agent, the epoch of the agent's last write and of its last access (read or
-  /// write) there (0: none), read only when a frontier does not answer.
-  std::vector<VectorClock> written_;
-  std::vector<VectorClock> accessed_;
+  std::vector<DenseCell> dense_;
   const isa::Program& program_;
   /// Of the access being checked, when a scan needs them: footprints_[i] is computed when bit i
   /// of footprintsComputed_ is set.
@@ -267,6 +264,9 @@ class HazardDetector {
   std::vector<VectorClock> semaphoreClocks_;
   std::vector<History> history_;  ///< per agent
   std::array<bool, isa::kNumEngines> finished_{};
+  /// Per agent, an epoch every unfinished engine has seen (as of the last prune): accesses at or
+  /// before it can never race again.
+  VectorClock dead_{};
   std::uint64_t sincePrune_ = 0;
   std::function<std::string(AccessOwner)> describe_;
   std::function<std::string(std::int32_t)> tensorName_;
