@@ -257,7 +257,7 @@ class HazardDetector {
   const isa::Program& program_;
   /// Of the access being checked, when a scan needs them: footprints_[i] is computed when bit i
   /// of footprintsComputed_ is set.
-  std::array<Footprint, kMaxOperands> footprints_;
+  std::vector<Footprint> footprints_ = std::vector<Footprint>(kMaxOperands);
   std::uint64_t footprintsComputed_ = 0;
   isa::AccessPattern earlierPattern_;  ///< of the recorded operand being tested
   std::vector<VectorClock> clocks_;
