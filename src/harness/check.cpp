@@ -1,6 +1,7 @@
 #include "trn/harness/check.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
 #include <future>
@@ -132,6 +133,29 @@ Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEnt
                               "that do [spmd])",
                               entry.name, options.run.lnc));
   }
+  const bool autoCast = options.compile.autoCast == kernel::AutoCast::kMatmult;
+  if (autoCast && entry.autoCastInputs.empty() && entry.flops && entry.flops(specs) > 0) {
+    std::vector<std::string> casting;
+    for (const KernelEntry& other : kernels::referenceKernels()) {
+      if (!other.autoCastInputs.empty()) {
+        casting.push_back(other.name);
+      }
+    }
+    return Status(ErrorCode::kUnsupported,
+                  fmt::format("kernel '{}' does not auto-cast: its matrix products use its input "
+                              "dtypes (kernels that do: {})",
+                              entry.name, fmt::join(casting, ", ")));
+  }
+  // Under auto-cast the matmul operands of fp32 inputs are bf16: the reference reads them so,
+  // and the tolerance is that of bf16 operands.
+  std::vector<kernel::TensorSpec> judgedSpecs(specs.begin(), specs.end());
+  if (autoCast) {
+    for (const std::size_t i : entry.autoCastInputs) {
+      if (i < judgedSpecs.size() && judgedSpecs[i].dtype == DType::kFp32) {
+        judgedSpecs[i].dtype = DType::kBf16;
+      }
+    }
+  }
   CheckResult result;
   TRN_ASSIGN_OR_RETURN(
       result.launch, session.compileLaunch(entry.def, specs, options.run, options.compile, cache));
@@ -157,8 +181,16 @@ Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEnt
   result.checked = data && options.checkNumerics;
   std::future<std::vector<HostTensor>> expectedOutputs;
   if (result.checked) {
-    expectedOutputs = std::async(std::launch::async, [&entry, &inputs = result.inputs] {
-      return entry.reference(inputs);
+    std::vector<HostTensor> judged = result.inputs;
+    for (std::size_t i = 0; i < judged.size(); ++i) {
+      if (judgedSpecs[i].dtype != specs[i].dtype) {
+        for (double& v : judged[i].values) {
+          v = kernels::roundTo(v, judgedSpecs[i].dtype);
+        }
+      }
+    }
+    expectedOutputs = std::async(std::launch::async, [&entry, judged = std::move(judged)] {
+      return entry.reference(judged);
     });
   }
   TRN_ASSIGN_OR_RETURN(runtime::RunResult ran,
@@ -185,7 +217,7 @@ Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEnt
                     entry.name + ": the reference returned " + std::to_string(expected.size()) +
                         " outputs, the kernel " + std::to_string(result.outputs.size()));
     }
-    const Tolerance tolerance = options.tolerance.value_or(entry.toleranceAt(specs));
+    const Tolerance tolerance = options.tolerance.value_or(entry.toleranceAt(judgedSpecs));
     result.tolerance = tolerance;
     for (std::size_t i = 0; i < expected.size(); ++i) {
       result.comparisons.push_back(kernels::compare(result.outputs[i], expected[i], tolerance));

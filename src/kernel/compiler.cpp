@@ -90,11 +90,11 @@ Status checkGrid(const KernelDef& kernel, const Grid& grid) {
 }
 
 Result<KernelIR> trace(const KernelDef& kernel, std::span<const TensorSpec> inputs,
-                       const isa::CoreLimits& limits, const Grid& grid,
+                       const isa::CoreLimits& limits, const Grid& grid, AutoCast autoCast,
                        std::vector<TensorSpec>& outputs) {
   TRN_RETURN_IF_ERROR(checkInputs(kernel, inputs));
   TRN_RETURN_IF_ERROR(checkGrid(kernel, grid));
-  Kernel k(kernel.name, limits, grid);
+  Kernel k(kernel.name, limits, grid, autoCast);
   try {
     std::vector<Tensor> args;
     for (const TensorSpec& spec : inputs) {
@@ -161,7 +161,8 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
   CompiledKernel out;
   out.name = kernel.name;
   out.inputs.assign(inputs.begin(), inputs.end());
-  TRN_ASSIGN_OR_RETURN(KernelIR ir, trace(kernel, inputs, limits, grid, out.outputs));
+  TRN_ASSIGN_OR_RETURN(KernelIR ir,
+                       trace(kernel, inputs, limits, grid, options.autoCast, out.outputs));
   TRN_RETURN_IF_ERROR(afterPass(ir, "trace", limits, options));
 
   TRN_ASSIGN_OR_RETURN(const AllocationSummary allocation,
@@ -199,7 +200,8 @@ Result<std::shared_ptr<const CompiledKernel>> KernelCache::get(const KernelDef& 
                                                                const CompileOptions& options,
                                                                const Grid& grid) {
   Key key{kernel.name,  {inputs.begin(), inputs.end()}, grid,
-          options.bufs, options.verifyEachPass,         limits};
+          options.bufs, options.verifyEachPass,         options.autoCast,
+          limits};
   {
     const std::lock_guard lock(mutex_);
     if (auto it = entries_.find(key); it != entries_.end()) {

@@ -51,8 +51,11 @@ isa::SourceLocation toLocation(const std::source_location& loc) {
   return isa::SourceLocation{loc.file_name(), static_cast<std::int32_t>(loc.line())};
 }
 
-Kernel::Kernel(std::string name, isa::CoreLimits limits, Grid grid)
-    : limits_(limits), grid_(std::move(grid)), programIndex_(grid_.shape.size(), 0) {
+Kernel::Kernel(std::string name, isa::CoreLimits limits, Grid grid, AutoCast autoCast)
+    : limits_(limits),
+      autoCast_(autoCast),
+      grid_(std::move(grid)),
+      programIndex_(grid_.shape.size(), 0) {
   ir_.name = std::move(name);
 }
 

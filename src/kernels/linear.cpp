@@ -88,7 +88,7 @@ Tensor project(Kernel& k, const char* name, const Tensor& x, const Tensor& w, co
   detail::PsumRotation transposes(k, kAccumulatorBanks, k.limits().psumBanks - kAccumulatorBanks);
   detail::EvacuationBalance balance;
   // Every weight column tile (512 columns, all K tiles) once per token block, in use order.
-  detail::WeightStream weights(k, kWeightLookahead);
+  detail::WeightStream weights(k, kWeightLookahead, balance);
   std::vector<detail::WeightStream::Range> columns;
   for (std::int64_t s0 = 0; s0 < tokens; s0 += blockTokens) {
     for (std::int64_t n0 = share.begin; n0 < share.end(); n0 += kMovingMax) {

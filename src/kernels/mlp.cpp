@@ -100,7 +100,7 @@ Tensor swigluMlp(Kernel& k, Tensor x, Tensor wg, Tensor wu, Tensor wd, Tensor r)
   // The weights in use order, once per token block: gate and up column blocks (interleaved by
   // DMA group), then the down projection's 512-column tiles.
   // Loads run a gate block (its gate and up groups) ahead: a gate chunk needs all of its block.
-  detail::WeightStream weights(k, 2 * hTiles);
+  detail::WeightStream weights(k, 2 * hTiles, balance);
   using Range = detail::WeightStream::Range;
   std::vector<std::vector<Range>> gateBlocks;  // per token block: gate and up, interleaved
   std::vector<std::vector<Range>> downColumns;
@@ -127,7 +127,7 @@ Tensor swigluMlp(Kernel& k, Tensor x, Tensor wg, Tensor wu, Tensor wd, Tensor r)
     const std::int64_t blockRows = std::min(blockTokens, share.end() - s0);
     detail::TokenBlock xBlock(k, x, s0, blockRows, transposes, balance);
     const Tensor& xT = xBlock.transposed();
-    Tensor hT = k.sbuf({kPartitions, fTiles, blockRows}, x.dtype(), "hT");
+    Tensor hT = k.sbuf({kPartitions, fTiles, blockRows}, k.matmulDType(x.dtype()), "hT");
 
     // Gate and up projections, transposed: gT[f, s] = sum_h wg[h, f] x[s, h].
     std::int64_t ft = 0;

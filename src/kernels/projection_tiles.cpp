@@ -55,10 +55,10 @@ void EvacuationBalance::copy(const Tensor& dst, const Tensor& src, Loc loc) {
 
 TokenBlock::TokenBlock(Kernel& k, const Tensor& x, std::int64_t s0, std::int64_t rows,
                        PsumRotation& psum, EvacuationBalance& balance)
-    : psum_(&psum), balance_(&balance), kSize_(x.shape(1)), rows_(rows) {
+    : k_(&k), psum_(&psum), balance_(&balance), kSize_(x.shape(1)), rows_(rows) {
   const std::int64_t tokenTiles = ceilDiv(rows, kPartitions);
   rowsTile_ = k.sbuf({std::min(rows, kPartitions), tokenTiles, kSize_}, x.dtype(), "x_rows");
-  xT_ = k.sbuf({kPartitions, ceilDiv(kSize_, kPartitions), rows}, x.dtype(), "xT");
+  xT_ = k.sbuf({kPartitions, ceilDiv(kSize_, kPartitions), rows}, k.matmulDType(x.dtype()), "xT");
   // One DMA per column block, the full token tiles together and a ragged one separately.
   const std::int64_t fullTokenTiles = rows / kPartitions;
   auto load = [&](std::int64_t c0, std::int64_t width) {
@@ -98,18 +98,34 @@ void TokenBlock::transposeThrough(std::int64_t kTile) {
     // The K tile's blocks of every token tile share one PSUM bank and one copy.
     const std::int64_t kt = transposedTiles_;
     const std::int64_t width = std::min(kPartitions, kSize_ - kt * kPartitions);
+    Tensor rows = rowsTile_(kernel::all, kernel::all, ds(kt * kPartitions, width));
+    if (rows.dtype() != dtype) {
+      // The full token tiles in one copy, a ragged last one (fewer rows) in another.
+      Tensor cast = k_->sbuf({rows.shape(0), rows.shape(1), width}, dtype, "x_rows_cast");
+      const std::int64_t fullTiles = rows_ / kPartitions;
+      if (fullTiles > 0) {
+        balance_->copy(cast(kernel::all, ds(0, fullTiles), kernel::all),
+                       rows(kernel::all, ds(0, fullTiles), kernel::all));
+      }
+      if (rows_ > fullTiles * kPartitions) {
+        const std::int64_t tokens = rows_ - fullTiles * kPartitions;
+        balance_->copy(cast(ds(0, tokens), fullTiles, kernel::all),
+                       rows(ds(0, tokens), fullTiles, kernel::all));
+      }
+      rows = cast;
+    }
     Tensor blocks = psum_->next({width, rows_}, dtype, "xT_psum");
     for (std::int64_t t0 = 0; t0 < rows_; t0 += kPartitions) {
       const std::int64_t tokens = std::min(kPartitions, rows_ - t0);
       nisa::ncTranspose(blocks(kernel::all, ds(t0, tokens)),
-                        rowsTile_(ds(0, tokens), t0 / kPartitions, ds(kt * kPartitions, width)));
+                        rows(ds(0, tokens), t0 / kPartitions, kernel::all));
     }
     balance_->copy(xT_(ds(0, width), kt, kernel::all), blocks);
   }
 }
 
 Tensor loadWeightTiles(Kernel& k, const Tensor& w, std::int64_t t0, std::int64_t count,
-                       std::int64_t n0, std::int64_t width) {
+                       std::int64_t n0, std::int64_t width, EvacuationBalance& casts) {
   const std::int64_t rows = std::min(kPartitions, w.shape(0) - t0 * kPartitions);
   Tensor tile = k.sbuf({rows, count, width}, w.dtype(), "w_tiles");
   const Tensor first = w(ds(t0 * kPartitions, rows), ds(n0, width));
@@ -117,7 +133,13 @@ Tensor loadWeightTiles(Kernel& k, const Tensor& w, std::int64_t t0, std::int64_t
       tile,
       count == 1 ? first : first.pattern(rows, {{kPartitions * w.shape(1), count}, {1, width}}),
       std::nullopt, std::nullopt, isa::DmaOobMode::kError, kWeightIssuer);
-  return tile;
+  const DType dtype = k.matmulDType(w.dtype());
+  if (dtype == w.dtype()) {
+    return tile;
+  }
+  Tensor cast = k.sbuf({rows, count, width}, dtype, "w_tiles_cast");
+  casts.copy(cast, tile);
+  return cast;
 }
 
 WeightStream::Range WeightStream::addColumns(const Tensor& w, std::int64_t n0, std::int64_t width,
@@ -151,7 +173,7 @@ void WeightStream::loadThrough(std::size_t last) {
     if (loaded_.size() > last) {
       ahead += g.count;
     }
-    loaded_.push_back(loadWeightTiles(*k_, g.w, g.t0, g.count, g.n0, g.width));
+    loaded_.push_back(loadWeightTiles(*k_, g.w, g.t0, g.count, g.n0, g.width, *casts_));
   }
 }
 
@@ -169,7 +191,7 @@ std::vector<Tensor> WeightStream::tiles(std::size_t first, std::size_t count) {
 
 void projectColumn(Kernel& k, const ColumnTile& tile, WeightStream& weights,
                    PsumRotation& accumulators, EvacuationBalance& balance, TokenBlock* pending) {
-  const DType dtype = tile.activationsT.dtype();
+  const DType dtype = tile.out.dtype();
   const std::int64_t tokenTiles = ceilDiv(tile.rows, kPartitions);
   std::vector<Tensor> acc;
   for (std::int64_t t = 0; t < tokenTiles; ++t) {

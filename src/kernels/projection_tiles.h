@@ -72,13 +72,17 @@ class TokenBlock {
   TokenBlock(kernel::Kernel& k, const kernel::Tensor& x, std::int64_t s0, std::int64_t rows,
              PsumRotation& psum, EvacuationBalance& balance);
 
-  /// xT; K tile t is valid once transposeThrough(t) was called.
+  /// xT in the kernel's matmul dtype of x (Kernel::matmulDType); K tile t is valid once
+  /// transposeThrough(t) was called.
   [[nodiscard]] const kernel::Tensor& transposed() const { return xT_; }
 
-  /// Transposes K tiles up to `kTile` (clamped to the last), one PSUM bank and copy per K tile.
+  /// Transposes K tiles up to `kTile` (clamped to the last), one PSUM bank and copy per K tile
+  /// (under auto-cast, each K tile of the rows is first cast to bf16 on the vector or scalar
+  /// engine, so that the tensor engine transposes at the bf16 rate).
   void transposeThrough(std::int64_t kTile);
 
  private:
+  kernel::Kernel* k_;
   PsumRotation* psum_;
   EvacuationBalance* balance_;
   std::int64_t kSize_;
@@ -91,8 +95,11 @@ class TokenBlock {
 /// Rows (K tiles) [t0, t0 + count) x columns [n0, n0 + width) of the HBM matrix w[K, N] as one
 /// SBUF tile [128, count, width] loaded by one DMA (tile[p, j, c] = w[128 (t0 + j) + p, n0 + c]).
 /// A group with the ragged last K tile must hold only that tile; it has fewer partitions.
+/// `count` K tiles of w's columns [n0, n0 + width) from K tile t0, in one DMA, in the kernel's
+/// matmul dtype of w: under auto-cast an fp32 load is cast to bf16 by `casts`.
 kernel::Tensor loadWeightTiles(kernel::Kernel& k, const kernel::Tensor& w, std::int64_t t0,
-                               std::int64_t count, std::int64_t n0, std::int64_t width);
+                               std::int64_t count, std::int64_t n0, std::int64_t width,
+                               EvacuationBalance& casts);
 
 /// Weight tiles streamed through SBUF in a fixed order of DMA groups (loadWeightTiles): when a
 /// group is first asked for, the groups after it are loaded until `lookahead` K tiles of them
@@ -109,7 +116,9 @@ class WeightStream {
     std::int64_t width = 0;
   };
 
-  WeightStream(kernel::Kernel& k, std::int64_t lookahead) : k_(&k), lookahead_(lookahead) {}
+  /// `casts` runs the bf16 casts of weights under auto-cast.
+  WeightStream(kernel::Kernel& k, std::int64_t lookahead, EvacuationBalance& casts)
+      : k_(&k), casts_(&casts), lookahead_(lookahead) {}
 
   /// Consecutive groups: [first, first + count).
   struct Range {
@@ -138,6 +147,7 @@ class WeightStream {
   void loadThrough(std::size_t last);
 
   kernel::Kernel* k_;
+  EvacuationBalance* casts_;
   std::int64_t lookahead_;
   std::vector<Group> groups_;
   std::vector<kernel::Tensor> loaded_;
@@ -154,7 +164,7 @@ struct ColumnTile {
   std::int64_t width = 0;
   WeightStream::Range groups;
   const kernel::Tensor* residual = nullptr;  ///< HBM r [S, N], or none
-  kernel::Tensor out;                        ///< HBM out [S, N], aT's dtype
+  kernel::Tensor out;                        ///< HBM out [S, N]
 };
 
 /// Computes `tile`: every token tile (128 rows) accumulates over K in its own fp32 PSUM bank of

@@ -366,7 +366,8 @@ const std::vector<KernelEntry>& referenceKernels() {
            return projectionInputs(specs, seed, false);
          },
          projectionToleranceAt,
-         /*spmd=*/true},
+         /*spmd=*/true,
+         /*autoCastInputs=*/{0, 1}},
         {"linear_residual",
          "out = x @ w + r, the add fused into the PSUM evacuation; Llama attention output",
          {{"x", {512, 2048}, DType::kBf16},
@@ -380,7 +381,8 @@ const std::vector<KernelEntry>& referenceKernels() {
            return projectionInputs(specs, seed, true);
          },
          projectionToleranceAt,
-         /*spmd=*/true},
+         /*spmd=*/true,
+         /*autoCastInputs=*/{0, 1}},
         {"swiglu_mlp",
          "out = (silu(x @ wg) * (x @ wu)) @ wd + r, h kept on chip; TinyLlama MLP shape",
          {{"x", {512, 2048}, DType::kBf16},
@@ -398,7 +400,8 @@ const std::vector<KernelEntry>& referenceKernels() {
          [](std::span<const kernel::TensorSpec> in) {
            return in[0].dtype == DType::kFp32 ? kProjectionFp32Tolerance : kSwigluTolerance;
          },
-         /*spmd=*/true},
+         /*spmd=*/true,
+         /*autoCastInputs=*/{0, 1, 2, 3}},
     };
     std::sort(all.begin(), all.end(),
               [](const KernelEntry& x, const KernelEntry& y) { return x.name < y.name; });

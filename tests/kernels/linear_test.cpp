@@ -60,6 +60,73 @@ void expectMatches(const std::string& name, const Shape& shape, DType dtype) {
   EXPECT_EQ(result->outputs[0].shape, (std::vector<std::int64_t>{shape.s, shape.n}));
 }
 
+/// Runs `name` on fp32 inputs at `shape` with --auto-cast matmult, checked at fp32 tolerance
+/// against the reference at bf16-rounded operands (what the harness compares under auto-cast).
+Result<harness::CheckResult> runAutoCast(const std::string& name, const Shape& shape) {
+  harness::CheckOptions options;
+  options.compile.autoCast = kernel::AutoCast::kMatmult;
+  options.tolerance = kFp32Tolerance;
+  return harness::checkKernel(kernel::testutil::trn2Session(), *findKernel(name),
+                              specsFor(shape, DType::kFp32, name == "linear_residual"), options);
+}
+
+TEST(LinearKernel, AutoCastMultipliesFp32TensorsInBf16WithFp32Accumulation) {
+  for (const std::string name : {"linear", "linear_residual"}) {
+    SCOPED_TRACE(name);
+    auto result = runAutoCast(name, {200, 300, 700});
+    ASSERT_TRUE(result.ok()) << result.status().toString();
+    const Comparison& c = result->comparisons[0];
+    // Within fp32 rounding of the bf16-operand products: every operand was rounded to bf16
+    // exactly as the reference rounds it, and the sums stayed fp32.
+    EXPECT_TRUE(result->pass) << c.failures << " elements outside; max abs error " << c.maxAbsError;
+    // Against the products of the unrounded fp32 inputs the error is bf16's, far outside.
+    const std::vector<HostTensor> exact = findKernel(name)->reference(result->inputs);
+    const Comparison unrounded = compare(result->outputs[0], exact[0], kFp32Tolerance);
+    EXPECT_FALSE(unrounded.pass);
+    EXPECT_GT(unrounded.maxAbsError, 1e-3);
+  }
+}
+
+TEST(LinearKernel, AutoCastGivesTheTensorEngineTheWorkOfBf16Inputs) {
+  // Under auto-cast the tensor engine runs exactly the bf16 run's transposes and matmuls (the
+  // casts run on the vector and scalar engines): the same instructions, and the same busy time
+  // but for the power throttle's stretch, which follows the schedule; the fp32 run's matmuls
+  // take four passes.
+  const Shape shape{256, 512, 1024};
+  const KernelEntry& entry = *findKernel("linear");
+  auto peBusy = [&](DType dtype, kernel::AutoCast autoCast) {
+    harness::CheckOptions options;
+    options.run.mode = core::RunMode::kTimingOnly;
+    options.compile.autoCast = autoCast;
+    auto result = harness::checkKernel(kernel::testutil::trn2Session(), entry,
+                                       specsFor(shape, dtype, false), options);
+    EXPECT_TRUE(result.ok()) << result.status().toString();
+    return result.ok() ? result->stats.engines[static_cast<std::size_t>(isa::Engine::kPe)]
+                       : core::EngineTotals{};
+  };
+  const core::EngineTotals bf16 = peBusy(DType::kBf16, kernel::AutoCast::kNone);
+  const core::EngineTotals cast = peBusy(DType::kFp32, kernel::AutoCast::kMatmult);
+  const core::EngineTotals fp32 = peBusy(DType::kFp32, kernel::AutoCast::kNone);
+  EXPECT_EQ(cast.instructions, bf16.instructions);
+  EXPECT_NEAR(static_cast<double>(cast.busy.count()), static_cast<double>(bf16.busy.count()),
+              0.005 * static_cast<double>(bf16.busy.count()));
+  EXPECT_GT(fp32.busy.count(), 3 * bf16.busy.count());
+}
+
+TEST(LinearKernel, AutoCastOfAKernelThatDoesNotCastIsAnError) {
+  harness::CheckOptions options;
+  options.compile.autoCast = kernel::AutoCast::kMatmult;
+  const KernelEntry& entry = *findKernel("matmul_basic");
+  auto result =
+      harness::checkKernel(kernel::testutil::trn2Session(), entry, entry.defaultInputs, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("'matmul_basic' does not auto-cast"), std::string::npos)
+      << result.status().message();
+  EXPECT_NE(result.status().message().find("linear, linear_residual, swiglu_mlp"),
+            std::string::npos)
+      << result.status().message();
+}
+
 TEST(LinearKernel, MatchesReferenceAtAlignedShapes) {
   expectMatches("linear", {256, 256, 1024}, DType::kBf16);
   expectMatches("linear", {128, 512, 512}, DType::kBf16);

@@ -67,6 +67,18 @@ TEST(SwigluMlpKernel, MatchesReferenceAtRaggedShapes) {
   expectMatches({130, 129, 260}, DType::kFp32);
 }
 
+TEST(SwigluMlpKernel, AutoCastMultipliesFp32TensorsInBf16) {
+  // The four matrices' products in bf16 (h rounded to bf16 between them), judged as a bf16 run
+  // against the reference at bf16-rounded x, wg, wu and wd; r is added in fp32.
+  harness::CheckOptions options;
+  options.compile.autoCast = kernel::AutoCast::kMatmult;
+  auto result = harness::checkKernel(kernel::testutil::trn2Session(), *findKernel("swiglu_mlp"),
+                                     specsFor({130, 129, 260}, DType::kFp32), options);
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  EXPECT_TRUE(result->pass) << result->comparisons[0].failures << " elements outside";
+  EXPECT_EQ(result->tolerance.rtol, findKernel("swiglu_mlp")->tolerance.rtol);
+}
+
 TEST(SwigluMlpKernel, MatchesReferenceOverSeveralTokenBlocks) {
   expectMatches({600, 256, 384}, DType::kBf16);
 }

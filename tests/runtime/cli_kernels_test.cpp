@@ -82,6 +82,23 @@ TEST(CliKernels, BenchTakesShapesAndDtypesByPositionOrName) {
   EXPECT_NE(run.output.find("0.2684 GFLOP"), std::string::npos) << run.output;
 }
 
+TEST(CliKernels, BenchAutoCastsFp32MatrixProductsToBf16OrSaysWhyNot) {
+  auto run = trnsim(
+      "kernels bench linear --shape x=130x200 --shape w=200x300 --dtype fp32 --auto-cast matmult");
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  // Judged as bf16 products (the bf16 tolerance), against the bf16-rounded reference.
+  EXPECT_NE(run.output.find("x[130x200] fp32, w[200x300] fp32"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("<= 0.001 + 0.00390625 |ref|"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("0 of 39000 outside: PASS"), std::string::npos) << run.output;
+  run = trnsim("kernels bench matmul_basic --auto-cast matmult");
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_NE(run.output.find("'matmul_basic' does not auto-cast"), std::string::npos) << run.output;
+  run = trnsim("kernels bench linear --auto-cast fp8");
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_NE(run.output.find("--auto-cast: fp8 not in {none,matmult}"), std::string::npos)
+      << run.output;
+}
+
 TEST(CliKernels, BenchRejectsBadShapesDtypesAndNames) {
   auto run = trnsim("kernels bench tensor_add --shape a=10x0");
   EXPECT_EQ(run.exitCode, 1);

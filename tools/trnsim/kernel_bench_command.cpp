@@ -27,6 +27,7 @@ struct BenchArgs {
   std::uint64_t seed = runtime::RunOptions{}.seed;
   bool allowRaces = false;
   bool noCheck = false;
+  kernel::AutoCast autoCast = kernel::AutoCast::kNone;
   int lnc = runtime::RunOptions{}.lnc;
   std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
 };
@@ -87,6 +88,7 @@ int bench(const BenchArgs& args) {
   options.run.maxInstructions = args.maxInstructions;
   options.checkNumerics = !args.noCheck;
   options.run.lnc = args.lnc;
+  options.compile.autoCast = args.autoCast;
   fmt::print("{} on {}{} ({}): {}\n", entry->name, session->chip().name,
              args.lnc > 1 ? fmt::format(", LNC={} (physical cores 0..{})", args.lnc, args.lnc - 1)
                           : std::string(),
@@ -159,6 +161,7 @@ void registerKernelBenchCommand(CLI::App& kernelsGroup, int& exitCode) {
                   "physical cores of the logical core the kernel is launched on (1 or 2): its "
                   "SPMD programs split the work")
       ->capture_default_str();
+  addAutoCastOption(cmd, args->autoCast);
   cmd->add_flag("--no-check", args->noCheck,
                 "skip the float64 reference and the numerics check (the run still computes)");
   cmd->callback([args, &exitCode] { exitCode = bench(*args); });

@@ -10,6 +10,7 @@
 
 #include "kernel_bench_command.h"
 #include "messages.h"
+#include "run_options.h"
 #include "trn/kernels/registry.h"
 #include "trn/runtime/host_io.h"
 #include "trn/runtime/session.h"
@@ -26,6 +27,7 @@ struct CompileArgs {
   std::string output;
   int bufs = 2;
   int lnc = 1;
+  kernel::AutoCast autoCast = kernel::AutoCast::kNone;
 };
 
 int list() {
@@ -59,6 +61,7 @@ int compileKernel(const CompileArgs& args) {
   }
   kernel::CompileOptions options;
   options.bufs = args.bufs;
+  options.autoCast = args.autoCast;
   if (!args.dumpAfter.empty()) {
     options.dumpAfter = args.dumpAfter;
     options.dumpStream = &std::cout;
@@ -122,6 +125,7 @@ void registerKernelCommands(CLI::App& app, int& exitCode) {
                    "compile an SPMD launch over this many physical cores (a chip program)")
       ->capture_default_str();
   compile->add_option("-o,--output", args->output, "save the Program (binary format)");
+  addAutoCastOption(compile, args->autoCast);
   compile->callback([args, &exitCode] { exitCode = compileKernel(*args); });
   registerKernelBenchCommand(*group, exitCode);
 }

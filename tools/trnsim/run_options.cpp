@@ -43,4 +43,17 @@ void addMaxInstructionsOption(CLI::App* command, std::uint64_t& limit) {
       ->default_str(std::to_string(limit));
 }
 
+void addAutoCastOption(CLI::App* command, kernel::AutoCast& autoCast) {
+  command
+      ->add_option_function<std::string>(
+          "--auto-cast",
+          [&autoCast](const std::string& name) {
+            autoCast = name == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
+          },
+          "matmult: matrix products of fp32 tensors in bf16 with fp32 accumulation, as "
+          "neuronx-cc does by default; none: as the kernel is written")
+      ->check(CLI::IsMember({"none", "matmult"}))
+      ->default_str("none");
+}
+
 }  // namespace trn::tools

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "trn/kernel/kernel.h"
+
 namespace trn::tools {
 
 /// Adds --seed, a decimal integer 0..2^64-1, stored in `seed`.
@@ -14,5 +16,8 @@ void addSeedOption(CLI::App* command, std::uint64_t& seed, const std::string& he
 
 /// Adds --max-instructions, a decimal integer 1..2^64-1, stored in `limit`.
 void addMaxInstructionsOption(CLI::App* command, std::uint64_t& limit);
+
+/// Adds --auto-cast none|matmult (neuronx-cc's spelling), stored in `autoCast`.
+void addAutoCastOption(CLI::App* command, kernel::AutoCast& autoCast);
 
 }  // namespace trn::tools

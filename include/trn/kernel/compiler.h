@@ -64,9 +64,12 @@ struct CompileOptions {
   /// Print the kernel IR after the named pass to `dumpStream`.
   std::optional<std::string> dumpAfter;
   std::ostream* dumpStream = nullptr;
+  /// Matrix products of fp32 tensors in bf16 (kernel.h); kernels that support it say so.
+  AutoCast autoCast = AutoCast::kNone;
 
   friend bool operator==(const CompileOptions& a, const CompileOptions& b) {
-    return a.bufs == b.bufs && a.verifyEachPass == b.verifyEachPass && a.dumpAfter == b.dumpAfter;
+    return a.bufs == b.bufs && a.verifyEachPass == b.verifyEachPass && a.dumpAfter == b.dumpAfter &&
+           a.autoCast == b.autoCast;
   }
 };
 
@@ -126,6 +129,7 @@ class KernelCache {
     Grid grid;
     int bufs;
     bool verify;
+    AutoCast autoCast;
     isa::CoreLimits limits;
     auto operator<=>(const Key&) const = default;
   };

@@ -34,6 +34,11 @@ struct Grid {
   friend auto operator<=>(const Grid&, const Grid&) = default;
 };
 
+/// How matrix products of fp32 tensors are computed: as written (kNone, what an NKI kernel does),
+/// or with their operands cast to bf16 and fp32 accumulation (kMatmult, what neuronx-cc does by
+/// default: `--auto-cast matmult --auto-cast-type bf16`). Kernels ask Kernel::matmulDType.
+enum class AutoCast { kNone, kMatmult };
+
 /// The most tile operations one kernel may trace (each is an instruction of about 0.7 KiB in the
 /// IR, so the bound keeps a runaway trace near 3 GiB of host memory; docs/limits.md).
 inline constexpr std::size_t kMaxTracedOps = std::size_t{1} << 22;
@@ -48,11 +53,18 @@ class Kernel {
  public:
   using Loc = std::source_location;
 
-  Kernel(std::string name, isa::CoreLimits limits, Grid grid = {});
+  Kernel(std::string name, isa::CoreLimits limits, Grid grid = {},
+         AutoCast autoCast = AutoCast::kNone);
   Kernel(const Kernel&) = delete;
   Kernel& operator=(const Kernel&) = delete;
 
   [[nodiscard]] const isa::CoreLimits& limits() const { return limits_; }
+
+  /// The dtype matrix-product operands of a tensor of `dtype` take under the kernel's AutoCast:
+  /// bf16 for fp32 under kMatmult, else `dtype` itself.
+  [[nodiscard]] DType matmulDType(DType dtype) const {
+    return autoCast_ == AutoCast::kMatmult && dtype == DType::kFp32 ? DType::kBf16 : dtype;
+  }
 
   /// SPMD: this program's index along `axis`, the grid size along it, and the grid's rank.
   [[nodiscard]] std::int64_t programId(int axis = 0, Loc loc = Loc::current()) const;
@@ -113,6 +125,7 @@ class Kernel {
   Tensor wholeView(std::int32_t buffer);
 
   isa::CoreLimits limits_;
+  AutoCast autoCast_ = AutoCast::kNone;
   std::int64_t hbmBytes_ = 0;  ///< of the HBM tensors declared so far
   Grid grid_;
   std::vector<std::int64_t> programIndex_;

@@ -50,6 +50,10 @@ struct KernelEntry {
   /// LNC=2 launch (one instance per physical core). A kernel without the mark computes
   /// everything in every instance.
   bool spmd = false;
+  /// The inputs whose matrix products the kernel computes in bf16 under
+  /// kernel::AutoCast::kMatmult when they are fp32 (the reference then reads them rounded to
+  /// bf16). Empty: the kernel does not auto-cast.
+  std::vector<std::size_t> autoCastInputs = {};
 
   /// toleranceFor(inputs) when set, else tolerance.
   [[nodiscard]] Tolerance toleranceAt(std::span<const kernel::TensorSpec> specs) const {
