@@ -125,6 +125,7 @@ Tensor matmulFp8Scaled(Kernel& k, Tensor lhsT, Tensor rhs, Tensor scale,
     k.fail("matmul_fp8_scaled takes 2-D lhsT [K, M], 2-D rhs [K, N] and 1-D scale [N]", here);
   }
   const std::int64_t kSize = lhsT.shape(0);
+  const bool doubleRow = k.limits().fp8DoubleRow;
   const std::int64_t m = lhsT.shape(1);
   const std::int64_t n = rhs.shape(1);
   if (rhs.shape(0) != kSize) {
@@ -227,11 +228,21 @@ Tensor matmulFp8Scaled(Kernel& k, Tensor lhsT, Tensor rhs, Tensor scale,
           Tensor psum = k.psum({mm, nn}, DType::kFp32, "acc");
           bool accumulate = false;
           for (std::size_t t = 0; t < lhsTiles.doubles.size(); ++t) {
-            nisa::ncMatmul(psum, lhsTiles.doubles[t](kernel::all, kernel::all, ds(bm, mm)),
-                           rhsTiles.doubles[t](kernel::all, kernel::all, ds(bn, nn)), accumulate,
-                           {0, 0}, {isa::kPeArraySize, isa::kPeArraySize},
-                           nisa::MatmulPerfMode::kDoubleRow);
-            accumulate = true;
+            if (doubleRow) {
+              nisa::ncMatmul(psum, lhsTiles.doubles[t](kernel::all, kernel::all, ds(bm, mm)),
+                             rhsTiles.doubles[t](kernel::all, kernel::all, ds(bn, nn)), accumulate,
+                             {0, 0}, {isa::kPeArraySize, isa::kPeArraySize},
+                             nisa::MatmulPerfMode::kDoubleRow);
+              accumulate = true;
+              continue;
+            }
+            // Without double-row (NC-v2), each half of the pair (128 rows) is one plain matmul,
+            // at the plain fp8 rate.
+            for (std::int64_t half = 0; half < 2; ++half) {
+              nisa::ncMatmul(psum, lhsTiles.doubles[t](kernel::all, half, ds(bm, mm)),
+                             rhsTiles.doubles[t](kernel::all, half, ds(bn, nn)), accumulate);
+              accumulate = true;
+            }
           }
           for (std::size_t t = 0; t < lhsTiles.tails.size(); ++t) {
             nisa::ncMatmul(psum, lhsTiles.tails[t](kernel::all, ds(bm, mm)),

@@ -78,6 +78,7 @@ isa::CoreLimits coreLimits(const spec::ChipSpec& chip) {
   limits.registers = boundedInt32(core.sequencer.registers, "core.sequencer.registers");
   limits.dmaQueues = boundedInt32(core.dma.queuesPerEngine, "core.dma.queues_per_engine");
   limits.fp8DoubleRow = core.pe.doubleRowFp8.supported;
+  limits.peOutputSpansBanks = core.pe.outputSpansBanks;
   limits.dmaTransposeElementBytes = 0;
   if (core.dma.transpose.supported) {
     for (const std::int64_t bytes : core.dma.transpose.elementBytes) {

@@ -479,6 +479,13 @@ TEST(NcMatmulVerifier, ShapeAndLimitRules) {
       "pe: nc_matmul dst=psum[0:64]+1600:fp32[[1,128]] "
       "stationary=sbuf[0:128]:bf16[[1,64]] moving=sbuf[0:128]+4096:bf16[[1,128]]",
       {"operand 'dst': bytes [1600, 2112) cross", "2048-byte PSUM bank boundary"});
+  // NC-v4 (core.pe.output_spans_banks): a result may span banks.
+  CoreLimits v4;
+  v4.peOutputSpansBanks = true;
+  EXPECT_EQ(verifyError("pe: nc_matmul dst=psum[0:64]+1600:fp32[[1,128]] "
+                        "stationary=sbuf[0:128]:bf16[[1,64]] moving=sbuf[0:128]+4096:bf16[[1,128]]",
+                        v4),
+            "");
 }
 
 TEST(NcMatmulVerifier, DtypeRules) {

@@ -34,6 +34,9 @@ struct CoreLimits {
   std::int32_t registers = 64;                ///< 32-bit registers per sequencer
   std::int32_t dmaQueues = 16;
   bool fp8DoubleRow = true;                   ///< NC-v3+: perf_mode=double_row
+  /// NC-v4: a tensor-engine result may span PSUM banks (spec core.pe.output_spans_banks); before,
+  /// it lies in one bank.
+  bool peOutputSpansBanks = false;
   /// dma_transpose: bit n set when n-byte elements can be transposed by DMA (spec
   /// core.dma.transpose; NC-v3+: 2 and 4 bytes); 0 when the chip has no DMA transpose (Trn1).
   std::uint8_t dmaTransposeElementBytes = (1u << 2) | (1u << 4);

@@ -7,7 +7,8 @@
 // is exact in fp32 and the K sum accumulates in fp32 in PSUM; the scale is applied while the
 // vector engine evacuates PSUM (one fp32 multiply by a partition-broadcast scale row). Sizes
 // need not be multiples of the tiles: M and N tiles are clipped, and the K rows beyond the last
-// multiple of 256 are contracted by ordinary (single-row) fp8 matmuls.
+// multiple of 256 are contracted by ordinary (single-row) fp8 matmuls. On a chip without the
+// double-row mode (Trn1, NC-v2) every pair of K tiles is two ordinary fp8 matmuls instead.
 #pragma once
 
 #include <cstdint>

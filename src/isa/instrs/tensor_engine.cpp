@@ -33,8 +33,11 @@ std::vector<float> readOperand(ExecContext& ctx, const AccessPattern& ap) {
   return values;
 }
 
-/// A PE result lies in one 2 KiB PSUM bank per partition.
+/// A PE result lies in one PSUM bank per partition, unless the chip lets it span banks (NC-v4).
 Status requireOneBank(const AccessPattern& dst, const CoreLimits& limits) {
+  if (limits.peOutputSpansBanks) {
+    return {};
+  }
   const AccessPattern::ByteRange range = dst.byteRange();
   if (range.begin / limits.psumBankBytes != (range.end - 1) / limits.psumBankBytes) {
     return operandError("dst", fmt::format("bytes [{}, {}) cross a {}-byte PSUM bank boundary; the "
