@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "kernel_test_util.h"
@@ -185,6 +186,56 @@ TEST(KernelCompile, DoubleBufferingLetsLoadsOverlapCompute) {
   const auto slow = runOrFail(*one, {}, core::RunMode::kTimingOnly);
   const auto fast = runOrFail(*two, {}, core::RunMode::kTimingOnly);
   EXPECT_LT(fast.stats.total.count(), slow.stats.total.count());
+}
+
+/// Four blocks of four [128, 512] bf16 tiles, declared at one line and live a block at a time,
+/// read by the tensor engine (`matmul`) or by the vector engine; returns the distinct offsets
+/// the allocator gave those tiles.
+std::set<std::int64_t> blockSlots(bool matmul) {
+  auto kernel = makeKernel("blocks", [matmul](Kernel& k, Tensor a, Tensor w) {
+    Tensor out = k.output("out", {4 * 128, 512}, DType::kFp32);
+    Tensor stationary = k.sbuf({128, 128}, DType::kBf16, "stationary");
+    nisa::dmaCopy(stationary, w);
+    for (std::int64_t b = 0; b < 4; ++b) {
+      std::vector<Tensor> block;
+      for (std::int64_t t = 0; t < 4; ++t) {
+        block.push_back(k.sbuf({128, 512}, DType::kBf16, "block"));
+        nisa::dmaCopy(block.back(), a(ds((4 * b + t) * 128, 128), all));
+      }
+      Tensor result = k.sbuf({128, 512}, DType::kFp32, "result");
+      if (matmul) {
+        Tensor acc = k.psum({128, 512}, DType::kFp32, "acc");
+        for (std::int64_t t = 0; t < 4; ++t) {
+          nisa::ncMatmul(acc, stationary, block[static_cast<std::size_t>(t)], t > 0);
+        }
+        nisa::tensorCopy(result, acc, Engine::kDve);
+      } else {
+        nisa::tensorTensor(result, block[0], block[1], AluOp::kAdd, Engine::kDve);
+        nisa::tensorTensor(result, result, block[2], AluOp::kAdd, Engine::kDve);
+        nisa::tensorTensor(result, result, block[3], AluOp::kAdd, Engine::kDve);
+      }
+      nisa::dmaCopy(out(ds(b * 128, 128), all), result);
+    }
+    return out;
+  });
+  const std::vector<TensorSpec> specs = {{"a", {16 * 128, 512}, DType::kBf16},
+                                         {"w", {128, 128}, DType::kBf16}};
+  auto compiled = compile(kernel, specs, limits());
+  EXPECT_TRUE(compiled.ok()) << compiled.status().toString();
+  std::set<std::int64_t> offsets;
+  for (const CompiledTile& tile : compiled.ok() ? compiled->tiles : std::vector<CompiledTile>{}) {
+    if (tile.name == "block") {
+      offsets.insert(tile.byte);
+    }
+  }
+  return offsets;
+}
+
+TEST(KernelCompile, ABlockTheTensorEngineReadsIsDoubleBufferedAgainstTheNext) {
+  // Four tiles live at once: the tensor engine's blocks get 2 x 4 slots (the next block loads
+  // while this one is multiplied), the vector engine's keep 4.
+  EXPECT_EQ(blockSlots(true).size(), 8u);
+  EXPECT_EQ(blockSlots(false).size(), 4u);
 }
 
 TEST(KernelCompile, SbufExhaustionNamesTheLineAndTheLiveTiles) {

@@ -35,14 +35,20 @@ std::int64_t alignUp(std::int64_t v, std::int64_t a) { return (v + a - 1) / a * 
 struct LiveRanges {
   std::vector<std::int64_t> first;
   std::vector<std::int64_t> last;
+  std::vector<std::uint8_t> feedsPe;  ///< per buffer: an nc_matmul reads it
 };
 
 LiveRanges liveRanges(const KernelIR& ir) {
   LiveRanges r{std::vector<std::int64_t>(ir.buffers.size(), kUnused),
-               std::vector<std::int64_t>(ir.buffers.size(), kUnused)};
+               std::vector<std::int64_t>(ir.buffers.size(), kUnused),
+               std::vector<std::uint8_t>(ir.buffers.size(), 0)};
   for (std::size_t i = 0; i < ir.ops.size(); ++i) {
-    forEachOperand(ir.ops[i].instr.body, [&](isa::FieldRole, const isa::AccessPattern& ap) {
+    const bool matmul = std::holds_alternative<isa::NcMatmul>(ir.ops[i].instr.body);
+    forEachOperand(ir.ops[i].instr.body, [&](isa::FieldRole role, const isa::AccessPattern& ap) {
       const auto b = static_cast<std::size_t>(ap.tensor);
+      if (matmul && role == isa::FieldRole::kInput) {
+        r.feedsPe[b] = 1;
+      }
       if (r.first[b] == kUnused) {
         r.first[b] = static_cast<std::int64_t>(i);
       }
@@ -63,8 +69,10 @@ LiveRanges liveRanges(const KernelIR& ir) {
 }
 
 /// The number of slots a ring needs: at least bufs (or the number of tiles), and enough that
-/// tile k is first used only after tile k - slots was last used.
-std::int64_t ringSlots(const std::vector<std::int32_t>& members, const LiveRanges& live, int bufs) {
+/// tile k is first used only after tile k - slots was last used; with `deep`, bufs times that
+/// for a block of tiles the tensor engine reads.
+std::int64_t ringSlots(const std::vector<std::int32_t>& members, const LiveRanges& live, int bufs,
+                       bool deep) {
   const auto count = static_cast<std::int64_t>(members.size());
   auto fits = [&](std::int64_t slots) {
     for (std::int64_t k = slots; k < count; ++k) {
@@ -80,6 +88,13 @@ std::int64_t ringSlots(const std::vector<std::int32_t>& members, const LiveRange
   while (!fits(slots)) {
     ++slots;
   }
+  // A block of tiles live together that the tensor engine reads: bufs blocks of slots, so that
+  // the next block loads while the tensor engine works through this one.
+  if (deep && slots > bufs && std::any_of(members.begin(), members.end(), [&](std::int32_t m) {
+        return live.feedsPe[static_cast<std::size_t>(m)] != 0;
+      })) {
+    slots = std::min<std::int64_t>(count, slots * bufs);
+  }
   return slots;
 }
 
@@ -87,7 +102,7 @@ std::int64_t ringSlots(const std::vector<std::int32_t>& members, const LiveRange
 /// line (same shape and dtype) share one ring of min(bufs, tiles) slots reserved from the first
 /// use of the first tile to the last use of the last; otherwise every tile is its own claim.
 std::vector<Claim> automaticClaims(const KernelIR& ir, const LiveRanges& live, isa::Memory memory,
-                                   int bufs) {
+                                   int bufs, bool deep) {
   using SiteKey = std::tuple<std::string, std::int32_t, std::vector<std::int64_t>, int>;
   std::map<SiteKey, std::vector<std::int32_t>> sites;
   std::vector<Claim> claims;
@@ -111,7 +126,7 @@ std::vector<Claim> automaticClaims(const KernelIR& ir, const LiveRanges& live, i
     for (const std::int32_t m : members) {
       c.last = std::max(c.last, live.last[static_cast<std::size_t>(m)]);
     }
-    c.slots = ringSlots(members, live, bufs);
+    c.slots = ringSlots(members, live, bufs, deep);
     c.size = alignUp(ir.buffers[static_cast<std::size_t>(c.buffer)].partitionBytes(),
                      kAllocationAlignment) *
              c.slots;
@@ -130,7 +145,7 @@ class Placer {
       : ir_(ir), memory_(memory), capacity_(capacity), bankBytes_(bankBytes) {}
 
   /// Places every used tile of this memory; fills `placement` (byte offsets).
-  Status run(const LiveRanges& live, int bufs, std::vector<std::int64_t>& placement,
+  Status run(const LiveRanges& live, int bufs, bool deep, std::vector<std::int64_t>& placement,
              std::int64_t& peak) {
     std::vector<Claim> pinned;
     for (std::size_t b = 0; b < ir_.buffers.size(); ++b) {
@@ -146,7 +161,7 @@ class Placer {
       }
     }
     std::vector<Claim> active;
-    for (Claim& c : automaticClaims(ir_, live, memory_, bufs)) {
+    for (Claim& c : automaticClaims(ir_, live, memory_, bufs, deep)) {
       std::erase_if(active, [&](const Claim& a) { return a.last < c.first; });
       std::vector<Claim> busy = active;
       for (const Claim& p : pinned) {
@@ -257,17 +272,21 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
   AllocationSummary summary;
   std::vector<std::int64_t> placement(ir.buffers.size(), kUnused);
   Status status;
-  for (summary.bufs = std::max(bufs, 1);; summary.bufs = 1) {
+  summary.bufs = std::max(bufs, 1);
+  for (bool deep = summary.bufs > 1;; deep = false) {
     summary.sbufPeakBytes = 0;
     summary.psumPeakBytes = 0;
     status = Placer(ir, isa::Memory::kSbuf, limits.sbufPartitionBytes, 0)
-                 .run(live, summary.bufs, placement, summary.sbufPeakBytes);
+                 .run(live, summary.bufs, deep, placement, summary.sbufPeakBytes);
     if (status.ok()) {
       status = Placer(ir, isa::Memory::kPsum, limits.psumPartitionBytes(), limits.psumBankBytes)
-                   .run(live, summary.bufs, placement, summary.psumPeakBytes);
+                   .run(live, summary.bufs, deep, placement, summary.psumPeakBytes);
     }
     if (status.ok() || summary.bufs == 1) {
       break;
+    }
+    if (!deep) {
+      summary.bufs = 1;
     }
   }
   TRN_RETURN_IF_ERROR(status);

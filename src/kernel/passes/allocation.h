@@ -10,6 +10,12 @@
 //   the first tile to the last use of the last: a tile's space is reused only n iterations
 //   later, so the loads of the next iterations overlap the compute of this one. Rings and
 //   single tiles of different lines share space whenever their lifetimes do not overlap.
+// - A ring whose tiles are live several at a time (a block, such as the K tiles of one matmul
+//   column) and that the tensor engine reads gets n times that many slots, so that the next
+//   block loads while the tensor engine works through this one. Other blocks (the rows of a
+//   DMA-bound row kernel) keep one block: there deeper prefetch only splits the DMA bandwidth
+//   between more transfers, and the first tile arrives later. When the deeper rings do not fit,
+//   allocation is retried without them.
 // - With bufs = 1 every tile is reserved from its first to its last use only.
 // - Tiles are aligned to kAllocationAlignment bytes; a PSUM tile of at most one bank never
 //   crosses a bank boundary, larger ones start on a bank.
