@@ -99,6 +99,16 @@ TEST(CliKernels, BenchAutoCastsFp32MatrixProductsToBf16OrSaysWhyNot) {
       << run.output;
 }
 
+TEST(CliKernels, FidelityPrintsThePublishedAgainstTheSimulatedTimes) {
+  auto run = trnsim("fidelity");
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("| `matmul_optimised` (fully optimised) | trn1 |"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("| 6.97 ms |"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("Calibration set: 4 measurements, mean |error|"), std::string::npos)
+      << run.output;
+}
+
 TEST(CliKernels, BenchRejectsBadShapesDtypesAndNames) {
   auto run = trnsim("kernels bench tensor_add --shape a=10x0");
   EXPECT_EQ(run.exitCode, 1);

@@ -1,14 +1,15 @@
 // trnsim: the command-line front end. Each subcommand group lives in its own file and registers
 // itself on the CLI11 application here. User errors exit with status 1, as do allocation
 // failures, which are reported rather than left to abort the process.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <new>
 #include <stdexcept>
 
 #include "demo_command.h"
+#include "fidelity_command.h"
 #include "kernel_commands.h"
 #include "messages.h"
 #include "program_commands.h"
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   int exitCode = 0;
   trn::tools::registerSpecCommands(app, exitCode);
   trn::tools::registerDemoCommand(app, exitCode);
+  trn::tools::registerFidelityCommand(app, exitCode);
   trn::tools::registerProgramCommands(app, exitCode);
   trn::tools::registerKernelCommands(app, exitCode);
   try {

@@ -1,0 +1,27 @@
+#include "fidelity_command.h"
+
+#include <fmt/format.h>
+
+#include "messages.h"
+#include "trn/harness/fidelity.h"
+
+namespace trn::tools {
+
+void registerFidelityCommand(CLI::App& app, int& exitCode) {
+  CLI::App* cmd =
+      app.add_subcommand("fidelity",
+                         "Simulate every published kernel measurement again and print the table of "
+                         "docs/fidelity.md (timing-only; about half a minute)");
+  cmd->callback([&exitCode] {
+    const Result<std::vector<harness::FidelityRow>> rows = harness::fidelityRows();
+    if (!rows.ok()) {
+      printError(rows.status().message());
+      exitCode = 1;
+      return;
+    }
+    fmt::print("{}", harness::fidelityTable(*rows));
+    exitCode = 0;
+  });
+}
+
+}  // namespace trn::tools
