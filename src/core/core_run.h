@@ -31,10 +31,11 @@ struct EngineState {
   SequencerState seq;
   std::size_t pc = 0;
   std::int64_t readySince = 0;
-  bool blocked = false;
   std::int32_t blockedOn = -1;  ///< the semaphore of the first wait that did not hold
   std::uint32_t barrier = 0;    ///< the barrier it has arrived at and not yet passed (0: none)
   std::uint32_t exchange = 0;   ///< the sendrecv it has arrived at and not yet passed (0: none)
+  // The flags last, together: no padding between the fields above.
+  bool blocked = false;
   bool wakePending = false;
   bool done = false;
 };
