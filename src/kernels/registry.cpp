@@ -6,6 +6,7 @@
 #include "trn/kernels/attention.h"
 #include "trn/kernels/elementwise.h"
 #include "trn/kernels/linear.h"
+#include "trn/kernels/mamba_tutorial.h"
 #include "trn/kernels/matmul.h"
 #include "trn/kernels/matmul_fp8.h"
 #include "trn/kernels/mlp.h"
@@ -137,6 +138,24 @@ constexpr Tolerance kProjectionFp32Tolerance{1e-5, 1e-5};
 
 Tolerance projectionToleranceAt(std::span<const kernel::TensorSpec> in) {
   return in[0].dtype == DType::kFp32 ? kProjectionFp32Tolerance : kProjectionTolerance;
+}
+
+/// A port of the fused_mamba tutorial at the tutorial's default shapes (batch 1, 256 channels,
+/// 2048 steps, 16 states, fp32).
+KernelEntry mambaEntry(std::string name, std::string summary, kernel::KernelDef def) {
+  return {std::move(name),
+          std::move(summary),
+          {{"delta", {1, 256, 2048}, DType::kFp32},
+           {"u", {1, 256, 2048}, DType::kFp32},
+           {"A", {256, 16}, DType::kFp32},
+           {"B", {1, 16, 2048}, DType::kFp32},
+           {"C", {1, 16, 2048}, DType::kFp32}},
+          std::move(def),
+          mambaReference,
+          kSelectiveScanTolerance,
+          noFlops,
+          selectiveScanInputs,
+          {}};
 }
 
 KernelEntry matmulEntry(std::string name, std::string summary, kernel::KernelDef def) {
@@ -342,6 +361,13 @@ const std::vector<KernelEntry>& referenceKernels() {
          matmulFlops,
          matmulFp8Inputs,
          {}},
+        mambaEntry("mamba_v1", "NKI fused_mamba tutorial v1: state loop outside the channel tiles",
+                   kernel::makeKernel("mamba_v1", mambaV1)),
+        mambaEntry("mamba_v2",
+                   "NKI fused_mamba tutorial v2: delta and u loaded once per channel tile",
+                   kernel::makeKernel("mamba_v2", mambaV2)),
+        mambaEntry("mamba_v3", "NKI fused_mamba tutorial v3: v2 with 512-step sequence tiles",
+                   kernel::makeKernel("mamba_v3", mambaV3)),
         {"selective_scan",
          "Mamba v1 selective scan, tensor_tensor_scan over sequence tiles (NKI mamba tutorial)",
          {{"delta", {256, 2048}, DType::kFp32},

@@ -51,7 +51,8 @@ TEST(EveryChip, EveryKernelCompilesAndRunsOnTrn1Trn2AndTrn3) {
 }
 
 /// Shapes that are no multiple of any tile (128 partitions, 512 columns, 2 x 128 fp8 rows), by
-/// kernel and input; the inputs keep their default dtypes. matmul_basic is one fixed tile.
+/// kernel and input; the inputs keep their default dtypes. matmul_basic is one fixed tile, and
+/// the mamba tutorial ports keep the tutorial's multiples of 128 channels and 512 steps.
 const std::map<std::string, std::map<std::string, std::vector<std::int64_t>>>& oddShapes() {
   static const std::map<std::string, std::map<std::string, std::vector<std::int64_t>>> shapes = {
       {"avgpool2d", {{"x", {100, 30, 22}}}},
@@ -61,6 +62,24 @@ const std::map<std::string, std::map<std::string, std::vector<std::int64_t>>>& o
       {"layernorm_bn", {{"x", {200, 1500}}, {"gamma", {1500}}, {"beta", {1500}}}},
       {"linear", {{"x", {200, 300}}, {"w", {300, 700}}}},
       {"linear_residual", {{"x", {200, 300}}, {"w", {300, 700}}, {"r", {200, 700}}}},
+      {"mamba_v1",
+       {{"delta", {2, 128, 512}},
+        {"u", {2, 128, 512}},
+        {"A", {128, 5}},
+        {"B", {2, 5, 512}},
+        {"C", {2, 5, 512}}}},
+      {"mamba_v2",
+       {{"delta", {2, 128, 512}},
+        {"u", {2, 128, 512}},
+        {"A", {128, 5}},
+        {"B", {2, 5, 512}},
+        {"C", {2, 5, 512}}}},
+      {"mamba_v3",
+       {{"delta", {2, 128, 512}},
+        {"u", {2, 128, 512}},
+        {"A", {128, 5}},
+        {"B", {2, 5, 512}},
+        {"C", {2, 5, 512}}}},
       {"matmul_basic", {}},
       {"matmul_blocked", {{"lhsT", {300, 200}}, {"rhs", {300, 700}}}},
       {"matmul_fp8_scaled", {{"lhsT", {300, 200}}, {"rhs", {300, 700}}, {"scale", {700}}}},
