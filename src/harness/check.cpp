@@ -117,6 +117,24 @@ Status checkHostMemoryForData(const kernel::CompiledKernel& compiled) {
 
 }  // namespace
 
+Status checkAutoCast(const KernelEntry& entry, std::span<const kernel::TensorSpec> specs,
+                     kernel::AutoCast autoCast) {
+  if (autoCast != kernel::AutoCast::kMatmult || !entry.autoCastInputs.empty() || !entry.flops ||
+      entry.flops(specs) == 0) {
+    return {};
+  }
+  std::vector<std::string> casting;
+  for (const KernelEntry& other : kernels::referenceKernels()) {
+    if (!other.autoCastInputs.empty()) {
+      casting.push_back(other.name);
+    }
+  }
+  return Status(ErrorCode::kUnsupported,
+                fmt::format("kernel '{}' does not auto-cast: its matrix products use its input "
+                            "dtypes (kernels that do: {})",
+                            entry.name, fmt::join(casting, ", ")));
+}
+
 Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEntry& entry,
                                 std::span<const kernel::TensorSpec> specs,
                                 const CheckOptions& options, kernel::KernelCache* cache,
@@ -133,19 +151,8 @@ Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEnt
                               "that do [spmd])",
                               entry.name, options.run.lnc));
   }
+  TRN_RETURN_IF_ERROR(checkAutoCast(entry, specs, options.compile.autoCast));
   const bool autoCast = options.compile.autoCast == kernel::AutoCast::kMatmult;
-  if (autoCast && entry.autoCastInputs.empty() && entry.flops && entry.flops(specs) > 0) {
-    std::vector<std::string> casting;
-    for (const KernelEntry& other : kernels::referenceKernels()) {
-      if (!other.autoCastInputs.empty()) {
-        casting.push_back(other.name);
-      }
-    }
-    return Status(ErrorCode::kUnsupported,
-                  fmt::format("kernel '{}' does not auto-cast: its matrix products use its input "
-                              "dtypes (kernels that do: {})",
-                              entry.name, fmt::join(casting, ", ")));
-  }
   // Under auto-cast the matmul operands of fp32 inputs are bf16: the reference reads them so,
   // and the tolerance is that of bf16 operands.
   std::vector<kernel::TensorSpec> judgedSpecs(specs.begin(), specs.end());

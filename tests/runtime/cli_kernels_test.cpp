@@ -93,6 +93,10 @@ TEST(CliKernels, BenchAutoCastsFp32MatrixProductsToBf16OrSaysWhyNot) {
   run = trnsim("kernels bench matmul_basic --auto-cast matmult");
   EXPECT_EQ(run.exitCode, 1);
   EXPECT_NE(run.output.find("'matmul_basic' does not auto-cast"), std::string::npos) << run.output;
+  run = trnsim("kernels compile flash_attention --auto-cast matmult");
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_NE(run.output.find("'flash_attention' does not auto-cast"), std::string::npos)
+      << run.output;
   run = trnsim("kernels bench linear --auto-cast fp8");
   EXPECT_EQ(run.exitCode, 1);
   EXPECT_NE(run.output.find("--auto-cast: fp8 not in {none,matmult}"), std::string::npos)

@@ -11,6 +11,7 @@
 #include "kernel_bench_command.h"
 #include "messages.h"
 #include "run_options.h"
+#include "trn/harness/check.h"
 #include "trn/kernels/registry.h"
 #include "trn/runtime/host_io.h"
 #include "trn/runtime/session.h"
@@ -71,6 +72,11 @@ int compileKernel(const CompileArgs& args) {
         fmt::format("kernel '{}' does not split its work over SPMD programs; at LNC={} "
                     "every core would compute all of it",
                     entry->name, args.lnc));
+    return kUserError;
+  }
+  if (Status status = harness::checkAutoCast(*entry, entry->defaultInputs, args.autoCast);
+      !status.ok()) {
+    printError(status.message());
     return kUserError;
   }
   runtime::RunOptions launchOptions;

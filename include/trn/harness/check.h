@@ -52,6 +52,11 @@ struct CheckResult {
   double mfu = 0;
 };
 
+/// OK unless `autoCast` asks for bf16 products and `entry` has matrix products that do not
+/// auto-cast (an error naming the kernels that do); kernels without products ignore it.
+Status checkAutoCast(const KernelEntry& entry, std::span<const kernel::TensorSpec> specs,
+                     kernel::AutoCast autoCast);
+
 /// Runs `entry` at `specs` in `session` on random inputs (or `inputs` when given: one per spec,
 /// already rounded to its dtype) and checks it.
 Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEntry& entry,
