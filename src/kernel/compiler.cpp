@@ -190,7 +190,8 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
                                sync.dependencies,
                                allocation.sbufPeakBytes,
                                allocation.psumPeakBytes,
-                               allocation.bufs};
+                               allocation.bufs,
+                               allocation.spills};
   return out;
 }
 

@@ -101,8 +101,9 @@ int bench(const BenchArgs& args) {
   const kernel::CompileSummary& s = result->compiled->summary;
   fmt::print(
       "compiled       {} instructions, {} semaphore waits, SBUF {} B and PSUM {} B per "
-      "partition at most\n",
-      s.instructions, s.semaphoreWaits, s.sbufPeakBytes, s.psumPeakBytes);
+      "partition at most{}\n",
+      s.instructions, s.semaphoreWaits, s.sbufPeakBytes, s.psumPeakBytes,
+      s.spills > 0 ? fmt::format(", {} tile(s) spilled to HBM", s.spills) : std::string());
   if (result->checked) {
     printNumerics(*result);
   } else if (core::hasData(*mode)) {

@@ -81,6 +81,7 @@ struct CompileSummary {
   std::int64_t sbufPeakBytes = 0;  ///< per partition
   std::int64_t psumPeakBytes = 0;
   int bufs = 1;
+  int spills = 0;  ///< SBUF tiles moved out through HBM to fit (the allocation pass)
 };
 
 /// An on-chip tile of the compiled kernel: where the allocator put it and when it is live

@@ -11,11 +11,14 @@
 #include <tuple>
 
 #include "passes/operands.h"
+#include "passes/spilling.h"
 
 namespace trn::kernel {
 namespace {
 
 constexpr std::int64_t kUnused = -1;
+/// Tiles one allocation may spill to HBM before it gives up.
+constexpr int kMaxSpills = 64;
 
 /// A claim on a memory: bytes [lo, hi) of each partition during ops [first, last], for one tile
 /// or for the ring of `slots` tiles declared at one line (tile k in slot k mod slots).
@@ -144,6 +147,11 @@ class Placer {
   Placer(const KernelIR& ir, isa::Memory memory, std::int64_t capacity, std::int64_t bankBytes)
       : ir_(ir), memory_(memory), capacity_(capacity), bankBytes_(bankBytes) {}
 
+  /// After a failed run: the ops over which the tile that did not fit is live.
+  [[nodiscard]] std::pair<std::int64_t, std::int64_t> failedLifetime() const {
+    return failedLifetime_;
+  }
+
   /// Places every used tile of this memory; fills `placement` (byte offsets).
   Status run(const LiveRanges& live, int bufs, bool deep, std::vector<std::int64_t>& placement,
              std::int64_t& peak) {
@@ -233,7 +241,8 @@ class Placer {
                                : alignUp(bytes, bankBytes_);
   }
 
-  Status full(const Claim& c, const std::vector<Claim>& busy) const {
+  Status full(const Claim& c, const std::vector<Claim>& busy) {
+    failedLifetime_ = {c.first, c.last};
     const Buffer& buf = ir_.buffers[static_cast<std::size_t>(c.buffer)];
     const std::int64_t size = c.size;
     std::vector<std::string> live;
@@ -258,6 +267,7 @@ class Placer {
                               capacity_, live.size(), fmt::join(live, "; ")));
   }
 
+  std::pair<std::int64_t, std::int64_t> failedLifetime_{0, 0};
   const KernelIR& ir_;
   isa::Memory memory_;
   std::int64_t capacity_;
@@ -268,25 +278,39 @@ class Placer {
 
 Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& limits, int bufs) {
   TRN_CHECK(!ir.allocated) << "allocation runs once";
-  const LiveRanges live = liveRanges(ir);
+  LiveRanges live = liveRanges(ir);
   AllocationSummary summary;
   std::vector<std::int64_t> placement(ir.buffers.size(), kUnused);
   Status status;
+  // Deeper PE blocks first, then plain multi-buffering, then single buffering, then single
+  // buffering with tiles spilled to HBM one at a time.
   summary.bufs = std::max(bufs, 1);
-  for (bool deep = summary.bufs > 1;; deep = false) {
+  bool deep = summary.bufs > 1;
+  for (;;) {
     summary.sbufPeakBytes = 0;
     summary.psumPeakBytes = 0;
-    status = Placer(ir, isa::Memory::kSbuf, limits.sbufPartitionBytes, 0)
-                 .run(live, summary.bufs, deep, placement, summary.sbufPeakBytes);
+    Placer sbuf(ir, isa::Memory::kSbuf, limits.sbufPartitionBytes, 0);
+    status = sbuf.run(live, summary.bufs, deep, placement, summary.sbufPeakBytes);
+    const bool sbufFull = !status.ok();
     if (status.ok()) {
       status = Placer(ir, isa::Memory::kPsum, limits.psumPartitionBytes(), limits.psumBankBytes)
                    .run(live, summary.bufs, deep, placement, summary.psumPeakBytes);
     }
-    if (status.ok() || summary.bufs == 1) {
+    if (status.ok()) {
       break;
     }
-    if (!deep) {
+    if (deep) {
+      deep = false;
+    } else if (summary.bufs > 1) {
       summary.bufs = 1;
+    } else if (sbufFull && summary.spills < kMaxSpills &&
+               spillAcross(ir, sbuf.failedLifetime().first, sbuf.failedLifetime().second,
+                           limits.freeDimMaxCount)) {
+      ++summary.spills;
+      live = liveRanges(ir);
+      placement.assign(ir.buffers.size(), kUnused);
+    } else {
+      break;
     }
   }
   TRN_RETURN_IF_ERROR(status);

@@ -20,7 +20,9 @@
 // - Tiles are aligned to kAllocationAlignment bytes; a PSUM tile of at most one bank never
 //   crosses a bank boundary, larger ones start on a bank.
 // - Author-placed tiles keep their address; the allocator works around them.
-// - When the rings do not fit, allocation is retried with single buffering; if the tiles still do
+// - When the rings do not fit, allocation is retried with single buffering; when single buffering
+//   does not fit either, tiles live across the point that does not fit are spilled to HBM one at
+//   a time (spilling.h) and allocation is retried; if the tiles still do
 //   not fit, the error names the line that declared the tile that did not fit, its size, and
 //   every tile live at that point with its size and line.
 // Dependencies between tiles that reuse an address are left to the dependency analysis, which
@@ -51,6 +53,7 @@ struct AllocationSummary {
   std::int64_t sbufPeakBytes = 0;  ///< highest byte used per partition
   std::int64_t psumPeakBytes = 0;
   int bufs = 1;  ///< the multi-buffering depth that fitted
+  int spills = 0;  ///< tiles moved out through HBM scratch to fit (spilling.h)
   std::vector<TilePlacement> tiles;
 };
 
