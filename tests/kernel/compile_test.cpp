@@ -314,6 +314,50 @@ TEST(KernelCompile, ATileLiveAcrossAPhaseThatNeedsItsRoomIsSpilledToHbmAndBack) 
   }
 }
 
+TEST(KernelCompile, ATileIsSpilledAroundADynamicLoopThatNeedsItsRoom) {
+  // The sum runs in a loop on the vector engine (three trips, the same result); x's store goes
+  // before the loop and its reload after it, never inside, where they would repeat.
+  auto kernel = makeKernel("spill_loop", [](Kernel& k, Tensor x, Tensor y, Tensor z) {
+    Tensor sum = k.output("sum", y.shape(), DType::kFp32);
+    Tensor twice = k.output("twice", x.shape(), DType::kFp32);
+    Tensor xt = k.sbuf({128, 16384}, DType::kFp32, "x_tile");
+    nisa::dmaCopy(xt, x);
+    Tensor yt = k.sbuf({128, 16384}, DType::kFp32, "y_tile");
+    Tensor zt = k.sbuf({128, 16384}, DType::kFp32, "z_tile");
+    Tensor st = k.sbuf({128, 16384}, DType::kFp32, "sum_tile");
+    nisa::dmaCopy(yt, y);
+    nisa::dmaCopy(zt, z);
+    k.dynamicLoop(3, [&] { nisa::tensorTensor(st, yt, zt, AluOp::kAdd, Engine::kDve); });
+    nisa::dmaCopy(sum, st);
+    Tensor tt = k.sbuf({128, 16384}, DType::kFp32, "twice_tile");
+    nisa::tensorTensor(tt, xt, xt, AluOp::kAdd);
+    nisa::dmaCopy(twice, tt);
+    return std::vector<Tensor>{sum, twice};
+  });
+  const std::vector<TensorSpec> specs = {{"x", {128, 16384}, DType::kFp32},
+                                         {"y", {128, 16384}, DType::kFp32},
+                                         {"z", {128, 16384}, DType::kFp32}};
+  auto compiled = compile(kernel, specs, limits());
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  EXPECT_EQ(compiled->summary.spills, 1);
+  const std::size_t n = 128 * 16384;
+  const std::vector<float> x = randomValues(n, 4);
+  const std::vector<float> y = randomValues(n, 5);
+  const std::vector<float> z = randomValues(n, 6);
+  const auto run =
+      runOrFail(*compiled,
+                {runtime::floatArray({128, 16384}, x), runtime::floatArray({128, 16384}, y),
+                 runtime::floatArray({128, 16384}, z)},
+                core::RunMode::kFunctionalOnly);
+  ASSERT_EQ(run.outputs.size(), 2u);
+  const std::vector<float> sum = runtime::floatValues(run.outputs[0]);
+  const std::vector<float> twice = runtime::floatValues(run.outputs[1]);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(sum[i], y[i] + z[i]) << i;
+    ASSERT_EQ(twice[i], x[i] + x[i]) << i;
+  }
+}
+
 TEST(KernelCompile, ATilePartlyWrittenBeforeTheGapIsNotSpilled) {
   // As above, but only half of x's partitions are loaded: a store of the whole tile would read
   // never-written bytes, so x stays, and the error says SBUF is full.
