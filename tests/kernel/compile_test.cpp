@@ -262,30 +262,66 @@ TEST(KernelCompile, SbufExhaustionNamesTheLineAndTheLiveTiles) {
   EXPECT_NE(message.find("7 live tiles"), std::string::npos) << message;
 }
 
-TEST(KernelCompile, ATileLiveAcrossAPhaseThatNeedsItsRoomIsSpilledToHbmAndBack) {
-  // x stays live while y, z and their sum take three more 64 KiB tiles: 256 KiB of trn2's 224.
-  // x is unused meanwhile, so it goes to HBM after its load and comes back before 2x.
-  auto kernel = makeKernel("spill", [](Kernel& k, Tensor x, Tensor y, Tensor z) {
+/// How spillPhases builds its kernel.
+enum class SpillCase { kPlain, kSumInDynamicLoop, kHalfLoaded };
+
+/// x stays live while y, z and their sum take three more 64 KiB tiles: 256 KiB of trn2's 224.
+/// x is unused meanwhile, so it can go to HBM after its load and come back before 2x. Returns
+/// {y + z, 2x}.
+KernelDef spillPhases(SpillCase variant) {
+  return makeKernel("spill", [variant](Kernel& k, Tensor x, Tensor y, Tensor z) {
+    const bool half = variant == SpillCase::kHalfLoaded;
+    const std::int64_t rows = half ? 64 : 128;
     Tensor sum = k.output("sum", y.shape(), DType::kFp32);
-    Tensor twice = k.output("twice", x.shape(), DType::kFp32);
+    Tensor twice = k.output("twice", {rows, 16384}, DType::kFp32);
     Tensor xt = k.sbuf({128, 16384}, DType::kFp32, "x_tile");
-    nisa::dmaCopy(xt, x);
+    nisa::dmaCopy(xt(ds(0, rows), all), x(ds(0, rows), all));
     Tensor yt = k.sbuf({128, 16384}, DType::kFp32, "y_tile");
     Tensor zt = k.sbuf({128, 16384}, DType::kFp32, "z_tile");
     Tensor st = k.sbuf({128, 16384}, DType::kFp32, "sum_tile");
     nisa::dmaCopy(yt, y);
     nisa::dmaCopy(zt, z);
-    nisa::tensorTensor(st, yt, zt, AluOp::kAdd);
+    if (variant == SpillCase::kSumInDynamicLoop) {
+      // Three trips on the vector engine, the same result each time.
+      k.dynamicLoop(3, [&] { nisa::tensorTensor(st, yt, zt, AluOp::kAdd, Engine::kDve); });
+    } else {
+      nisa::tensorTensor(st, yt, zt, AluOp::kAdd);
+    }
     nisa::dmaCopy(sum, st);
-    Tensor tt = k.sbuf({128, 16384}, DType::kFp32, "twice_tile");
-    nisa::tensorTensor(tt, xt, xt, AluOp::kAdd);
+    Tensor tt = k.sbuf({rows, 16384}, DType::kFp32, "twice_tile");
+    nisa::tensorTensor(tt, xt(ds(0, rows), all), xt(ds(0, rows), all), AluOp::kAdd);
     nisa::dmaCopy(twice, tt);
     return std::vector<Tensor>{sum, twice};
   });
-  const std::vector<TensorSpec> specs = {{"x", {128, 16384}, DType::kFp32},
-                                         {"y", {128, 16384}, DType::kFp32},
-                                         {"z", {128, 16384}, DType::kFp32}};
-  auto compiled = compile(kernel, specs, limits());
+}
+
+const std::vector<TensorSpec> kSpillSpecs = {{"x", {128, 16384}, DType::kFp32},
+                                             {"y", {128, 16384}, DType::kFp32},
+                                             {"z", {128, 16384}, DType::kFp32}};
+
+/// Runs a compiled spillPhases kernel in `mode` (race detection on) and checks both outputs
+/// exactly.
+void expectSpillValues(const CompiledKernel& compiled, core::RunMode mode) {
+  const std::size_t n = 128 * 16384;
+  const std::vector<float> x = randomValues(n, 1);
+  const std::vector<float> y = randomValues(n, 2);
+  const std::vector<float> z = randomValues(n, 3);
+  const auto run =
+      runOrFail(compiled,
+                {runtime::floatArray({128, 16384}, x), runtime::floatArray({128, 16384}, y),
+                 runtime::floatArray({128, 16384}, z)},
+                mode);
+  ASSERT_EQ(run.outputs.size(), 2u);
+  const std::vector<float> sum = runtime::floatValues(run.outputs[0]);
+  const std::vector<float> twice = runtime::floatValues(run.outputs[1]);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(sum[i], y[i] + z[i]) << i;
+    ASSERT_EQ(twice[i], x[i] + x[i]) << i;
+  }
+}
+
+TEST(KernelCompile, ATileLiveAcrossAPhaseThatNeedsItsRoomIsSpilledToHbmAndBack) {
+  auto compiled = compile(spillPhases(SpillCase::kPlain), kSpillSpecs, limits());
   ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
   EXPECT_EQ(compiled->summary.spills, 1);
   EXPECT_LE(compiled->summary.sbufPeakBytes, limits().sbufPartitionBytes);
@@ -295,93 +331,22 @@ TEST(KernelCompile, ATileLiveAcrossAPhaseThatNeedsItsRoomIsSpilledToHbmAndBack) 
   }
   EXPECT_EQ(tiles["x_tile"], 1);
   EXPECT_EQ(tiles["x_tile_reloaded"], 1);
-  // Data through the spill, race detection on: sum = y + z and twice = 2x exactly.
-  const std::size_t n = 128 * 16384;
-  const std::vector<float> x = randomValues(n, 1);
-  const std::vector<float> y = randomValues(n, 2);
-  const std::vector<float> z = randomValues(n, 3);
-  const auto run =
-      runOrFail(*compiled,
-                {runtime::floatArray({128, 16384}, x), runtime::floatArray({128, 16384}, y),
-                 runtime::floatArray({128, 16384}, z)},
-                core::RunMode::kFunctionalTiming);
-  ASSERT_EQ(run.outputs.size(), 2u);
-  const std::vector<float> sum = runtime::floatValues(run.outputs[0]);
-  const std::vector<float> twice = runtime::floatValues(run.outputs[1]);
-  for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_EQ(sum[i], y[i] + z[i]) << i;
-    ASSERT_EQ(twice[i], x[i] + x[i]) << i;
-  }
+  expectSpillValues(*compiled, core::RunMode::kFunctionalTiming);
 }
 
 TEST(KernelCompile, ATileIsSpilledAroundADynamicLoopThatNeedsItsRoom) {
-  // The sum runs in a loop on the vector engine (three trips, the same result); x's store goes
-  // before the loop and its reload after it, never inside, where they would repeat.
-  auto kernel = makeKernel("spill_loop", [](Kernel& k, Tensor x, Tensor y, Tensor z) {
-    Tensor sum = k.output("sum", y.shape(), DType::kFp32);
-    Tensor twice = k.output("twice", x.shape(), DType::kFp32);
-    Tensor xt = k.sbuf({128, 16384}, DType::kFp32, "x_tile");
-    nisa::dmaCopy(xt, x);
-    Tensor yt = k.sbuf({128, 16384}, DType::kFp32, "y_tile");
-    Tensor zt = k.sbuf({128, 16384}, DType::kFp32, "z_tile");
-    Tensor st = k.sbuf({128, 16384}, DType::kFp32, "sum_tile");
-    nisa::dmaCopy(yt, y);
-    nisa::dmaCopy(zt, z);
-    k.dynamicLoop(3, [&] { nisa::tensorTensor(st, yt, zt, AluOp::kAdd, Engine::kDve); });
-    nisa::dmaCopy(sum, st);
-    Tensor tt = k.sbuf({128, 16384}, DType::kFp32, "twice_tile");
-    nisa::tensorTensor(tt, xt, xt, AluOp::kAdd);
-    nisa::dmaCopy(twice, tt);
-    return std::vector<Tensor>{sum, twice};
-  });
-  const std::vector<TensorSpec> specs = {{"x", {128, 16384}, DType::kFp32},
-                                         {"y", {128, 16384}, DType::kFp32},
-                                         {"z", {128, 16384}, DType::kFp32}};
-  auto compiled = compile(kernel, specs, limits());
+  // x's store goes before the loop and its reload after it, never inside, where they would
+  // repeat (and a loop may not start DMA transfers).
+  auto compiled = compile(spillPhases(SpillCase::kSumInDynamicLoop), kSpillSpecs, limits());
   ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
   EXPECT_EQ(compiled->summary.spills, 1);
-  const std::size_t n = 128 * 16384;
-  const std::vector<float> x = randomValues(n, 4);
-  const std::vector<float> y = randomValues(n, 5);
-  const std::vector<float> z = randomValues(n, 6);
-  const auto run =
-      runOrFail(*compiled,
-                {runtime::floatArray({128, 16384}, x), runtime::floatArray({128, 16384}, y),
-                 runtime::floatArray({128, 16384}, z)},
-                core::RunMode::kFunctionalOnly);
-  ASSERT_EQ(run.outputs.size(), 2u);
-  const std::vector<float> sum = runtime::floatValues(run.outputs[0]);
-  const std::vector<float> twice = runtime::floatValues(run.outputs[1]);
-  for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_EQ(sum[i], y[i] + z[i]) << i;
-    ASSERT_EQ(twice[i], x[i] + x[i]) << i;
-  }
+  expectSpillValues(*compiled, core::RunMode::kFunctionalOnly);
 }
 
 TEST(KernelCompile, ATilePartlyWrittenBeforeTheGapIsNotSpilled) {
-  // As above, but only half of x's partitions are loaded: a store of the whole tile would read
-  // never-written bytes, so x stays, and the error says SBUF is full.
-  auto kernel = makeKernel("partial", [](Kernel& k, Tensor x, Tensor y, Tensor z) {
-    Tensor sum = k.output("sum", y.shape(), DType::kFp32);
-    Tensor twice = k.output("twice", {64, 16384}, DType::kFp32);
-    Tensor xt = k.sbuf({128, 16384}, DType::kFp32, "x_tile");
-    nisa::dmaCopy(xt(ds(0, 64), all), x(ds(0, 64), all));
-    Tensor yt = k.sbuf({128, 16384}, DType::kFp32, "y_tile");
-    Tensor zt = k.sbuf({128, 16384}, DType::kFp32, "z_tile");
-    Tensor st = k.sbuf({128, 16384}, DType::kFp32, "sum_tile");
-    nisa::dmaCopy(yt, y);
-    nisa::dmaCopy(zt, z);
-    nisa::tensorTensor(st, yt, zt, AluOp::kAdd);
-    nisa::dmaCopy(sum, st);
-    Tensor tt = k.sbuf({64, 16384}, DType::kFp32, "twice_tile");
-    nisa::tensorTensor(tt, xt(ds(0, 64), all), xt(ds(0, 64), all), AluOp::kAdd);
-    nisa::dmaCopy(twice, tt);
-    return std::vector<Tensor>{sum, twice};
-  });
-  const std::vector<TensorSpec> specs = {{"x", {128, 16384}, DType::kFp32},
-                                         {"y", {128, 16384}, DType::kFp32},
-                                         {"z", {128, 16384}, DType::kFp32}};
-  auto compiled = compile(kernel, specs, limits());
+  // Only half of x's partitions are loaded: a store of the whole tile would read never-written
+  // bytes, so x stays, and the error says SBUF is full.
+  auto compiled = compile(spillPhases(SpillCase::kHalfLoaded), kSpillSpecs, limits());
   ASSERT_FALSE(compiled.ok());
   EXPECT_NE(compiled.status().message().find("sbuf is full: tile 'sum_tile'"), std::string::npos)
       << compiled.status().message();
