@@ -41,18 +41,36 @@ std::string timeText(double seconds) {
                          : fmt::format("{:.2f} µs", seconds * 1e6);
 }
 
+/// Sessions by chip name, each chip loaded once for all the rows.
+class Sessions {
+ public:
+  Result<const runtime::Session*> get(const std::string& chip) {
+    auto it = sessions_.find(chip);
+    if (it == sessions_.end()) {
+      TRN_ASSIGN_OR_RETURN(spec::ChipSpec loaded, spec::loadChip(chip));
+      it = sessions_
+               .emplace(chip, std::make_unique<runtime::Session>(
+                                  std::make_shared<const spec::ChipSpec>(std::move(loaded))))
+               .first;
+    }
+    return it->second.get();
+  }
+
+ private:
+  std::map<std::string, std::unique_ptr<runtime::Session>> sessions_;
+};
+
 /// The simulated time of `kernelName` at `inputs` on `chip`, timing-only.
-Result<double> simulate(const std::string& kernelName, const std::string& chip,
+Result<double> simulate(Sessions& sessions, const std::string& kernelName, const std::string& chip,
                         const std::vector<kernel::TensorSpec>& inputs) {
   const kernels::KernelEntry* entry = kernels::findKernel(kernelName);
   if (entry == nullptr) {
     return Status(ErrorCode::kNotFound, "fidelity: no kernel '" + kernelName + "'");
   }
-  TRN_ASSIGN_OR_RETURN(spec::ChipSpec loaded, spec::loadChip(chip));
-  const runtime::Session session(std::make_shared<const spec::ChipSpec>(std::move(loaded)));
+  TRN_ASSIGN_OR_RETURN(const runtime::Session* session, sessions.get(chip));
   CheckOptions options;
   options.run.mode = core::RunMode::kTimingOnly;
-  TRN_ASSIGN_OR_RETURN(const CheckResult result, checkKernel(session, *entry, inputs, options));
+  TRN_ASSIGN_OR_RETURN(const CheckResult result, checkKernel(*session, *entry, inputs, options));
   return static_cast<double>(result.stats.total.count()) * 1e-12;
 }
 
@@ -70,10 +88,11 @@ const std::vector<PublishedMeasurement>& publishedMeasurements() {
 
 Result<std::vector<FidelityRow>> fidelityRows() {
   std::vector<FidelityRow> rows;
+  Sessions sessions;
   for (const PublishedMeasurement& m : publishedMeasurements()) {
     FidelityRow row{m};
-    TRN_ASSIGN_OR_RETURN(row.simulatedSeconds, simulate(m.kernel, m.chip, m.inputs));
-    TRN_ASSIGN_OR_RETURN(row.trn2Seconds, simulate(m.kernel, "trn2", m.inputs));
+    TRN_ASSIGN_OR_RETURN(row.simulatedSeconds, simulate(sessions, m.kernel, m.chip, m.inputs));
+    TRN_ASSIGN_OR_RETURN(row.trn2Seconds, simulate(sessions, m.kernel, "trn2", m.inputs));
     row.error = (row.simulatedSeconds - m.seconds) / m.seconds;
     rows.push_back(std::move(row));
   }

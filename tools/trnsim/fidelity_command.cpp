@@ -11,7 +11,7 @@ void registerFidelityCommand(CLI::App& app, int& exitCode) {
   CLI::App* cmd =
       app.add_subcommand("fidelity",
                          "Simulate every published kernel measurement again and print the table of "
-                         "docs/fidelity.md (timing-only; about half a minute)");
+                         "docs/fidelity.md (timing-only; a few seconds)");
   cmd->callback([&exitCode] {
     const Result<std::vector<harness::FidelityRow>> rows = harness::fidelityRows();
     if (!rows.ok()) {

@@ -17,7 +17,7 @@
 namespace trn::kernel {
 
 /// Spills one SBUF tile whose gap between two uses covers ops [first, last]; false when no tile
-/// qualifies. `limits` bounds the pattern dimensions.
+/// qualifies. `freeDimMaxCount` bounds the one pattern dimension a tile's free elements take.
 bool spillAcross(KernelIR& ir, std::int64_t first, std::int64_t last, std::int64_t freeDimMaxCount);
 
 }  // namespace trn::kernel
