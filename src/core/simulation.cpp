@@ -109,7 +109,7 @@ class Simulation {
     if (slots.size() <= slot) {
       slots.resize(slot + 1);
     }
-    slots[slot] = *value;
+    plan::copyInPieces(slots[slot], *value);
   }
   Status advanceDma(std::int64_t now);
   void scheduleDma();
@@ -467,7 +467,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
       transferCompletions_.resize(id + 1);
     }
     Completion& pending = transferCompletions_[id];
-    pending = done;
+    plan::copyInPieces(pending, done);
     pending.record = record;
     keepClock(transferClocks_, id, clock);
     scheduleDma();
@@ -639,7 +639,7 @@ Status Simulation::finishInstruction(std::uint32_t c, const Completion& done,
                                                 *clock, done.owner));
     }
     value = static_cast<std::int32_t>(next);
-  if (cr.hazards) {
+    if (cr.hazards) {
       cr.hazards->release(u.semaphore, *clock);
     }
     // Only an engine blocked on a semaphore that changed can proceed.
