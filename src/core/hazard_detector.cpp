@@ -322,32 +322,50 @@ std::uint32_t HazardDetector::filterAndRecordCell(Cell& cell, int agent, std::ui
     d.accessed[self] = epoch;
     return suspects;
   }
+  // Most calls find every other agent's slot live and only update this agent's: one pass that
+  // reads, and a compaction only when some slot has died.
   std::uint32_t suspects = 0;
-  std::uint8_t kept = 0;
   std::uint8_t mine = Cell::kSlots;  // this agent's slot, if it has one
-  for (std::uint8_t i = 0; i < cell.count; ++i) {
+  bool anyDead = false;
+  const std::uint8_t count = cell.count;
+  for (std::uint8_t i = 0; i < count; ++i) {
     const std::uint8_t other = cell.agents[i];
-    if (other != self) {
-      if (cell.lastAccess[i] <= dead_[other]) {
+    if (other == self) {
+      mine = i;
+      continue;
+    }
+    if (cell.lastAccess[i] <= dead_[other]) {
+      anyDead = true;
+      continue;
+    }
+    if ((write ? cell.lastAccess[i] : cell.lastWrite[i]) > now[other]) {
+      suspects |= std::uint32_t{1} << other;
+    }
+  }
+  std::uint8_t kept = count;
+  if (anyDead) {
+    kept = 0;
+    mine = Cell::kSlots;
+    for (std::uint8_t i = 0; i < count; ++i) {
+      const std::uint8_t other = cell.agents[i];
+      if (other != self && cell.lastAccess[i] <= dead_[other]) {
         continue;  // every future access has seen it: the slot is free
       }
-      if ((write ? cell.lastAccess[i] : cell.lastWrite[i]) > now[other]) {
-        suspects |= std::uint32_t{1} << other;
+      if (other == self) {
+        mine = kept;
       }
-    } else {
-      mine = kept;
+      cell.agents[kept] = other;
+      cell.lastWrite[kept] = cell.lastWrite[i];
+      cell.lastAccess[kept] = cell.lastAccess[i];
+      ++kept;
     }
-    cell.agents[kept] = other;
-    cell.lastWrite[kept] = cell.lastWrite[i];
-    cell.lastAccess[kept] = cell.lastAccess[i];
-    ++kept;
+    for (std::uint8_t i = kept; i < count; ++i) {
+      cell.agents[i] = 0;
+      cell.lastWrite[i] = 0;
+      cell.lastAccess[i] = 0;
+    }
+    cell.count = kept;
   }
-  for (std::uint8_t i = kept; i < cell.count; ++i) {
-    cell.agents[i] = 0;
-    cell.lastWrite[i] = 0;
-    cell.lastAccess[i] = 0;
-  }
-  cell.count = kept;
   if (mine == Cell::kSlots) {
     if (kept == Cell::kSlots) {
       // Every slot is live: move the cell to a pair of dense clocks.
