@@ -69,19 +69,19 @@ class Unpacker {
   /// A count of at most `max` (trusted here; CheckedUnpacker checks it).
   std::uint8_t count(std::uint8_t /*max*/) { return byte(); }
   void checkStoredDims(const std::array<Dim, kMaxFreeDims>& /*dims*/, std::uint8_t /*stored*/) {}
-  std::uint64_t varint() {
-    std::uint8_t b = byte();
-    if (b < 0x80) {
-      return b;
+  [[gnu::always_inline]] std::uint64_t varint() {
+    // Most values take one byte and most of the rest two: those without a loop.
+    const auto b0 = static_cast<std::uint8_t>(at_[0]);
+    if (b0 < 0x80) {
+      ++at_;
+      return b0;
     }
-    std::uint64_t v = b & 0x7fU;
-    int shift = 7;
-    do {
-      b = byte();
-      v |= static_cast<std::uint64_t>(b & 0x7fU) << shift;
-      shift += 7;
-    } while ((b & 0x80U) != 0);
-    return v;
+    const auto b1 = static_cast<std::uint8_t>(at_[1]);
+    if (b1 < 0x80) {
+      at_ += 2;
+      return (b0 & 0x7fU) | (static_cast<std::uint64_t>(b1) << 7);
+    }
+    return longVarint();
   }
   std::int64_t signedVarint() {
     const std::uint64_t v = varint();
@@ -96,6 +96,19 @@ class Unpacker {
   }
 
  private:
+  /// A varint of three bytes or more.
+  [[gnu::noinline]] std::uint64_t longVarint() {
+    std::uint64_t v = 0;
+    int shift = 0;
+    std::uint8_t b = 0;
+    do {
+      b = byte();
+      v |= static_cast<std::uint64_t>(b & 0x7fU) << shift;
+      shift += 7;
+    } while ((b & 0x80U) != 0);
+    return v;
+  }
+
   const std::byte* at_;
 };
 
