@@ -1,0 +1,55 @@
+#include "trn/fabric/plan.h"
+
+#include <limits>
+#include <vector>
+
+#include "trn/base/check.h"
+
+namespace trn::fabric {
+
+OpId Plan::add(std::span<const ResourceId> resources, double bytes, std::int64_t startDelay,
+               std::int64_t endDelay, std::span<const OpId> after) {
+  TRN_CHECK(ops_.size() < std::numeric_limits<OpId>::max() &&
+            resources_.size() + resources.size() < std::numeric_limits<std::uint32_t>::max() &&
+            predecessors_.size() + after.size() < std::numeric_limits<std::uint32_t>::max())
+      << "a collective plan outgrew 32-bit indices";
+  PlanOp op;
+  op.firstResource = static_cast<std::uint32_t>(resources_.size());
+  op.resourceCount = static_cast<std::uint32_t>(resources.size());
+  op.firstPredecessor = static_cast<std::uint32_t>(predecessors_.size());
+  op.predecessorCount = static_cast<std::uint32_t>(after.size());
+  op.bytes = bytes;
+  op.startDelay = startDelay;
+  op.endDelay = endDelay;
+  const auto id = static_cast<OpId>(ops_.size());
+  for (const OpId p : after) {
+    TRN_CHECK(p < id) << "a plan operation depends on one not yet added";
+  }
+  resources_.insert(resources_.end(), resources.begin(), resources.end());
+  predecessors_.insert(predecessors_.end(), after.begin(), after.end());
+  ops_.push_back(op);
+  return id;
+}
+
+OpId Plan::transfer(std::int64_t from, std::int64_t to, double bytes, std::span<const OpId> after,
+                    int direction) {
+  const Route route = topology_->route(from, to, direction);
+  std::vector<ResourceId> resources;
+  resources.reserve(route.links.size() + 2);
+  resources.push_back(topology_->hbm(from));
+  resources.insert(resources.end(), route.links.begin(), route.links.end());
+  if (to != from) {
+    resources.push_back(topology_->hbm(to));
+    ++messages_;
+  }
+  return add(resources, bytes, route.overhead, route.latency, after);
+}
+
+OpId Plan::reduce(std::int64_t chip, double bytes, std::span<const OpId> after) {
+  const ResourceId hbm = topology_->hbm(chip);
+  return add(std::span(&hbm, 1), bytes, 0, 0, after);
+}
+
+OpId Plan::join(std::span<const OpId> after) { return add({}, 0, 0, 0, after); }
+
+}  // namespace trn::fabric

@@ -1,0 +1,141 @@
+// The collective algorithms: times derived by hand on small rings, the choice between
+// algorithms, and the errors bad requests get.
+#include "trn/fabric/collective.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "fabric_fixture.h"
+
+namespace trn::fabric {
+namespace {
+
+using testing::grid;
+using testing::kMicrosecond;
+using testing::ring;
+using testing::topologyOf;
+
+CollectiveRequest request(CollectiveOp op, std::int64_t ranks, std::int64_t bytes) {
+  CollectiveRequest r;
+  r.op = op;
+  r.group.resize(static_cast<std::size_t>(ranks));
+  std::iota(r.group.begin(), r.group.end(), 0);
+  r.bytes = bytes;
+  r.elementBytes = 2;
+  return r;
+}
+
+std::int64_t timeOf(const Topology& t, const CollectiveRequest& r, Algorithm a) {
+  const Result<CollectiveResult> result = runCollective(t, r, a);
+  EXPECT_TRUE(result.ok()) << result.status().toString();
+  return result.ok() ? result->picoseconds : -1;
+}
+
+// A ring of 4 chips, 8 MB: each of the two channels (one per direction, so no link is shared)
+// moves 8 MB / 4 / 2 = 1 MB per step in 10 us, plus 1 us per hop, over 3 steps.
+TEST(RingCollective, AnAllGatherOnFourChipsTakesThreeStepsOfOneChunkEach) {
+  const Topology t = topologyOf(grid({ring("x", 4)}));
+  EXPECT_EQ(timeOf(t, request(CollectiveOp::kAllGather, 4, 8'000'000), Algorithm::kRing),
+            3 * 11 * kMicrosecond);
+}
+
+// A reduce-scatter adds, after each step, the reduction of the chunk received: 3 MB of HBM
+// traffic per channel, both channels' reductions at once on 10 byte/ps: 0.6 us.
+TEST(RingCollective, AReduceScatterAddsEachStepsReduction) {
+  const Topology t = topologyOf(grid({ring("x", 4)}));
+  EXPECT_EQ(timeOf(t, request(CollectiveOp::kReduceScatter, 4, 8'000'000), Algorithm::kRing),
+            3 * (11 * kMicrosecond + 600'000));
+}
+
+TEST(RingCollective, AnAllReduceIsAReduceScatterThenAnAllGather) {
+  const Topology t = topologyOf(grid({ring("x", 4)}));
+  EXPECT_EQ(timeOf(t, request(CollectiveOp::kAllReduce, 4, 8'000'000), Algorithm::kRing),
+            3 * (11 * kMicrosecond + 600'000) + 3 * 11 * kMicrosecond);
+}
+
+// Recursive doubling on 4 chips of a ring: the all-gather's partners are 1 apart (1 hop) with
+// 2 MB, then 2 apart (2 hops) with 4 MB. In the second step the two messages that cross each
+// link in one direction share it.
+TEST(RecursiveCollective, AnAllGatherDoublesTheDataAndTheDistanceEachStep) {
+  const Topology t = topologyOf(grid({ring("x", 4)}));
+  // Step 1: 2 MB at 0.1 byte/ps = 20 us + 1 us. Step 2: partner 2 hops away the positive way;
+  // ranks 0 and 2 send forward, 1 and 3 too, so each + link carries two messages: 4 MB at
+  // 0.05 byte/ps = 80 us, + 2 us.
+  EXPECT_EQ(timeOf(t, request(CollectiveOp::kAllGather, 4, 8'000'000), Algorithm::kRecursive),
+            21 * kMicrosecond + 82 * kMicrosecond);
+}
+
+TEST(CollectiveChoice, MeshWinsSmallMessagesAndRingWinsLargeOnesOnARingOfEight) {
+  const Topology t = topologyOf(grid({ring("x", 8)}));
+  const Result<CollectiveResult> small =
+      runCollective(t, request(CollectiveOp::kAllReduce, 8, 1024));
+  ASSERT_TRUE(small.ok()) << small.status().toString();
+  EXPECT_EQ(small->algorithm, Algorithm::kMesh);
+  const Result<CollectiveResult> large =
+      runCollective(t, request(CollectiveOp::kAllReduce, 8, 64 << 20));
+  ASSERT_TRUE(large.ok()) << large.status().toString();
+  EXPECT_EQ(large->algorithm, Algorithm::kRing);
+  for (const Candidate& c : large->candidates) {
+    if (c.picoseconds) {
+      EXPECT_GE(*c.picoseconds, large->picoseconds) << algorithmName(c.algorithm);
+    }
+  }
+}
+
+TEST(CollectiveChoice, TheTorusRingBeatsTheSnakeRingOnALargeAllReduceOverFourByFour) {
+  const Topology t = topologyOf(grid({ring("x", 4), ring("y", 4)}));
+  const CollectiveRequest r = request(CollectiveOp::kAllReduce, 16, 256 << 20);
+  EXPECT_LT(timeOf(t, r, Algorithm::kTorus), timeOf(t, r, Algorithm::kRing));
+}
+
+TEST(CollectiveChoice, TheSameRequestGivesTheSameTime) {
+  const Topology t = topologyOf(grid({ring("x", 4), ring("y", 4)}));
+  const CollectiveRequest r = request(CollectiveOp::kAllReduce, 16, 3 << 20);
+  const Result<CollectiveResult> a = runCollective(t, r);
+  const Result<CollectiveResult> b = runCollective(t, r);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->picoseconds, b->picoseconds);
+  EXPECT_EQ(a->algorithm, b->algorithm);
+  EXPECT_EQ(a->timing.events, b->timing.events);
+}
+
+TEST(CollectiveChoice, EveryOperationRunsOnSomeAlgorithm) {
+  const Topology t = topologyOf(grid({ring("x", 4), ring("y", 2)}));
+  for (const CollectiveOp op :
+       {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
+        CollectiveOp::kAllToAll, CollectiveOp::kBroadcast, CollectiveOp::kPermute}) {
+    const Result<CollectiveResult> r = runCollective(t, request(op, 8, 1 << 20));
+    ASSERT_TRUE(r.ok()) << opName(op) << ": " << r.status().toString();
+    EXPECT_GT(r->picoseconds, 0) << opName(op);
+  }
+}
+
+TEST(CollectiveRequests, BadOnesGetErrorsThatNameTheProblem) {
+  const Topology t = topologyOf(grid({ring("x", 4)}));
+  auto message = [&](const CollectiveRequest& r, std::optional<Algorithm> a = std::nullopt) {
+    const Result<CollectiveResult> result = runCollective(t, r, a);
+    EXPECT_FALSE(result.ok());
+    return result.ok() ? std::string() : result.status().toString();
+  };
+  CollectiveRequest outside = request(CollectiveOp::kAllReduce, 4, 64);
+  outside.group[3] = 7;
+  EXPECT_NE(message(outside).find("rank 3 is chip 7, but the system has chips 0..3"),
+            std::string::npos);
+  CollectiveRequest twice = request(CollectiveOp::kAllReduce, 4, 64);
+  twice.group[2] = 1;
+  EXPECT_NE(message(twice).find("chip 1 is in the group twice"), std::string::npos);
+  EXPECT_NE(message(request(CollectiveOp::kAllReduce, 3, 8)).find("does not divide among 3"),
+            std::string::npos);
+  EXPECT_NE(message(request(CollectiveOp::kAllGather, 3, 6), Algorithm::kRecursive)
+                .find("power-of-two number of ranks"),
+            std::string::npos);
+  EXPECT_NE(message(request(CollectiveOp::kAllToAll, 4, 64), Algorithm::kRing).find("no ring form"),
+            std::string::npos);
+  EXPECT_FALSE(parseOp("allreduce").ok());
+  EXPECT_NE(parseAlgorithm("tree").status().toString().find("ring, mesh, rdh, torus"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace trn::fabric
