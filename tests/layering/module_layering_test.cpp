@@ -28,7 +28,7 @@ const std::map<std::string, std::vector<std::string>>& directDependencies() {
       {"runtime", {"core", "kernel"}},
       {"profile", {"core"}},
       {"harness", {"kernels", "runtime", "profile"}},
-      {"fabric", {"spec", "base"}},
+      {"fabric", {"spec", "numerics", "base"}},
   };
   return table;
 }
