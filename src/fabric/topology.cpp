@@ -11,16 +11,6 @@ constexpr double kPicosecondsPerSecond = 1e12;
 /// Resources are indexed by 32 bits.
 constexpr std::int64_t kMaxResources = std::numeric_limits<ResourceId>::max();
 
-/// The link class `name` of `system`, or null (by hand: the spec's lookup lives with its loader).
-const spec::LinkSpec* findLink(const spec::SystemSpec& system, std::string_view name) {
-  for (const spec::LinkSpec& link : system.links) {
-    if (link.name == name) {
-      return &link;
-    }
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 Result<Topology> Topology::create(const spec::SystemSpec& system, const spec::ChipSpec& chip) {
@@ -31,7 +21,7 @@ Result<Topology> Topology::create(const spec::SystemSpec& system, const spec::Ch
   t.dimensions_ = system.dimensions;
   std::int64_t chips = 1;
   for (const spec::Dimension& d : system.dimensions) {
-    const spec::LinkSpec* link = findLink(system, d.link);
+    const spec::LinkSpec* link = system.link(d.link);
     if (link == nullptr) {
       return invalidArgument(
           fmt::format("system {}: dimension {} names link '{}', which it "
@@ -57,8 +47,8 @@ Result<Topology> Topology::create(const spec::SystemSpec& system, const spec::Ch
   for (std::int64_t c = 0; c < chips; ++c) {
     for (std::size_t d = 0; d < t.dimensions_.size(); ++d) {
       const spec::Dimension& dim = t.dimensions_[d];
-      const double bw = static_cast<double>(findLink(system, dim.link)->bandwidth.count()) /
-                        kPicosecondsPerSecond;
+      const double bw =
+          static_cast<double>(system.link(dim.link)->bandwidth.count()) / kPicosecondsPerSecond;
       const std::int64_t x = t.coordinate(c, d);
       const bool line = dim.kind == spec::DimensionKind::kLine;
       const bool hasPositive = dim.size > 1 && !(line && x == dim.size - 1);

@@ -10,8 +10,8 @@
 #include <system_error>
 
 #include "chip_schema.h"
+#include "config_files.h"
 #include "config_tree.h"
-#include "trn/base/file_reader.h"
 #include "validate.h"
 
 #ifndef TRN_CONFIG_DIR
@@ -22,25 +22,8 @@ namespace trn::spec {
 namespace fs = std::filesystem;
 namespace {
 
-/// Largest chip file read (trn2.yaml is 24 KB).
-constexpr std::uint64_t kMaxFileBytes = std::uint64_t{16} << 20;
-
-bool hasYamlExtension(std::string_view name) {
-  return name.ends_with(".yaml") || name.ends_with(".yml");
-}
-
-/// `path` relative to the working directory when it lies below it, else as given.
-std::string displayPath(const fs::path& path) {
-  std::error_code ec;
-  const fs::path cwd = fs::current_path(ec);
-  if (!ec && path.is_absolute()) {
-    const fs::path relative = path.lexically_proximate(cwd);
-    if (!relative.empty() && *relative.begin() != "..") {
-      return relative.generic_string();
-    }
-  }
-  return path.lexically_normal().generic_string();
-}
+using detail::displayPath;
+using detail::hasYamlExtension;
 
 std::string canonicalKey(const fs::path& path) {
   std::error_code ec;
@@ -54,16 +37,8 @@ std::string availableChips() {
                        : fmt::format("{}", fmt::join(chips, ", "));
 }
 
-/// The text of the chip file `path`: a regular file of at most kMaxFileBytes (not a directory,
-/// FIFO or device), its size checked before anything is allocated.
 Result<std::string> readFile(const fs::path& path, const std::string& display) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    return notFound(fmt::format("{}: no such file", display));
-  }
-  TRN_ASSIGN_OR_RETURN(const FileBytes bytes,
-                       readFileBounded(path.string(), kMaxFileBytes, "chip description"));
-  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  return detail::readDescription(path, display, "chip description");
 }
 
 /// Resolves a chip name to its file; fails listing the chips that exist.
@@ -236,19 +211,7 @@ std::string configDir() {
 }
 
 std::vector<std::string> listChips() {
-  std::vector<std::string> chips;
-  const fs::path root = fs::path(configDir()) / "chips";
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(root, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec) && it->path().extension() == ".yaml") {
-      fs::path relative = it->path().lexically_relative(root);
-      relative.replace_extension();
-      chips.push_back(relative.generic_string());
-    }
-  }
-  std::sort(chips.begin(), chips.end());
-  return chips;
+  return detail::listDescriptions(fs::path(configDir()) / "chips");
 }
 
 Result<ChipSpec> loadChip(std::string_view nameOrPath) {

@@ -8,12 +8,14 @@
 #include <new>
 #include <stdexcept>
 
+#include "collectives_command.h"
 #include "demo_command.h"
 #include "fidelity_command.h"
 #include "kernel_commands.h"
 #include "messages.h"
 #include "program_commands.h"
 #include "spec_command.h"
+#include "system_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"trnsim: a software model of a Trainium2-class accelerator"};
@@ -24,6 +26,8 @@ int main(int argc, char** argv) {
   trn::tools::registerFidelityCommand(app, exitCode);
   trn::tools::registerProgramCommands(app, exitCode);
   trn::tools::registerKernelCommands(app, exitCode);
+  trn::tools::registerSystemCommands(app, exitCode);
+  trn::tools::registerCollectivesCommands(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

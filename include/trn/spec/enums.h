@@ -19,6 +19,13 @@ enum class DmaOrdering {
   kStrongOrderWrite,
 };
 
+/// How a dimension of a system joins its chips (system_spec.h).
+enum class DimensionKind {
+  kRing,    ///< each chip to its two neighbours, the last to the first
+  kLine,    ///< the same without the link from the last chip to the first
+  kSwitch,  ///< each chip to a non-blocking switch
+};
+
 /// How a DMA engine picks among its queues (§9).
 enum class QueueScheduling {
   kRoundRobin,
@@ -69,6 +76,15 @@ struct EnumTraits<TopologyKind> {
       {TopologyKind::kNone, "none"},
       {TopologyKind::kTorus, "torus"},
       {TopologyKind::kSwitched, "switched"},
+  }};
+};
+
+template <>
+struct EnumTraits<DimensionKind> {
+  static constexpr std::array<std::pair<DimensionKind, std::string_view>, 3> kNames = {{
+      {DimensionKind::kRing, "ring"},
+      {DimensionKind::kLine, "line"},
+      {DimensionKind::kSwitch, "switch"},
   }};
 };
 

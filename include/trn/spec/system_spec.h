@@ -1,5 +1,5 @@
 // SystemSpec: a deployment of chips (an instance, an UltraServer, a cluster of either over EFA),
-// loaded from configs/systems/<name>.yaml by system_loader.h with the chip descriptions' loader
+// loaded from configs/systems/<name>.yaml by system_loader.h with the chip descriptions'
 // conventions: every number cites its source, unknown keys are rejected, errors are located.
 //
 // The model it describes: the chips sit at the points of a grid whose dimensions are
@@ -22,6 +22,7 @@
 
 #include "trn/base/units.h"
 #include "trn/spec/chip_spec.h"
+#include "trn/spec/enums.h"
 
 namespace trn::spec {
 
@@ -32,13 +33,6 @@ struct LinkSpec {
   Picoseconds latency;       ///< per hop: from sending the first byte to the next chip having it
   Picoseconds
       messageOverhead;  ///< per message sent over it (host proxy, EFA setup); 0 on NeuronLink
-};
-
-/// How a dimension joins its chips.
-enum class DimensionKind {
-  kRing,
-  kLine,
-  kSwitch,
 };
 
 /// One dimension of the grid (YAML: a record in the `dimensions` list).
@@ -54,7 +48,6 @@ struct SystemSpec {
   std::int64_t version = 0;
   std::string name;
   std::string description;
-  std::string base;  ///< the system this one overrides ("" for a full description)
   std::string chip;  ///< a chip name for loadChip (configs/chips/<chip>.yaml)
   std::vector<LinkSpec> links;
   std::vector<Dimension> dimensions;  ///< innermost first
