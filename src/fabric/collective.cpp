@@ -135,6 +135,14 @@ std::uint64_t plannedOperations(const CollectiveRequest& request, Algorithm algo
   return 0;
 }
 
+std::uint64_t concurrentMessages(const CollectiveRequest& request, Algorithm algorithm) {
+  const auto n = static_cast<std::uint64_t>(request.group.size());
+  // A ring's chip sends and receives on each of its two channels; recursive halving exchanges
+  // with one partner; the torus runs one ring per dimension at a time. A mesh chip sends to and
+  // receives from every other at once.
+  return algorithm == Algorithm::kMesh ? 2 * n : 4;
+}
+
 std::string unsupportedReason(const Topology& topology, const CollectiveRequest& request,
                               Algorithm algorithm) {
   const std::size_t n = request.group.size();
@@ -170,6 +178,13 @@ std::string unsupportedReason(const Topology& topology, const CollectiveRequest&
   if (ops > kMaxPlanOperations) {
     return fmt::format("its plan would hold about {} operations, more than the {} timed", ops,
                        kMaxPlanOperations);
+  }
+  const std::uint64_t sharing = concurrentMessages(request, algorithm);
+  if (ops * sharing > kMaxPlanWork) {
+    return fmt::format(
+        "its plan of about {} operations, up to {} messages sharing a chip's HBM, "
+        "would take too long to time",
+        ops, sharing);
   }
   return {};
 }

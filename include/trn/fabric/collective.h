@@ -76,6 +76,14 @@ struct CollectiveResult {
 /// Plans larger than this are not timed (a flat ring over thousands of chips); the algorithm is
 /// reported as skipped.
 inline constexpr std::uint64_t kMaxPlanOperations = 4'000'000;
+/// Nor are plans whose operations times the messages that share a resource at once pass this:
+/// each start and end of a message updates the rates of those it shares with, so a mesh over
+/// hundreds of chips (every chip's HBM carrying a message to and from every other) costs the
+/// cube of the ranks.
+inline constexpr std::uint64_t kMaxPlanWork = 200'000'000;
+
+/// The most messages `algorithm` has on one resource at once (its HBM), for kMaxPlanWork.
+std::uint64_t concurrentMessages(const CollectiveRequest& request, Algorithm algorithm);
 
 /// Times `request` by every algorithm that applies, or only by `algorithm` when given, and takes
 /// the fastest. Fails on a bad request (a chip outside the system, a repeated chip, a size that
