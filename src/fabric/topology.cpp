@@ -101,7 +101,11 @@ Route Topology::route(std::int64_t from, std::int64_t to, int direction) const {
     if (dim.kind == spec::DimensionKind::kRing) {
       const std::int64_t forward = (b - a + dim.size) % dim.size;
       const std::int64_t backward = dim.size - forward;
-      const bool goForward = direction > 0 || (direction == 0 && forward <= backward);
+      // Halfway round, chips at even coordinates go forward and odd ones back, so that the
+      // exchanges of recursive halving (all at that distance) use both directions evenly.
+      const bool tieForward = forward == backward && a % 2 == 0;
+      const bool goForward =
+          direction > 0 || (direction == 0 && (forward < backward || tieForward));
       step = goForward ? 1 : -1;
       hops = goForward ? forward : backward;
     }

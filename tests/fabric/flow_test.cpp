@@ -35,7 +35,7 @@ TEST(FabricRoutes, CrossASwitchDimensionInOneHopThroughTheSendersUplinkAndTheRec
              Picoseconds(2 * kMicrosecond)}}));
   const Route r = t.route(1, 4);  // (1, node 0) to (0, node 2)
   ASSERT_EQ(r.links.size(), 3U);
-  EXPECT_EQ(t.resourceName(r.links[0]), "chip 1 x+");
+  EXPECT_EQ(t.resourceName(r.links[0]), "chip 1 x-");  // halfway round from an odd coordinate
   EXPECT_EQ(t.resourceName(r.links[1]), "chip 0 node up");
   EXPECT_EQ(t.resourceName(r.links[2]), "chip 4 node down");
   EXPECT_EQ(r.latency, 16 * kMicrosecond);

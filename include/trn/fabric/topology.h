@@ -55,7 +55,8 @@ class Topology {
   }
   /// The route from `from` to `to`. `direction` +1 or -1 sends the long way round a ring when
   /// the short way is the other direction (ring algorithms pick their direction); 0 takes the
-  /// shorter way, the positive one on a tie.
+  /// shorter way, and halfway round a ring the positive one from an even coordinate and the
+  /// negative one from an odd one.
   [[nodiscard]] Route route(std::int64_t from, std::int64_t to, int direction = 0) const;
 
  private:
