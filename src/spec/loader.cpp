@@ -230,9 +230,9 @@ Result<ChipSpec> loadChipFromString(std::string_view text, std::string_view pret
   return finish(loader.loadText(text, std::string(pretendPath), fs::path(pretendPath)));
 }
 
-const Provenance* ChipSpec::provenanceOf(std::string_view path) const {
+const Provenance* provenanceAt(const ProvenanceMap& map, std::string_view path) {
   while (true) {
-    if (const auto it = provenance.find(path); it != provenance.end()) {
+    if (const auto it = map.find(path); it != map.end()) {
       return &it->second;
     }
     const std::size_t cut = path.find_last_of(".[");
@@ -241,6 +241,10 @@ const Provenance* ChipSpec::provenanceOf(std::string_view path) const {
     }
     path = path.substr(0, cut);
   }
+}
+
+const Provenance* ChipSpec::provenanceOf(std::string_view path) const {
+  return provenanceAt(provenance, path);
 }
 
 }  // namespace trn::spec

@@ -120,16 +120,7 @@ const LinkSpec* SystemSpec::link(std::string_view linkName) const {
 }
 
 const Provenance* SystemSpec::provenanceOf(std::string_view path) const {
-  while (true) {
-    if (const auto it = provenance.find(path); it != provenance.end()) {
-      return &it->second;
-    }
-    const std::size_t cut = path.find_last_of(".[");
-    if (cut == std::string_view::npos) {
-      return nullptr;
-    }
-    path = path.substr(0, cut);
-  }
+  return provenanceAt(provenance, path);
 }
 
 std::vector<std::string> listSystems() {

@@ -32,6 +32,9 @@ struct Provenance {
 /// Provenance by full key path ("core.sbuf.partition_bytes").
 using ProvenanceMap = std::map<std::string, Provenance, std::less<>>;
 
+/// The provenance of `path` in `map`, or of its nearest ancestor that has one; null if none.
+const Provenance* provenanceAt(const ProvenanceMap& map, std::string_view path);
+
 /// Documented peak throughput figures, in TFLOPS.
 struct PeakTflops {
   Ratio mx;        ///< MXFP8/MXFP4 dense (0 = no MX support)
