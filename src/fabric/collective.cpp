@@ -149,8 +149,8 @@ std::string unsupportedReason(const Topology& topology, const CollectiveRequest&
   const CollectiveOp op = request.op;
   switch (algorithm) {
     case Algorithm::kRing:
-      if (op == CollectiveOp::kAllToAll) {
-        return "an all-to-all has no ring form here (mesh sends every piece directly)";
+      if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kPermute) {
+        return fmt::format("has no {} form here (mesh sends every piece directly)", opName(op));
       }
       break;
     case Algorithm::kMesh:
@@ -169,8 +169,8 @@ std::string unsupportedReason(const Topology& topology, const CollectiveRequest&
         return fmt::format("has no {} form", opName(op));
       }
       if (n > 1 && detail::torusDimensions(topology, request.group).empty()) {
-        return "needs a group that fills the grid's first dimensions (chips 0..n-1, n a product "
-               "of the innermost dimension sizes)";
+        return "needs a group that fills the grid's first dimensions in order (rank i is chip i, "
+               "the number of ranks a product of the innermost dimension sizes)";
       }
       break;
   }
@@ -196,7 +196,7 @@ Result<Plan> buildPlan(const Topology& topology, const CollectiveRequest& reques
     return invalidArgument(
         fmt::format("{} {}: {}", algorithmName(algorithm), opName(request.op), why));
   }
-  Plan plan(topology);
+  Plan plan(topology, request.elementBytes);
   switch (algorithm) {
     case Algorithm::kRing:
       detail::buildRingPlan(plan, request);

@@ -110,6 +110,7 @@ Result<std::vector<BenchRow>> benchCollective(const Topology& topology,
     }
     TRN_ASSIGN_OR_RETURN(CollectiveResult result, runCollective(topology, c, request.algorithm));
     BenchRow row;
+    row.request = c;
     row.bytes = c.bytes;
     row.count = c.bytes / c.elementBytes;
     const double seconds = static_cast<double>(result.picoseconds) * 1e-12;

@@ -46,6 +46,8 @@ class Simulator {
                   ? 0
                   : plan.ops().back().firstResource + plan.ops().back().resourceCount) {
     timing_.resourceBytes.assign(topology_.resourceCount(), 0.0);
+    timing_.opStart.assign(plan.ops().size(), 0);
+    timing_.opEnd.assign(plan.ops().size(), 0);
     // Successors, as lists in one array (counting sort by predecessor).
     const std::vector<PlanOp>& ops = plan.ops();
     successorStart_.assign(ops.size() + 1, 0);
@@ -106,6 +108,7 @@ class Simulator {
   Status start(OpId id, std::int64_t now) {
     const PlanOp& op = plan_.ops()[id];
     const std::span<const ResourceId> resources = plan_.resourcesOf(op);
+    timing_.opStart[id] = now;
     if (resources.empty() || op.bytes <= 0) {
       schedule(now + op.endDelay, EventKind::kEnd, id, 0);
       return {};
@@ -149,6 +152,7 @@ class Simulator {
 
   void end(OpId id, std::int64_t now) {
     timing_.makespan = std::max(timing_.makespan, now);
+    timing_.opEnd[id] = now;
     for (std::uint32_t k = successorStart_[id]; k < successorStart_[id + 1]; ++k) {
       const OpId next = successors_[k];
       OpState& s = states_[next];

@@ -5,16 +5,31 @@
 namespace trn::fabric::detail {
 namespace {
 
-/// Each rank sends `chunk` to every other; then each reduces what it received, when `reduce`.
-/// ready[c] becomes the reduction (or the last receipt) of chip c.
-void everyToEvery(Plan& plan, std::span<const std::int64_t> group, double chunk, bool reduce,
-                  Ready& ready) {
+enum class Exchange {
+  kReduce,    ///< rank i sends chunk j to rank j's staging; rank j reduces its chunk, in rank order
+  kGather,    ///< rank i sends chunk i to the same place in every other rank's buffer
+  kAllToAll,  ///< rank i sends chunk j to chunk i of rank j's receive buffer (its own included)
+};
+
+/// One step in which every rank sends to every other. ready[c] becomes the reduction (or the last
+/// receipt) of chip c.
+void everyToEvery(Plan& plan, std::span<const std::int64_t> group, std::int64_t count,
+                  Exchange exchange, Ready& ready) {
+  const auto n = static_cast<std::int64_t>(group.size());
   std::vector<std::vector<OpId>> received(group.size());
   for (std::size_t i = 0; i < group.size(); ++i) {
+    const std::vector<OpId> after = present({ready[static_cast<std::size_t>(group[i])]});
     for (std::size_t j = 0; j < group.size(); ++j) {
-      if (i != j) {
-        received[j].push_back(plan.transfer(group[i], group[j], chunk,
-                                            present({ready[static_cast<std::size_t>(group[i])]})));
+      const Segment mine = chunkOf(static_cast<std::int64_t>(i), n, count);
+      const Segment theirs = chunkOf(static_cast<std::int64_t>(j), n, count);
+      if (exchange == Exchange::kAllToAll) {
+        Segment into = mine;
+        into.region = Region::kReceive;
+        received[j].push_back(plan.copy(group[i], group[j], theirs, into, after));
+      } else if (i != j) {
+        received[j].push_back(exchange == Exchange::kReduce
+                                  ? plan.copy(group[i], group[j], theirs, stagingFor(theirs), after)
+                                  : plan.copy(group[i], group[j], mine, mine, after));
       }
     }
   }
@@ -24,8 +39,10 @@ void everyToEvery(Plan& plan, std::span<const std::int64_t> group, double chunk,
     if (r != kNone) {
       after.push_back(r);
     }
-    const auto others = static_cast<double>(received[j].size());
-    r = reduce ? plan.reduce(group[j], (others + 2) * chunk, after) : plan.join(after);
+    r = exchange == Exchange::kReduce
+            ? plan.reduceInto(group[j], chunkOf(static_cast<std::int64_t>(j), n, count),
+                              received[j], present({r}))
+            : plan.join(after);
   }
 }
 
@@ -33,35 +50,41 @@ void everyToEvery(Plan& plan, std::span<const std::int64_t> group, double chunk,
 
 void buildMeshPlan(Plan& plan, const CollectiveRequest& request) {
   const std::span<const std::int64_t> group = request.group;
-  const auto n = static_cast<double>(group.size());
-  const double bytes = static_cast<double>(request.bytes);
+  const std::int64_t count = request.bytes / request.elementBytes;
   Ready ready(static_cast<std::size_t>(plan.topology().chips()), kNone);
+  const Segment whole = bufferRange(0, count);
   switch (request.op) {
     case CollectiveOp::kAllReduce:
-      everyToEvery(plan, group, bytes / n, true, ready);
-      everyToEvery(plan, group, bytes / n, false, ready);
+      everyToEvery(plan, group, count, Exchange::kReduce, ready);
+      everyToEvery(plan, group, count, Exchange::kGather, ready);
       break;
     case CollectiveOp::kReduceScatter:
-      everyToEvery(plan, group, bytes / n, true, ready);
+      everyToEvery(plan, group, count, Exchange::kReduce, ready);
       break;
     case CollectiveOp::kAllGather:
+      everyToEvery(plan, group, count, Exchange::kGather, ready);
+      break;
     case CollectiveOp::kAllToAll:
-      everyToEvery(plan, group, bytes / n, false, ready);
+      everyToEvery(plan, group, count, Exchange::kAllToAll, ready);
       break;
     case CollectiveOp::kBroadcast: {
       const std::int64_t root = group[static_cast<std::size_t>(request.root)];
       for (const std::int64_t c : group) {
         if (c != root) {
-          plan.transfer(root, c, bytes, {});
+          plan.copy(root, c, whole, whole, {});
         }
       }
       break;
     }
-    case CollectiveOp::kPermute:
+    case CollectiveOp::kPermute: {
+      // Rank i sends its buffer to rank i + 1's receive buffer.
+      Segment into = whole;
+      into.region = Region::kReceive;
       for (std::size_t i = 0; i < group.size(); ++i) {
-        plan.transfer(group[i], group[(i + 1) % group.size()], bytes, {});
+        plan.copy(group[i], group[(i + 1) % group.size()], whole, into, {});
       }
       break;
+    }
   }
 }
 

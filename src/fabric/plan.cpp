@@ -1,5 +1,6 @@
 #include "trn/fabric/plan.h"
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -48,6 +49,54 @@ OpId Plan::transfer(std::int64_t from, std::int64_t to, double bytes, std::span<
 OpId Plan::reduce(std::int64_t chip, double bytes, std::span<const OpId> after) {
   const ResourceId hbm = topology_->hbm(chip);
   return add(std::span(&hbm, 1), bytes, 0, 0, after);
+}
+
+OpId Plan::withMove(OpId op, const DataMove& move) {
+  TRN_CHECK(moves_.size() < kNoMove) << "a collective plan outgrew 32-bit indices";
+  ops_[op].move = static_cast<std::uint32_t>(moves_.size());
+  moves_.push_back(move);
+  return op;
+}
+
+OpId Plan::copy(std::int64_t from, std::int64_t to, const Segment& source,
+                const Segment& destination, std::span<const OpId> after, int direction) {
+  TRN_CHECK(source.count() == destination.count()) << "a copy between segments of unequal size";
+  const double bytes = static_cast<double>(source.count() * elementBytes_);
+  DataMove move;
+  move.kind = DataMove::Kind::kCopy;
+  move.from = from;
+  move.to = to;
+  move.source = source;
+  move.destination = destination;
+  return withMove(transfer(from, to, bytes, after, direction), move);
+}
+
+OpId Plan::reduceInto(std::int64_t chip, const Segment& destination, std::span<const OpId> staged,
+                      std::span<const OpId> after) {
+  std::vector<OpId> predecessors(after.begin(), after.end());
+  for (const OpId s : staged) {
+    const PlanOp& op = ops_.at(s);
+    TRN_CHECK(op.move != kNoMove && moves_[op.move].kind == DataMove::Kind::kCopy &&
+              moves_[op.move].to == chip &&
+              moves_[op.move].destination.region == Region::kStaging &&
+              moves_[op.move].destination.count() == destination.count())
+        << "a reduction's input is not a copy staged on its chip for it";
+    if (std::find(predecessors.begin(), predecessors.end(), s) == predecessors.end()) {
+      predecessors.push_back(s);
+    }
+  }
+  const auto reads = static_cast<double>(staged.size() + 2);
+  DataMove move;
+  move.kind = DataMove::Kind::kReduce;
+  move.from = chip;
+  move.to = chip;
+  move.destination = destination;
+  move.firstInput = static_cast<std::uint32_t>(inputs_.size());
+  move.inputCount = static_cast<std::uint32_t>(staged.size());
+  inputs_.insert(inputs_.end(), staged.begin(), staged.end());
+  const OpId id =
+      reduce(chip, reads * static_cast<double>(destination.count() * elementBytes_), predecessors);
+  return withMove(id, move);
 }
 
 OpId Plan::join(std::span<const OpId> after) { return add({}, 0, 0, 0, after); }

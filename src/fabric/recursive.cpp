@@ -9,36 +9,53 @@
 namespace trn::fabric::detail {
 namespace {
 
-/// One exchange step: every rank sends `bytes` to its partner at XOR `distance`; with `reduce`
-/// it then reduces what it received.
-void exchange(Plan& plan, std::span<const std::int64_t> group, std::size_t distance, double bytes,
-              bool reduce, Ready& ready) {
-  std::vector<OpId> sent(group.size());
-  for (std::size_t i = 0; i < group.size(); ++i) {
-    sent[i] = plan.transfer(group[i], group[i ^ distance], bytes,
-                            present({ready[static_cast<std::size_t>(group[i])]}));
-  }
-  for (std::size_t i = 0; i < group.size(); ++i) {
-    OpId& r = ready[static_cast<std::size_t>(group[i])];
-    const OpId received = sent[i ^ distance];
-    r = reduce ? plan.reduce(group[i], reductionBytes(bytes), present({received, r, sent[i]}))
-               : plan.join(present({received, sent[i]}));
+/// Halving: at each distance d (n/2, n/4, ... 1) rank i keeps the half of what it holds that
+/// contains its chunk, sends the other half to its partner i XOR d (which keeps that half) and
+/// reduces the partner's half into its own. held[i] is the range rank i holds.
+void halving(Plan& plan, std::span<const std::int64_t> group, std::vector<Segment>& held,
+             Ready& ready) {
+  const std::size_t n = group.size();
+  std::vector<OpId> sent(n);
+  std::vector<Segment> kept(n);
+  for (std::size_t d = n / 2; d >= 1; d /= 2) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const Segment& h = held[i];
+      const Segment low = bufferRange(h.begin, h.length / 2);
+      const Segment high = bufferRange(h.begin + h.length / 2, h.length - h.length / 2);
+      kept[i] = (i & d) == 0 ? low : high;
+      const Segment& given = (i & d) == 0 ? high : low;
+      sent[i] = plan.copy(group[i], group[i ^ d], given, stagingFor(given),
+                          present({ready[static_cast<std::size_t>(group[i])]}));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      OpId& r = ready[static_cast<std::size_t>(group[i])];
+      r = plan.reduceInto(group[i], kept[i], std::span(&sent[i ^ d], 1), present({r, sent[i]}));
+      held[i] = kept[i];
+    }
   }
 }
 
-void halving(Plan& plan, std::span<const std::int64_t> group, double bytes, Ready& ready) {
-  double data = bytes;
-  for (std::size_t d = group.size() / 2; d >= 1; d /= 2) {
-    data /= 2;
-    exchange(plan, group, d, data, true, ready);
-  }
-}
-
-void doubling(Plan& plan, std::span<const std::int64_t> group, double bytes, Ready& ready) {
-  double data = bytes / static_cast<double>(group.size());
-  for (std::size_t d = 1; d < group.size(); d *= 2) {
-    exchange(plan, group, d, data, false, ready);
-    data *= 2;
+/// Doubling: at each distance d (1, 2, ... n/2) rank i sends what it holds to the same place in
+/// its partner's buffer and then holds both.
+void doubling(Plan& plan, std::span<const std::int64_t> group, std::vector<Segment>& held,
+              Ready& ready) {
+  const std::size_t n = group.size();
+  std::vector<OpId> sent(n);
+  for (std::size_t d = 1; d < n; d *= 2) {
+    for (std::size_t i = 0; i < n; ++i) {
+      sent[i] = plan.copy(group[i], group[i ^ d], held[i], held[i],
+                          present({ready[static_cast<std::size_t>(group[i])]}));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      ready[static_cast<std::size_t>(group[i])] = plan.join(present({sent[i ^ d], sent[i]}));
+    }
+    for (std::size_t i = 0; i < n; i += 2 * d) {
+      // Ranks i .. i + 2d - 1 now hold the ranges of ranks i and i + d, which are adjacent.
+      const Segment both = bufferRange(held[i].begin, held[i].length + held[i + d].length);
+      for (std::size_t k = i; k < i + 2 * d; ++k) {
+        held[k] = both;
+      }
+    }
   }
 }
 
@@ -46,29 +63,35 @@ void doubling(Plan& plan, std::span<const std::int64_t> group, double bytes, Rea
 
 void buildRecursivePlan(Plan& plan, const CollectiveRequest& request) {
   const std::span<const std::int64_t> group = request.group;
-  const double bytes = static_cast<double>(request.bytes);
+  const auto n = static_cast<std::int64_t>(group.size());
+  const std::int64_t count = request.bytes / request.elementBytes;
   Ready ready(static_cast<std::size_t>(plan.topology().chips()), kNone);
+  std::vector<Segment> held(group.size(), bufferRange(0, count));
+  std::vector<Segment> own;
+  for (std::int64_t i = 0; i < n; ++i) {
+    own.push_back(chunkOf(i, n, count));
+  }
   switch (request.op) {
     case CollectiveOp::kAllReduce:
-      halving(plan, group, bytes, ready);
-      doubling(plan, group, bytes, ready);
+      halving(plan, group, held, ready);
+      doubling(plan, group, held, ready);
       break;
     case CollectiveOp::kReduceScatter:
-      halving(plan, group, bytes, ready);
+      halving(plan, group, held, ready);
       break;
     case CollectiveOp::kAllGather:
-      doubling(plan, group, bytes, ready);
+      doubling(plan, group, own, ready);
       break;
     case CollectiveOp::kBroadcast: {
       // Rank r (relative to the root) receives in the step of its highest set bit.
-      const std::size_t n = group.size();
       const auto root = static_cast<std::size_t>(request.root);
-      std::vector<OpId> has(n, kNone);
-      for (std::size_t d = 1; d < n; d *= 2) {
+      const Segment whole = bufferRange(0, count);
+      std::vector<OpId> has(group.size(), kNone);
+      for (std::size_t d = 1; d < group.size(); d *= 2) {
         for (std::size_t r = 0; r < d; ++r) {
-          const std::size_t from = (r + root) % n;
-          const std::size_t to = (r + d + root) % n;
-          has[to] = plan.transfer(group[from], group[to], bytes, present({has[from]}));
+          const std::size_t from = (r + root) % group.size();
+          const std::size_t to = (r + d + root) % group.size();
+          has[to] = plan.copy(group[from], group[to], whole, whole, present({has[from]}));
         }
       }
       break;

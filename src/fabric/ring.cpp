@@ -43,15 +43,16 @@ std::vector<std::int64_t> snakeOrder(const Topology& topology,
 }
 
 /// A broadcast down the ring from the root, in pieces so that the hops overlap.
-void ringBroadcast(Plan& plan, std::span<const std::int64_t> ring, double bytes) {
-  constexpr int kPieces = 8;
+void ringBroadcast(Plan& plan, std::span<const std::int64_t> ring, std::int64_t count) {
+  const std::int64_t pieces = std::clamp<std::int64_t>(count, 1, 8);
   const std::size_t n = ring.size();
   std::vector<OpId> previousPiece(n, kNone);  // per hop, the last piece sent on it
-  for (int p = 0; p < kPieces; ++p) {
+  for (std::int64_t p = 0; p < pieces; ++p) {
+    const Segment piece =
+        bufferRange(count * p / pieces, count * (p + 1) / pieces - count * p / pieces);
     OpId arrived = kNone;
     for (std::size_t h = 0; h + 1 < n; ++h) {
-      arrived = plan.transfer(ring[h], ring[h + 1], bytes / kPieces,
-                              present({arrived, previousPiece[h]}));
+      arrived = plan.copy(ring[h], ring[h + 1], piece, piece, present({arrived, previousPiece[h]}));
       previousPiece[h] = arrived;
     }
   }
@@ -61,34 +62,39 @@ void ringBroadcast(Plan& plan, std::span<const std::int64_t> ring, double bytes)
 
 void buildRingPlan(Plan& plan, const CollectiveRequest& request) {
   const Topology& topology = plan.topology();
-  const auto n = static_cast<double>(request.group.size());
-  const double bytes = static_cast<double>(request.bytes);
+  const auto n = static_cast<std::int64_t>(request.group.size());
+  const std::int64_t count = request.bytes / request.elementBytes;
   Ready ready(static_cast<std::size_t>(topology.chips()), kNone);
   std::vector<std::int64_t> ring = snakeOrder(topology, request.group);
+  // The piece each ring position ends with: its rank's chunk.
+  std::vector<std::int64_t> rankOf(static_cast<std::size_t>(topology.chips()), 0);
+  for (std::size_t rank = 0; rank < request.group.size(); ++rank) {
+    rankOf[static_cast<std::size_t>(request.group[rank])] = static_cast<std::int64_t>(rank);
+  }
+  std::vector<Segment> pieces;
+  for (const std::int64_t chip : ring) {
+    pieces.push_back(chunkOf(rankOf[static_cast<std::size_t>(chip)], n, count));
+  }
   switch (request.op) {
     case CollectiveOp::kAllReduce:
-      twoChannels(plan, ring, bytes / n, ready, ringReduceScatter, 0);
-      twoChannels(plan, ring, bytes / n, ready, ringAllGather, 0);
+      twoChannels(plan, ring, pieces, ready, ringReduceScatter, 0);
+      twoChannels(plan, ring, pieces, ready, ringAllGather, 0);
       break;
     case CollectiveOp::kReduceScatter:
-      twoChannels(plan, ring, bytes / n, ready, ringReduceScatter, 0);
+      twoChannels(plan, ring, pieces, ready, ringReduceScatter, 0);
       break;
     case CollectiveOp::kAllGather:
-      twoChannels(plan, ring, bytes / n, ready, ringAllGather, 0);
+      twoChannels(plan, ring, pieces, ready, ringAllGather, 0);
       break;
     case CollectiveOp::kBroadcast: {
       const std::int64_t root = request.group[static_cast<std::size_t>(request.root)];
       std::rotate(ring.begin(), std::find(ring.begin(), ring.end(), root), ring.end());
-      ringBroadcast(plan, ring, bytes);
+      ringBroadcast(plan, ring, count);
       break;
     }
     case CollectiveOp::kPermute:
-      for (std::size_t i = 0; i < ring.size(); ++i) {
-        plan.transfer(ring[i], ring[(i + 1) % ring.size()], bytes, {});
-      }
-      break;
     case CollectiveOp::kAllToAll:
-      break;  // unsupportedReason rules it out
+      break;  // unsupportedReason rules them out
   }
 }
 

@@ -14,51 +14,75 @@ std::vector<OpId> present(std::initializer_list<OpId> ids) {
   return out;
 }
 
-void ringReduceScatter(Plan& plan, std::span<const std::int64_t> ring, double chunk, Ready& ready,
-                       int direction) {
+Segment frontHalf(const Segment& s) {
+  Segment half = s;
+  half.length = s.length / 2;
+  return half;
+}
+
+Segment backHalf(const Segment& s) {
+  Segment half = s;
+  half.begin = s.begin + s.length / 2;
+  half.length = s.length - s.length / 2;
+  return half;
+}
+
+void ringReduceScatter(Plan& plan, std::span<const std::int64_t> ring,
+                       std::span<const Segment> pieces, Ready& ready, int direction) {
   const std::size_t n = ring.size();
-  // Step s: member i sends the chunk it reduced last (its own at s = 0) to member i + 1, which
-  // reduces it into its copy. Each member reduces in step order.
   std::vector<OpId> sent(n);
   for (std::size_t s = 0; s + 1 < n; ++s) {
-    for (std::size_t i = 0; i < n; ++i) {
-      sent[i] = plan.transfer(ring[i], ring[(i + 1) % n], chunk,
-                              present({ready[static_cast<std::size_t>(ring[i])]}), direction);
+    for (std::size_t p = 0; p < n; ++p) {
+      const Segment& piece = pieces[(p + 2 * n - s - 1) % n];
+      sent[p] = plan.copy(ring[p], ring[(p + 1) % n], piece, stagingFor(piece),
+                          present({ready[static_cast<std::size_t>(ring[p])]}), direction);
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::int64_t to = ring[(i + 1) % n];
+    for (std::size_t p = 0; p < n; ++p) {
+      const std::int64_t to = ring[(p + 1) % n];
       OpId& r = ready[static_cast<std::size_t>(to)];
-      r = plan.reduce(to, reductionBytes(chunk), present({sent[i], r}));
+      r = plan.reduceInto(to, pieces[(p + 2 * n - s - 1) % n], std::span(&sent[p], 1),
+                          present({r}));
     }
   }
 }
 
-void ringAllGather(Plan& plan, std::span<const std::int64_t> ring, double chunk, Ready& ready,
-                   int direction) {
+void ringAllGather(Plan& plan, std::span<const std::int64_t> ring, std::span<const Segment> pieces,
+                   Ready& ready, int direction) {
   const std::size_t n = ring.size();
-  // Step s: member i forwards the chunk it received last (its own at s = 0) to member i + 1.
   std::vector<OpId> received(n);
   for (std::size_t s = 0; s + 1 < n; ++s) {
-    for (std::size_t i = 0; i < n; ++i) {
-      received[(i + 1) % n] =
-          plan.transfer(ring[i], ring[(i + 1) % n], chunk,
-                        present({ready[static_cast<std::size_t>(ring[i])]}), direction);
+    for (std::size_t p = 0; p < n; ++p) {
+      const Segment& piece = pieces[(p + n - s) % n];
+      // The receiver must be done with what it held before (its own last reduction, say), or a
+      // later step could send a piece before it is final there.
+      const std::int64_t to = ring[(p + 1) % n];
+      received[(p + 1) % n] = plan.copy(
+          ring[p], to, piece, piece,
+          present({ready[static_cast<std::size_t>(ring[p])], ready[static_cast<std::size_t>(to)]}),
+          direction);
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      ready[static_cast<std::size_t>(ring[i])] = received[i];
+    for (std::size_t p = 0; p < n; ++p) {
+      ready[static_cast<std::size_t>(ring[p])] = received[p];
     }
   }
 }
 
-void twoChannels(Plan& plan, std::span<const std::int64_t> ring, double chunk, Ready& ready,
-                 RingStep step, int direction) {
+void twoChannels(Plan& plan, std::span<const std::int64_t> ring, std::span<const Segment> pieces,
+                 Ready& ready, RingStep step, int direction) {
   if (ring.size() < 2) {
     return;
   }
+  std::vector<Segment> front;
+  std::vector<Segment> back;
+  for (const Segment& piece : pieces) {
+    front.push_back(frontHalf(piece));
+    back.push_back(backHalf(piece));
+  }
   Ready forward = ready;
-  step(plan, ring, chunk / 2, forward, direction);
-  std::vector<std::int64_t> reversed(ring.rbegin(), ring.rend());
-  step(plan, reversed, chunk / 2, ready, -direction);
+  step(plan, ring, front, forward, direction);
+  const std::vector<std::int64_t> reversed(ring.rbegin(), ring.rend());
+  const std::vector<Segment> backReversed(back.rbegin(), back.rend());
+  step(plan, reversed, backReversed, ready, -direction);
   for (const std::int64_t c : ring) {
     const auto i = static_cast<std::size_t>(c);
     ready[i] = plan.join(present({forward[i], ready[i]}));

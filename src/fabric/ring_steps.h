@@ -22,28 +22,44 @@ using Ready = std::vector<OpId>;
 /// The operations of `ids` that are not kNone.
 std::vector<OpId> present(std::initializer_list<OpId> ids);
 
-/// Bytes of HBM a reduction of `chunk` received bytes into the local copy reads and writes.
-inline double reductionBytes(double chunk) { return 3 * chunk; }
+/// Where a copy of `s` is staged for a reduction: as many elements, in the sender's own staging.
+inline Segment stagingFor(const Segment& s) {
+  return {Region::kStaging, 0, s.count(), 1, s.count()};
+}
+/// The first half of each of `s`'s runs (the forward channel's share) and the rest (the backward
+/// channel's).
+Segment frontHalf(const Segment& s);
+Segment backHalf(const Segment& s);
 
-/// A ring reduce-scatter over `ring` (chips in ring order), `chunk` bytes per member and step,
-/// sending with `direction` (Topology::route). On return ready[c] is the reduction after which
-/// member c holds its reduced chunk.
-void ringReduceScatter(Plan& plan, std::span<const std::int64_t> ring, double chunk, Ready& ready,
-                       int direction);
+/// A ring reduce-scatter over `ring` (chips in ring order) with `direction` (Topology::route):
+/// the member at position p ends holding `pieces[p]` of the buffer reduced over the ring. Step s,
+/// member p sends pieces[p - s - 1] (its own data at s = 0, then what it reduced last) to member
+/// p + 1, which reduces it into its copy, so piece o accumulates from member o + 1 round to o. On
+/// return ready[c] is the reduction after which member c holds its piece.
+void ringReduceScatter(Plan& plan, std::span<const std::int64_t> ring,
+                       std::span<const Segment> pieces, Ready& ready, int direction);
 
-/// A ring all-gather: each member forwards `chunk` bytes per step; on return ready[c] is the
-/// last receipt of member c.
-void ringAllGather(Plan& plan, std::span<const std::int64_t> ring, double chunk, Ready& ready,
-                   int direction);
+/// A ring all-gather: the member at position p holds `pieces[p]`; step s, it forwards
+/// pieces[p - s] to member p + 1, once both are ready. On return ready[c] is the last receipt of
+/// member c.
+void ringAllGather(Plan& plan, std::span<const std::int64_t> ring, std::span<const Segment> pieces,
+                   Ready& ready, int direction);
 
-/// A phase run over two channels, the ring forwards and backwards, each on half the data: `step`
-/// (ringReduceScatter or ringAllGather) for each, then ready[c] joins both channels' ends. The
-/// forward channel routes with `direction` and the backward one with -direction (1 for a ring
-/// along one dimension, so that its last member reaches the first over the wrap-around link; 0
-/// for a ring whose members are neighbours either way).
-using RingStep = void (*)(Plan&, std::span<const std::int64_t>, double, Ready&, int);
-void twoChannels(Plan& plan, std::span<const std::int64_t> ring, double chunk, Ready& ready,
-                 RingStep step, int direction);
+/// A phase run over two channels, the ring forwards on the first half of every piece and
+/// backwards on the rest: `step` (ringReduceScatter or ringAllGather) for each, then ready[c]
+/// joins both channels' ends. The forward channel routes with `direction` and the backward one
+/// with -direction (1 for a ring along one dimension, so that its last member reaches the first
+/// over the wrap-around link; 0 for a ring whose members are neighbours either way).
+using RingStep = void (*)(Plan&, std::span<const std::int64_t>, std::span<const Segment>, Ready&,
+                          int);
+void twoChannels(Plan& plan, std::span<const std::int64_t> ring, std::span<const Segment> pieces,
+                 Ready& ready, RingStep step, int direction);
+
+/// The contiguous part of the buffer that rank `rank` of `ranks` owns in a collective of `count`
+/// elements (count divides among the ranks).
+inline Segment chunkOf(std::int64_t rank, std::int64_t ranks, std::int64_t count) {
+  return bufferRange(rank * (count / ranks), count / ranks);
+}
 
 /// Per-algorithm plan builders (ring.cpp, mesh.cpp, recursive.cpp, torus.cpp); the request has
 /// been checked (runCollective) and the algorithm applies to it.
@@ -53,7 +69,8 @@ void buildRecursivePlan(Plan& plan, const CollectiveRequest& request);
 void buildTorusPlan(Plan& plan, const CollectiveRequest& request);
 
 /// The dimensions the torus algorithm walks for `group`, innermost first, or empty when the group
-/// is not the whole of the first few dimensions (chips 0..n-1 with n their product).
+/// is not the whole of the first few dimensions in order (rank i is chip i, for i < n, n their
+/// product).
 std::vector<std::size_t> torusDimensions(const Topology& topology,
                                          std::span<const std::int64_t> group);
 

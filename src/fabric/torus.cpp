@@ -31,12 +31,10 @@ std::vector<std::vector<std::int64_t>> linesAlong(const Topology& topology, std:
 
 std::vector<std::size_t> torusDimensions(const Topology& topology,
                                          std::span<const std::int64_t> group) {
-  std::vector<bool> seen(static_cast<std::size_t>(topology.chips()), false);
-  for (const std::int64_t c : group) {
-    if (c < 0 || c >= static_cast<std::int64_t>(group.size())) {
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    if (group[i] != static_cast<std::int64_t>(i)) {
       return {};
     }
-    seen[static_cast<std::size_t>(c)] = true;
   }
   std::vector<std::size_t> dims;
   std::int64_t covered = 1;
@@ -58,31 +56,43 @@ void buildTorusPlan(Plan& plan, const CollectiveRequest& request) {
   const auto groupSize = static_cast<std::int64_t>(request.group.size());
   const std::vector<std::size_t> dims = torusDimensions(topology, request.group);
   Ready ready(static_cast<std::size_t>(topology.chips()), kNone);
-  const double bytes = static_cast<double>(request.bytes);
+  const std::int64_t chunk = request.bytes / request.elementBytes / groupSize;
+  // What chip c holds after reducing along the first k dimensions: the chunks whose numbers agree
+  // with c's coordinates along them, so that after all of them chip c holds chunk c.
+  auto heldAfter = [&](std::int64_t chip, std::size_t k) {
+    std::int64_t first = 0;
+    std::int64_t stride = 1;
+    for (std::size_t j = 0; j < k; ++j) {
+      first += topology.coordinate(chip, dims[j]) * stride;
+      stride *= topology.dimensions()[dims[j]].size;
+    }
+    return Segment{Region::kBuffer, first * chunk, chunk, groupSize / stride, stride * chunk};
+  };
+  auto piecesOf = [&](const std::vector<std::int64_t>& line, std::size_t k) {
+    std::vector<Segment> pieces;
+    for (const std::int64_t c : line) {
+      pieces.push_back(heldAfter(c, k));
+    }
+    return pieces;
+  };
   const bool scatter =
       request.op == CollectiveOp::kAllReduce || request.op == CollectiveOp::kReduceScatter;
   const bool gather =
       request.op == CollectiveOp::kAllReduce || request.op == CollectiveOp::kAllGather;
-  // Reduce-scatter innermost first: after dimension d each chip holds 1/size of what it had.
-  double held = bytes;
+  // Reduce-scatter innermost first: after dimension k each chip holds 1/size of what it had.
   if (scatter) {
-    for (const std::size_t d : dims) {
-      const auto size = static_cast<double>(topology.dimensions()[d].size);
-      for (const std::vector<std::int64_t>& line : linesAlong(topology, d, groupSize)) {
-        twoChannels(plan, line, held / size, ready, ringReduceScatter, 1);
+    for (std::size_t k = 0; k < dims.size(); ++k) {
+      for (const std::vector<std::int64_t>& line : linesAlong(topology, dims[k], groupSize)) {
+        twoChannels(plan, line, piecesOf(line, k + 1), ready, ringReduceScatter, 1);
       }
-      held /= size;
     }
-  } else {
-    held = bytes / static_cast<double>(groupSize);
   }
   // All-gather outermost first: the slowest links carry the smallest pieces.
   if (gather) {
-    for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
-      for (const std::vector<std::int64_t>& line : linesAlong(topology, *it, groupSize)) {
-        twoChannels(plan, line, held, ready, ringAllGather, 1);
+    for (std::size_t k = dims.size(); k-- > 0;) {
+      for (const std::vector<std::int64_t>& line : linesAlong(topology, dims[k], groupSize)) {
+        twoChannels(plan, line, piecesOf(line, k + 1), ready, ringAllGather, 1);
       }
-      held *= static_cast<double>(topology.dimensions()[*it].size);
     }
   }
 }

@@ -67,9 +67,8 @@ std::optional<Ratio> numberAt(const ChipSpec& spec, std::string_view path) {
   return std::nullopt;
 }
 
-std::vector<SpecDifference> diffChips(const ChipSpec& left, const ChipSpec& right) {
-  const std::vector<SpecEntry> a = describeChip(left);
-  const std::vector<SpecEntry> b = describeChip(right);
+std::vector<SpecDifference> diffEntries(const std::vector<SpecEntry>& a,
+                                        const std::vector<SpecEntry>& b) {
   std::map<std::string_view, const SpecEntry*> rightByPath;
   for (const SpecEntry& entry : b) {
     rightByPath.emplace(entry.path, &entry);
@@ -94,6 +93,10 @@ std::vector<SpecDifference> diffChips(const ChipSpec& left, const ChipSpec& righ
     }
   }
   return out;
+}
+
+std::vector<SpecDifference> diffChips(const ChipSpec& left, const ChipSpec& right) {
+  return diffEntries(describeChip(left), describeChip(right));
 }
 
 Result<Ratio> peBf16PeakTflops(const ChipSpec& spec) {
@@ -124,12 +127,12 @@ std::vector<DerivedValue> derivedValues(const ChipSpec& spec) {
                  fmt::format("per-core BF16 peak x chip.neuron_cores {} (documented: {} TFLOPS)",
                              cores, spec.chip.peakTflops.bf16.toString())});
   std::int64_t sbufChip = 0;
-  out.push_back({"SBUF per chip",
-                 __builtin_mul_overflow(core.sbuf.totalBytes.count(), cores, &sbufChip)
-                     ? "(overflow)"
-                     : toString(Bytes(sbufChip)),
-                 fmt::format("core.sbuf.total_bytes {} x {} cores",
-                             toString(core.sbuf.totalBytes), cores)});
+  out.push_back(
+      {"SBUF per chip",
+       __builtin_mul_overflow(core.sbuf.totalBytes.count(), cores, &sbufChip)
+           ? "(overflow)"
+           : toString(Bytes(sbufChip)),
+       fmt::format("core.sbuf.total_bytes {} x {} cores", toString(core.sbuf.totalBytes), cores)});
   const auto dmaCore = scaled(core.dma.engineBandwidth, core.dma.enginesPerCore);
   out.push_back({"DMA bandwidth per core", bandwidthText(dmaCore),
                  fmt::format("core.dma.engines_per_core {} x engine_bandwidth {}",
@@ -197,8 +200,9 @@ std::string formatChip(const ChipSpec& spec) {
     open = parts;
     const Provenance* recordSource = e.record.empty() ? nullptr : spec.provenanceOf(e.record);
     const bool ownSource = recordSource == nullptr || recordSource->source != e.provenance.source;
-    std::string line = fmt::format("{:<{}}{:<{}}", fmt::format("{:{}}{}", "", 2 * parts.size(), leaf),
-                                   kKeyColumn, e.value, kValueColumn);
+    std::string line =
+        fmt::format("{:<{}}{:<{}}", fmt::format("{:{}}{}", "", 2 * parts.size(), leaf), kKeyColumn,
+                    e.value, kValueColumn);
     if (ownSource) {
       line += fmt::format("  [{}]", cited(e.provenance, spec));
     }
@@ -218,36 +222,41 @@ std::string formatChip(const ChipSpec& spec) {
   return out;
 }
 
-std::string formatDiff(const ChipSpec& left, const ChipSpec& right) {
-  const std::vector<SpecDifference> diffs = diffChips(left, right);
-  std::string out = fmt::format("{} ({}) vs {} ({}): {} value{} differ{}\n", left.name, left.file,
-                                right.name, right.file, diffs.size(),
-                                diffs.size() == 1 ? "" : "s", diffs.size() == 1 ? "s" : "");
+std::string formatDifferences(std::string_view leftName, std::string_view leftFile,
+                              std::string_view rightName, std::string_view rightFile,
+                              const std::vector<SpecDifference>& diffs) {
+  std::string out = fmt::format("{} ({}) vs {} ({}): {} value{} differ{}\n", leftName, leftFile,
+                                rightName, rightFile, diffs.size(), diffs.size() == 1 ? "" : "s",
+                                diffs.size() == 1 ? "s" : "");
   if (diffs.empty()) {
     return out;
   }
   std::size_t keyWidth = std::string_view("key").size();
-  std::size_t leftWidth = left.name.size();
+  std::size_t leftWidth = leftName.size();
   for (const SpecDifference& d : diffs) {
     keyWidth = std::max(keyWidth, d.path.size());
     leftWidth = std::max(leftWidth, std::min<std::size_t>(d.left.size(), 32));
   }
-  out += fmt::format("\n{:<{}}  {:<{}}  {}\n", "key", keyWidth, left.name, leftWidth, right.name);
+  out += fmt::format("\n{:<{}}  {:<{}}  {}\n", "key", keyWidth, leftName, leftWidth, rightName);
   for (const SpecDifference& d : diffs) {
     out += fmt::format("{:<{}}  {:<{}}  {}\n", d.path, keyWidth, d.left, leftWidth, d.right);
   }
   return out;
 }
 
+std::string formatDiff(const ChipSpec& left, const ChipSpec& right) {
+  return formatDifferences(left.name, left.file, right.name, right.file, diffChips(left, right));
+}
+
 std::string formatSchemaMarkdown() {
-  std::string out =
-      "| key | type (unit) | range | required | meaning |\n|---|---|---|---|---|\n";
+  std::string out = "| key | type (unit) | range | required | meaning |\n|---|---|---|---|---|\n";
   for (const SchemaEntry& e : describeSchema()) {
     out += fmt::format("| `{}` | {} | {} | {} | {} |\n", e.path, e.kind, e.range,
                        e.required ? (e.sourced ? "yes, sourced" : "yes") : "no", e.doc);
   }
-  out += "\nCost-formula variables (filled per instruction by the timing model):\n\n"
-         "| variable | meaning |\n|---|---|\n";
+  out +=
+      "\nCost-formula variables (filled per instruction by the timing model):\n\n"
+      "| variable | meaning |\n|---|---|\n";
   for (int i = 0; i < static_cast<int>(CostVariable::kCount); ++i) {
     const auto v = static_cast<CostVariable>(i);
     out += fmt::format("| `{}` | {} |\n", costVariableName(v), costVariableDoc(v));

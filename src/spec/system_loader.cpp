@@ -12,6 +12,7 @@
 #include "config_tree.h"
 #include "system_schema.h"
 #include "trn/spec/loader.h"
+#include "trn/spec/report.h"
 
 namespace trn::spec {
 namespace fs = std::filesystem;
@@ -183,6 +184,11 @@ std::string formatSystem(const SystemSpec& system) {
     out += fmt::format("{:<28} {:<16} {}\n", e.path, e.value, e.provenance.source);
   }
   return out;
+}
+
+std::string formatSystemDiff(const SystemSpec& left, const SystemSpec& right) {
+  return formatDifferences(left.name, left.file, right.name, right.file,
+                           diffEntries(describeSystem(left), describeSystem(right)));
 }
 
 }  // namespace trn::spec

@@ -1,6 +1,10 @@
-// `trnsim system` and `trnsim collectives bench` from the command line.
+// `trnsim system` and `trnsim collectives bench|run` from the command line.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "trnsim_cli.h"
@@ -39,11 +43,73 @@ TEST(CollectivesCli, BadInputsAreErrorsNotCrashes) {
         std::pair{"collectives bench --op allreduce", "unknown collective 'allreduce'"},
         std::pair{"collectives bench --sizes 1Q", "unknown suffix 'Q'"},
         std::pair{"collectives bench --dtype fp8_e4m3", "reduces in fp32 or bf16"},
-        std::pair{"collectives bench --ranks 3 --algorithm rdh", "power-of-two"}}) {
+        std::pair{"collectives bench --ranks 3 --algorithm rdh", "power-of-two"},
+        std::pair{"collectives bench --sizes 8K:64K --trace /tmp/x.json",
+                  "--trace traces one size"},
+        std::pair{"collectives run --size 1G", "keeps every rank's data in host memory"},
+        std::pair{"collectives run --reduce prod", "unknown reduction 'prod'"},
+        std::pair{"collectives run --dtype fp8_e4m3", "reduce in fp32 or bf16, not fp8_e4m3"}}) {
     const auto r = trnsim(arguments);
     EXPECT_EQ(r.exitCode, 1) << arguments << "\n" << r.output;
     EXPECT_NE(r.output.find(expected), std::string::npos) << arguments << "\n" << r.output;
   }
+}
+
+TEST(CollectivesCli, RunReducesDataAndMatchesFloat64) {
+  const auto r = trnsim(
+      "collectives run --system trn2.48xlarge --op all_reduce --ranks 16 --size 64K --dtype bf16");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  for (const char* expected :
+       {"all_reduce over 16 ranks of trn2.48xlarge: 65536 bytes of bf16", "algorithm mesh",
+        "0 of 524288 exact output elements differ", "max |error| / sum |x|"}) {
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+  }
+  const auto gather = trnsim("collectives run --op all_gather --size 32K --dtype fp8_e4m3");
+  ASSERT_EQ(gather.exitCode, 0) << gather.output;
+  EXPECT_NE(gather.output.find("0 of 524288 exact output elements differ"), std::string::npos)
+      << gather.output;
+}
+
+TEST(CollectivesCli, TraceShowsChipsAsProcessesAndLinksAsTracks) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "trnsim_collective_trace.json").string();
+  const auto r = trnsim("collectives bench --system trn2.48xlarge --sizes 1M --trace " + path);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  std::ifstream in(path);
+  const nlohmann::json trace = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(trace.is_discarded()) << "the trace is not JSON";
+  std::set<std::string> processes;
+  std::set<std::string> tracks;
+  int transfers = 0;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      processes.insert(e["args"]["name"].get<std::string>());
+    } else if (e["ph"] == "M" && e["name"] == "thread_name") {
+      tracks.insert(e["args"]["name"].get<std::string>());
+    } else if (e["ph"] == "X") {
+      ++transfers;
+    }
+  }
+  EXPECT_EQ(processes.size(), 16U);
+  EXPECT_TRUE(processes.contains("chip 5 (rank 5)"));
+  EXPECT_TRUE(tracks.contains("x+") && tracks.contains("y-") && tracks.contains("HBM"));
+  EXPECT_GT(transfers, 16 * 15);
+  EXPECT_EQ(trace["otherData"]["algorithm"], "mesh");
+  std::filesystem::remove(path);
+}
+
+TEST(SystemCli, DiffPrintsTheValuesThatDiffer) {
+  const auto r = trnsim("system diff trn2.48xlarge trn2-ultraserver");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  for (const char* expected : {"trn2.48xlarge (", "vs trn2-ultraserver (", "values differ",
+                               "dimensions[2].name", "(absent)"}) {
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+  }
+  const auto same = trnsim("system diff trn2.48xlarge trn2.48xlarge");
+  EXPECT_NE(same.output.find("0 values differ"), std::string::npos) << same.output;
+  const auto bad = trnsim("system diff trn2.48xlarge nosuch");
+  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_NE(bad.output.find("system 'nosuch' not found"), std::string::npos) << bad.output;
 }
 
 TEST(SystemCli, ShowPrintsTheTotalsAndTheSources) {

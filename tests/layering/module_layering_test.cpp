@@ -28,7 +28,7 @@ const std::map<std::string, std::vector<std::string>>& directDependencies() {
       {"runtime", {"core", "kernel"}},
       {"profile", {"core"}},
       {"harness", {"kernels", "runtime", "profile"}},
-      {"fabric", {"spec", "numerics", "base"}},
+      {"fabric", {"core"}},
   };
   return table;
 }
@@ -51,7 +51,7 @@ std::set<std::string> allowed(const std::string& module) {
 std::vector<fs::path> filesOf(const std::string& module) {
   std::vector<fs::path> files;
   for (const fs::path& dir : {fs::path(TRN_SOURCE_DIR) / "include" / "trn" / module,
-                             fs::path(TRN_SOURCE_DIR) / "src" / module}) {
+                              fs::path(TRN_SOURCE_DIR) / "src" / module}) {
     if (!fs::exists(dir)) {
       continue;
     }

@@ -2,26 +2,54 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
 #include <string>
 
 #include "messages.h"
+#include "trn/base/rng.h"
 #include "trn/fabric/collective_bench.h"
+#include "trn/fabric/collective_trace.h"
+#include "trn/fabric/functional_collective.h"
+#include "trn/numerics/convert.h"
 #include "trn/spec/loader.h"
 #include "trn/spec/system_loader.h"
 
 namespace trn::tools {
 namespace {
 
-struct BenchOptions {
+/// What `collectives bench` and `collectives run` both take.
+struct CollectiveOptions {
   std::string system = "trn2.48xlarge";
   std::string op = "all_reduce";
   std::int64_t ranks = 0;  // 0: every chip
-  std::string sizes = "8K:1G";
   std::string dtype = "bf16";
   std::string algorithm = "auto";
+};
+
+void addCollectiveOptions(CLI::App* command, CollectiveOptions& o) {
+  command->add_option("--system", o.system, "system name or YAML path")->capture_default_str();
+  command
+      ->add_option("--op", o.op,
+                   "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, permute")
+      ->capture_default_str();
+  command->add_option("--ranks", o.ranks, "ranks, one per chip: the first N chips (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--dtype", o.dtype, "element type (reductions: fp32 or bf16)")
+      ->capture_default_str();
+  command
+      ->add_option("--algorithm", o.algorithm,
+                   "auto (the fastest the model finds), ring, mesh, rdh or torus")
+      ->capture_default_str();
+}
+
+struct BenchOptions : CollectiveOptions {
+  std::string sizes = "8K:1G";
   bool json = false;
+  std::string trace;  // file for the Chrome trace of the one size run
 };
 
 nlohmann::json toJson(const fabric::BenchRequest& request, const std::string& system,
@@ -53,10 +81,35 @@ nlohmann::json toJson(const fabric::BenchRequest& request, const std::string& sy
   return out;
 }
 
+/// A system, its chip and its fabric.
+struct LoadedSystem {
+  spec::SystemSpec system;
+  spec::ChipSpec chip;
+  fabric::Topology topology;
+};
+
+Result<LoadedSystem> loadSystem(const std::string& name) {
+  TRN_ASSIGN_OR_RETURN(spec::SystemSpec system, spec::loadSystem(name));
+  TRN_ASSIGN_OR_RETURN(spec::ChipSpec chip, spec::loadChip(system.chip));
+  TRN_ASSIGN_OR_RETURN(fabric::Topology topology, fabric::Topology::create(system, chip));
+  return LoadedSystem{std::move(system), std::move(chip), std::move(topology)};
+}
+
+/// A subcommand's callback: runs `body`, printing its error and setting the exit code.
+template <typename Options>
+void runReportingErrors(Status (*body)(const Options&), const Options& options, int& exitCode) {
+  if (Status status = body(options); !status.ok()) {
+    printError(status.message());
+    exitCode = 1;
+    return;
+  }
+  exitCode = 0;
+}
+
 Status runBench(const BenchOptions& o) {
-  TRN_ASSIGN_OR_RETURN(const spec::SystemSpec system, spec::loadSystem(o.system));
-  TRN_ASSIGN_OR_RETURN(const spec::ChipSpec chip, spec::loadChip(system.chip));
-  TRN_ASSIGN_OR_RETURN(const fabric::Topology topology, fabric::Topology::create(system, chip));
+  TRN_ASSIGN_OR_RETURN(const LoadedSystem loaded, loadSystem(o.system));
+  const spec::SystemSpec& system = loaded.system;
+  const fabric::Topology& topology = loaded.topology;
   fabric::BenchRequest request;
   TRN_ASSIGN_OR_RETURN(request.op, fabric::parseOp(o.op));
   TRN_ASSIGN_OR_RETURN(request.sizes, fabric::parseSizes(o.sizes));
@@ -65,14 +118,111 @@ Status runBench(const BenchOptions& o) {
   if (o.algorithm != "auto") {
     TRN_ASSIGN_OR_RETURN(request.algorithm, fabric::parseAlgorithm(o.algorithm));
   }
+  if (!o.trace.empty() && request.sizes.size() != 1) {
+    return invalidArgument(
+        fmt::format("--trace traces one size; --sizes {} gives {}", o.sizes, request.sizes.size()));
+  }
   TRN_ASSIGN_OR_RETURN(const std::vector<fabric::BenchRow> rows,
                        fabric::benchCollective(topology, request));
+  if (!o.trace.empty()) {
+    const fabric::BenchRow& row = rows.front();
+    const fabric::CollectiveRequest& traced = row.request;
+    TRN_ASSIGN_OR_RETURN(const fabric::Plan plan,
+                         fabric::buildPlan(topology, traced, row.result.algorithm));
+    TRN_ASSIGN_OR_RETURN(const fabric::PlanTiming timing, fabric::simulate(plan));
+    TRN_RETURN_IF_ERROR(
+        fabric::writeCollectiveTraceFile(o.trace, plan, timing, traced, row.result.algorithm));
+  }
   if (o.json) {
     fmt::print("{}\n", toJson(request, system.name, rows).dump(2));
   } else {
     fmt::print("# {} ({} chips of {})\n{}", system.name, topology.chips(), system.chip,
                fabric::benchTable(request, rows));
   }
+  return {};
+}
+
+struct RunOptions : CollectiveOptions {
+  std::string size = "1M";
+  std::string reduce = "sum";
+  std::uint64_t seed = 1;
+};
+
+/// Functional runs keep every rank's buffers in host memory.
+constexpr std::int64_t kMaxFunctionalBytes = std::int64_t{2} << 30;
+
+/// Rank `rank`'s input: `bytes` of `dtype` values uniform in [-1, 1) from (seed, rank).
+std::vector<std::byte> randomInput(std::int64_t bytes, DType dtype, std::uint64_t seed,
+                                   std::int64_t rank) {
+  const CounterRng rng(seed, static_cast<std::uint64_t>(rank));
+  std::vector<float> values(static_cast<std::size_t>(bytes / byteSize(dtype)));
+  for (std::size_t e = 0; e < values.size(); e += 4) {
+    const std::array<std::uint32_t, 4> words = rng.block(e / 4);
+    for (std::size_t j = 0; j < 4 && e + j < values.size(); ++j) {
+      values[e + j] = static_cast<float>(words[j] >> 8) * 0x1p-23F - 1.0F;
+    }
+  }
+  std::vector<std::byte> out(static_cast<std::size_t>(bytes));
+  convertFromFloat(values, dtype, out);
+  return out;
+}
+
+Status runFunctional(const RunOptions& o) {
+  TRN_ASSIGN_OR_RETURN(const LoadedSystem loaded, loadSystem(o.system));
+  const spec::SystemSpec& system = loaded.system;
+  const fabric::Topology& topology = loaded.topology;
+  fabric::CollectiveRequest request;
+  TRN_ASSIGN_OR_RETURN(request.op, fabric::parseOp(o.op));
+  TRN_ASSIGN_OR_RETURN(const DType dtype, parseDType(o.dtype));
+  TRN_ASSIGN_OR_RETURN(const fabric::ReduceOp reduce, fabric::parseReduceOp(o.reduce));
+  TRN_ASSIGN_OR_RETURN(const std::vector<std::int64_t> sizes, fabric::parseSizes(o.size));
+  if (sizes.size() != 1) {
+    return invalidArgument(fmt::format("--size takes one size, not '{}'", o.size));
+  }
+  const std::int64_t ranks = o.ranks == 0 ? topology.chips() : o.ranks;
+  if (ranks < 1 || ranks > topology.chips()) {
+    return invalidArgument(fmt::format("{} ranks: {} has {} chips (one rank per chip)", ranks,
+                                       system.name, topology.chips()));
+  }
+  if (sizes[0] > kMaxFunctionalBytes / ranks) {
+    return invalidArgument(fmt::format(
+        "a functional run keeps every rank's data in host memory: {} ranks x {} bytes is more "
+        "than {} bytes; use `collectives bench` for timing alone",
+        ranks, sizes[0], kMaxFunctionalBytes));
+  }
+  std::optional<fabric::Algorithm> algorithm;
+  if (o.algorithm != "auto") {
+    TRN_ASSIGN_OR_RETURN(algorithm, fabric::parseAlgorithm(o.algorithm));
+  }
+  request.group.resize(static_cast<std::size_t>(ranks));
+  std::iota(request.group.begin(), request.group.end(), 0);
+  request.elementBytes = byteSize(dtype);
+  request.bytes = sizes[0];
+  std::vector<std::vector<std::byte>> inputs;
+  for (std::int64_t r = 0; r < ranks; ++r) {
+    inputs.push_back(randomInput(fabric::inputBytes(request), dtype, o.seed, r));
+  }
+  TRN_ASSIGN_OR_RETURN(const fabric::DataCollectiveResult result,
+                       fabric::runCollectiveOnData(topology, loaded.chip, request, dtype, reduce,
+                                                   inputs, algorithm));
+  TRN_ASSIGN_OR_RETURN(const fabric::ReferenceCheck check,
+                       fabric::checkAgainstFloat64(request, dtype, reduce, inputs, result.outputs));
+  fmt::print(
+      "# {} over {} ranks of {}: {} bytes of {} ({} elements), {}, inputs uniform in "
+      "[-1, 1) from seed {}\n",
+      fabric::opName(request.op), ranks, system.name, request.bytes, dtypeName(dtype),
+      request.bytes / request.elementBytes, fabric::reduceOpName(reduce), o.seed);
+  fmt::print("algorithm {}: {:.2f} us, {} messages\n",
+             fabric::algorithmName(result.timing.algorithm),
+             static_cast<double>(result.timing.picoseconds) * 1e-6, result.timing.messages);
+  fmt::print("against float64: {} of {} exact output elements differ", check.mismatches,
+             check.elements);
+  if (reduce == fabric::ReduceOp::kSum && (request.op == fabric::CollectiveOp::kAllReduce ||
+                                           request.op == fabric::CollectiveOp::kReduceScatter)) {
+    fmt::print("; sums: max |error| {:.3g}, max |error| / sum |x| {:.3g}", check.maxError,
+               check.maxRelative);
+  }
+  fmt::print("\n");
   return {};
 }
 
@@ -85,30 +235,24 @@ void registerCollectivesCommands(CLI::App& app, int& exitCode) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* bench = group->add_subcommand(
       "bench", "time a collective over a range of sizes (timing only), as nccom-test reports it");
-  bench->add_option("--system", options->system, "system name or YAML path")->capture_default_str();
-  bench
-      ->add_option("--op", options->op,
-                   "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, permute")
-      ->capture_default_str();
-  bench->add_option("--ranks", options->ranks, "ranks, one per chip: the first N chips (0: all)")
-      ->check(CLI::NonNegativeNumber);
+  addCollectiveOptions(bench, *options);
   bench->add_option("--sizes", options->sizes, "SIZE, FIRST:LAST or FIRST:LAST:FACTOR (K, M, G)")
       ->capture_default_str();
-  bench->add_option("--dtype", options->dtype, "element type (reductions: fp32 or bf16)")
-      ->capture_default_str();
-  bench
-      ->add_option("--algorithm", options->algorithm,
-                   "auto (the fastest the model finds), ring, mesh, rdh or torus")
-      ->capture_default_str();
   bench->add_flag("--json", options->json, "print JSON, with every algorithm's time");
-  bench->callback([options, &exitCode] {
-    if (Status status = runBench(*options); !status.ok()) {
-      printError(status.message());
-      exitCode = 1;
-      return;
-    }
-    exitCode = 0;
-  });
+  bench->add_option("--trace", options->trace,
+                    "write the chosen algorithm's Chrome trace (one size): chips as processes, "
+                    "links and HBM as tracks");
+  bench->callback([options, &exitCode] { runReportingErrors(runBench, *options, exitCode); });
+
+  auto run = std::make_shared<RunOptions>();
+  CLI::App* runCommand = group->add_subcommand(
+      "run", "run a collective on data in the chips' HBM and check it against float64");
+  addCollectiveOptions(runCommand, *run);
+  runCommand->add_option("--size", run->size, "bytes (K, M, G), as nccom-test counts them")
+      ->capture_default_str();
+  runCommand->add_option("--reduce", run->reduce, "sum, max or min")->capture_default_str();
+  runCommand->add_option("--seed", run->seed, "seed of the random inputs")->capture_default_str();
+  runCommand->callback([run, &exitCode] { runReportingErrors(runFunctional, *run, exitCode); });
 }
 
 }  // namespace trn::tools

@@ -34,6 +34,23 @@ void registerSystemCommands(CLI::App& app, int& exitCode) {
     fmt::print("{}", spec::formatSystem(*system));
     exitCode = 0;
   });
+  auto left = std::make_shared<std::string>();
+  auto right = std::make_shared<std::string>();
+  CLI::App* diff =
+      group->add_subcommand("diff", "print the values that differ between two systems");
+  diff->add_option("left", *left, "first system (name or path)")->required();
+  diff->add_option("right", *right, "second system (name or path)")->required();
+  diff->callback([left, right, &exitCode] {
+    const Result<spec::SystemSpec> a = spec::loadSystem(*left);
+    const Result<spec::SystemSpec> b = a.ok() ? spec::loadSystem(*right) : a;
+    if (!a.ok() || !b.ok()) {
+      printError((a.ok() ? b : a).status().message());
+      exitCode = 1;
+      return;
+    }
+    fmt::print("{}", spec::formatSystemDiff(*a, *b));
+    exitCode = 0;
+  });
 }
 
 }  // namespace trn::tools

@@ -20,6 +20,7 @@ namespace trn::fabric {
 Result<std::vector<std::int64_t>> parseSizes(std::string_view text);
 
 struct BenchRow {
+  CollectiveRequest request;  ///< as run
   std::int64_t bytes = 0;  ///< the size run: the asked one rounded down to whole elements per rank
   std::int64_t count = 0;  ///< elements
   CollectiveResult result;

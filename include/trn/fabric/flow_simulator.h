@@ -21,6 +21,8 @@ struct PlanTiming {
   std::int64_t makespan = 0;          ///< ps from the first operation's start to the last end
   std::vector<double> resourceBytes;  ///< bytes each resource carried
   std::uint64_t events = 0;           ///< simulation events processed (for the benchmarks)
+  std::vector<std::int64_t> opStart;  ///< per operation, ps: its first byte moves (or it starts)
+  std::vector<std::int64_t> opEnd;    ///< per operation, ps: it ends
 };
 
 /// The timing of `plan`; fails when an operation needs a resource of no bandwidth or the time

@@ -1,7 +1,9 @@
 // A collective's schedule as data: operations that move bytes over fabric resources (a transfer
 // between chips: the sender's HBM, the route's links, the receiver's HBM) or within a chip (a
-// reduction reading and writing HBM), each starting once its predecessors have finished. The
-// collective algorithms (algorithms.h) build plans; flow_simulator.h times them.
+// reduction reading and writing HBM), each starting once its predecessors have finished. An
+// operation may also say which elements it moves or reduces (a DataMove), so that the same plan
+// that is timed (flow_simulator.h) can be executed on data (functional_collective.h). The
+// collective algorithms (ring.cpp, mesh.cpp, recursive.cpp, torus.cpp) build plans.
 #pragma once
 
 #include <cstdint>
@@ -15,26 +17,78 @@ namespace trn::fabric {
 
 using OpId = std::uint32_t;
 
+/// The areas of a chip's HBM a collective uses: the buffer (a rank's data, reduced and gathered in
+/// place), the receive buffer (where an all-to-all or a permute delivers) and staging (where a
+/// transfer leaves data for a reduction; each such transfer has its own).
+enum class Region : std::uint8_t { kBuffer, kReceive, kStaging };
+
+/// Elements of a region: `pieces` runs of `length` elements, `stride` apart, from `begin`.
+struct Segment {
+  Region region = Region::kBuffer;
+  std::int64_t begin = 0;
+  std::int64_t length = 0;
+  std::int64_t pieces = 1;
+  std::int64_t stride = 0;
+
+  [[nodiscard]] std::int64_t count() const { return length * pieces; }
+};
+
+/// The contiguous elements [begin, begin + length) of the buffer.
+inline Segment bufferRange(std::int64_t begin, std::int64_t length) {
+  return {Region::kBuffer, begin, length, 1, length};
+}
+
+/// What an operation does to the data.
+struct DataMove {
+  enum class Kind : std::uint8_t {
+    kCopy,    ///< `source` on chip `from` to `destination` on chip `to`
+    kReduce,  ///< on chip `to`: destination = destination (+) each staged input, in order
+  };
+  Kind kind = Kind::kCopy;
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+  Segment source;
+  Segment destination;           ///< region kStaging: this operation's own staging
+  std::uint32_t firstInput = 0;  ///< kReduce: into Plan::inputs(), the transfers staged for it
+  std::uint32_t inputCount = 0;
+};
+
+/// PlanOp::move of an operation that moves no data (a timing-only operation, a join).
+inline constexpr std::uint32_t kNoMove = 0xFFFF'FFFF;
+
 /// One operation of a plan.
 struct PlanOp {
   std::uint32_t firstResource = 0;  ///< into Plan::resources()
   std::uint32_t resourceCount = 0;
   std::uint32_t firstPredecessor = 0;  ///< into Plan::predecessors()
   std::uint32_t predecessorCount = 0;
-  double bytes = 0;             ///< carried by each of its resources
-  std::int64_t startDelay = 0;  ///< ps between its predecessors' end and its first byte
-  std::int64_t endDelay = 0;    ///< ps between its last byte leaving and the operation's end
+  double bytes = 0;              ///< carried by each of its resources
+  std::int64_t startDelay = 0;   ///< ps between its predecessors' end and its first byte
+  std::int64_t endDelay = 0;     ///< ps between its last byte leaving and the operation's end
+  std::uint32_t move = kNoMove;  ///< into Plan::moves()
 };
 
 class Plan {
  public:
-  explicit Plan(const Topology& topology) : topology_(&topology) {}
+  /// A plan on `topology` whose elements (DataMove) are `elementBytes` bytes each.
+  explicit Plan(const Topology& topology, std::int64_t elementBytes = 1)
+      : topology_(&topology), elementBytes_(elementBytes) {}
 
-  /// `bytes` from chip `from` to chip `to` (routed with `direction`, as Topology::route), after
-  /// `after`. From a chip to itself it is a copy within the chip's HBM.
+  /// Copies `source` on chip `from` to `destination` on chip `to` (same count; a destination in
+  /// kStaging stages it for a later reduceInto), routed as transfer() routes, after `after`.
+  OpId copy(std::int64_t from, std::int64_t to, const Segment& source, const Segment& destination,
+            std::span<const OpId> after, int direction = 0);
+  /// On `chip`: destination (+)= what each of `staged` (copies to `chip`'s staging, which become
+  /// predecessors) staged, in that order, after `after` as well. Its HBM traffic is reading the
+  /// destination and the staged data and writing the destination.
+  OpId reduceInto(std::int64_t chip, const Segment& destination, std::span<const OpId> staged,
+                  std::span<const OpId> after);
+
+  /// Timing only: `bytes` from chip `from` to chip `to` (routed with `direction`, as
+  /// Topology::route), after `after`. From a chip to itself it is a copy within the chip's HBM.
   OpId transfer(std::int64_t from, std::int64_t to, double bytes, std::span<const OpId> after,
                 int direction = 0);
-  /// A reduction on `chip` that reads and writes `bytes` of HBM in all, after `after`.
+  /// Timing only: a reduction on `chip` that reads and writes `bytes` of HBM in all.
   OpId reduce(std::int64_t chip, double bytes, std::span<const OpId> after);
   /// Nothing, after `after`: a point later operations can depend on.
   OpId join(std::span<const OpId> after);
@@ -48,7 +102,13 @@ class Plan {
   }
 
   [[nodiscard]] const Topology& topology() const { return *topology_; }
+  [[nodiscard]] std::int64_t elementBytes() const { return elementBytes_; }
   [[nodiscard]] const std::vector<PlanOp>& ops() const { return ops_; }
+  [[nodiscard]] const std::vector<DataMove>& moves() const { return moves_; }
+  /// The staged transfers a kReduce move adds, in order.
+  [[nodiscard]] std::span<const OpId> inputsOf(const DataMove& move) const {
+    return std::span(inputs_).subspan(move.firstInput, move.inputCount);
+  }
   [[nodiscard]] std::span<const ResourceId> resourcesOf(const PlanOp& op) const {
     return std::span(resources_).subspan(op.firstResource, op.resourceCount);
   }
@@ -62,8 +122,13 @@ class Plan {
   OpId add(std::span<const ResourceId> resources, double bytes, std::int64_t startDelay,
            std::int64_t endDelay, std::span<const OpId> after);
 
+  OpId withMove(OpId op, const DataMove& move);
+
   const Topology* topology_;
+  std::int64_t elementBytes_;
   std::vector<PlanOp> ops_;
+  std::vector<DataMove> moves_;
+  std::vector<OpId> inputs_;
   std::vector<ResourceId> resources_;
   std::vector<OpId> predecessors_;
   std::uint64_t messages_ = 0;

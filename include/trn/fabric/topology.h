@@ -48,6 +48,12 @@ class Topology {
   [[nodiscard]] double bandwidth(ResourceId r) const { return bandwidth_[r]; }
   /// For messages and reports: "chip 3 x+", "chip 3 node up", "chip 3 HBM".
   [[nodiscard]] std::string resourceName(ResourceId r) const;
+  /// The chip `r` belongs to: the one a link leaves (or a switch downlink reaches), or whose HBM
+  /// it is.
+  [[nodiscard]] std::int64_t chipOf(ResourceId r) const {
+    return isLink(r) ? static_cast<std::int64_t>(r / (dimensions_.size() * 2))
+                     : static_cast<std::int64_t>(r - linkCount());
+  }
   /// Whether `r` is a link (else a chip's HBM).
   [[nodiscard]] bool isLink(ResourceId r) const { return r < linkCount(); }
   [[nodiscard]] ResourceId hbm(std::int64_t chip) const {

@@ -14,13 +14,13 @@ namespace trn::spec {
 
 /// One value of a loaded description.
 struct SpecEntry {
-  std::string path;       ///< full key path, e.g. "core.sbuf.partition_bytes"
-  std::string value;      ///< rendered with its unit, e.g. "224KiB", "64 cycles"
-  std::string kind;       ///< e.g. "size", "integer", "frequency"
-  std::string doc;        ///< one-line meaning
-  Provenance provenance;  ///< source, alternative, file and line
-  std::string record;     ///< path of the enclosing record ("" if none)
-  bool meta = false;      ///< name/description/version/base: not hardware data
+  std::string path;             ///< full key path, e.g. "core.sbuf.partition_bytes"
+  std::string value;            ///< rendered with its unit, e.g. "224KiB", "64 cycles"
+  std::string kind;             ///< e.g. "size", "integer", "frequency"
+  std::string doc;              ///< one-line meaning
+  Provenance provenance;        ///< source, alternative, file and line
+  std::string record;           ///< path of the enclosing record ("" if none)
+  bool meta = false;            ///< name/description/version/base: not hardware data
   std::optional<Ratio> number;  ///< the value as a number, for integer and ratio fields
 };
 
@@ -60,6 +60,11 @@ std::vector<SpecEntry> describeChip(const ChipSpec& spec);
 /// Every key of the schema in order.
 std::vector<SchemaEntry> describeSchema();
 
+/// Values of two descriptions' entries (describeChip, describeSystem) that differ, by path; meta
+/// keys excluded.
+std::vector<SpecDifference> diffEntries(const std::vector<SpecEntry>& left,
+                                        const std::vector<SpecEntry>& right);
+
 /// Hardware values that differ between `left` and `right` (meta keys excluded).
 std::vector<SpecDifference> diffChips(const ChipSpec& left, const ChipSpec& right);
 
@@ -68,6 +73,11 @@ std::optional<Ratio> numberAt(const ChipSpec& spec, std::string_view path);
 
 /// The readable, grouped description printed by `trnsim spec show`.
 std::string formatChip(const ChipSpec& spec);
+
+/// The table of `diffs` between two descriptions (`trnsim spec diff`, `trnsim system diff`).
+std::string formatDifferences(std::string_view leftName, std::string_view leftFile,
+                              std::string_view rightName, std::string_view rightFile,
+                              const std::vector<SpecDifference>& diffs);
 
 /// The table printed by `trnsim spec diff`.
 std::string formatDiff(const ChipSpec& left, const ChipSpec& right);

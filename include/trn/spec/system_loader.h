@@ -34,4 +34,7 @@ std::vector<SpecEntry> describeSystem(const SystemSpec& system);
 /// `trnsim system show`: the derived totals, then every value with its source.
 std::string formatSystem(const SystemSpec& system);
 
+/// `trnsim system diff`: the values that differ between two systems.
+std::string formatSystemDiff(const SystemSpec& left, const SystemSpec& right);
+
 }  // namespace trn::spec
