@@ -26,14 +26,17 @@ using plan::PlanWindow;
 constexpr std::int32_t kBarrierWait = -2;
 /// EngineState::blockedOn of an engine at a sendrecv, until the exchange is done.
 constexpr std::int32_t kExchangeWait = -3;
+/// EngineState::blockedOn of an engine at a collective, until every rank is there and it is done.
+constexpr std::int32_t kCollectiveWait = -4;
 
 struct EngineState {
   SequencerState seq;
   std::size_t pc = 0;
   std::int64_t readySince = 0;
-  std::int32_t blockedOn = -1;  ///< the semaphore of the first wait that did not hold
-  std::uint32_t barrier = 0;    ///< the barrier it has arrived at and not yet passed (0: none)
-  std::uint32_t exchange = 0;   ///< the sendrecv it has arrived at and not yet passed (0: none)
+  std::int32_t blockedOn = -1;   ///< the semaphore of the first wait that did not hold
+  std::uint32_t barrier = 0;     ///< the barrier it has arrived at and not yet passed (0: none)
+  std::uint32_t exchange = 0;    ///< the sendrecv it has arrived at and not yet passed (0: none)
+  std::uint32_t collective = 0;  ///< the collective it has arrived at and not yet passed (0: none)
   // The flags last, together: no padding between the fields above.
   bool blocked = false;
   bool wakePending = false;
@@ -53,9 +56,10 @@ struct CoreRun {
   RunStats stats;
   std::int64_t lastActivity = 0;
   PowerThrottleState throttle;
-  std::uint32_t group = 0;      ///< index of its barrier group (its logical core)
+  std::uint32_t group = 0;  ///< index of its barrier group (its logical core)
   std::uint32_t barriersReached = 0;
   std::uint32_t exchangesReached = 0;
+  std::uint32_t collectivesReached = 0;
   /// Per HBM tensor: whether its accesses can conflict with another core's (cross_core_races.h).
   std::vector<std::uint8_t> crossChecked;
   bool anyCrossChecked = false;  ///< some entry of crossChecked is set
@@ -85,8 +89,8 @@ struct BarrierState {
   bool complete = false;
 };
 
-/// One sendrecv of a pair: who has arrived (core, engine, instruction), and once both have, when
-/// the exchange is done.
+/// One sendrecv of a pair, or one collective of a run: who has arrived (core, engine,
+/// instruction), and once all have, when it is done.
 struct ExchangeState {
   struct Party {
     std::uint32_t core;

@@ -31,6 +31,17 @@ Status deadlockReport(std::span<const CoreRun> cores, std::span<const BarrierGro
             describe(c, owner), es.exchange);
         continue;
       }
+      if (es.blockedOn == kCollectiveWait) {
+        std::vector<std::uint32_t> missing;
+        for (std::uint32_t other = 0; other < cores.size(); ++other) {
+          if (cores[other].collectivesReached < es.collective) {
+            missing.push_back(other);
+          }
+        }
+        pending += fmt::format("\n  {} waits at collective {} for rank(s) {}, which never reach it",
+                               describe(c, owner), es.collective, fmt::join(missing, ", "));
+        continue;
+      }
       if (es.blockedOn == kBarrierWait) {
         std::vector<std::uint32_t> missing;
         for (const std::uint32_t other : groups[cr.group].cores) {

@@ -148,7 +148,8 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
   return shape;
 }
 
-DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
+DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores,
+                   std::vector<int> deviceOfSlot)
     : enginesPerCore_(static_cast<int>(chip.core.dma.enginesPerCore)),
       queuesPerCore_(static_cast<std::size_t>(chip.core.dma.queuesPerEngine)),
       dgeBlocks_(static_cast<std::size_t>(chip.core.dma.dge.hardwareBlocks)),
@@ -158,8 +159,13 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
       stackBandwidth_(static_cast<double>(chip.hbm.bandwidth.count()) /
                       static_cast<double>(std::max<std::int64_t>(chip.hbm.stacks, 1))),
       overheadBytes_(static_cast<double>(chip.core.dma.efficiency.overheadBoundBelow.count())) {
-  for (const int core : physicalCores) {
-    stackOfSlot_.push_back(chip.hbm.stackOf(core));
+  const auto stacks = static_cast<std::int32_t>(std::max<std::int64_t>(chip.hbm.stacks, 1));
+  int devices = 1;
+  for (std::size_t slot = 0; slot < physicalCores.size(); ++slot) {
+    stackOfSlot_.push_back(chip.hbm.stackOf(physicalCores[slot]));
+    const int device = slot < deviceOfSlot.size() ? deviceOfSlot[slot] : 0;
+    stackBaseOfSlot_.push_back(device * stacks);
+    devices = std::max(devices, device + 1);
   }
   const std::size_t slots = physicalCores.size();
   queues_.assign(slots * queuesPerCore_, QueueEnds{});
@@ -167,7 +173,7 @@ DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores)
   nextEngine_.assign(slots, 0);
   slots_.assign(slots, SlotActivity{});
   partialUsers_.assign(slots * static_cast<std::size_t>(enginesPerCore_), 0);
-  stackDemand_.assign(static_cast<std::size_t>(std::max<std::int64_t>(chip.hbm.stacks, 1)), 0.0);
+  stackDemand_.assign(static_cast<std::size_t>(devices) * static_cast<std::size_t>(stacks), 0.0);
 }
 
 double DmaModel::workOf(const TransferShape& shape) const {
@@ -355,7 +361,7 @@ void DmaModel::recomputeRates(std::int64_t t) {
   for (const std::uint32_t id : active_) {
     const Transfer& tr = transfers_[id];
     forEachStackShare(tr.shape, ownStack(tr), [&](std::int32_t stack, std::int64_t) {
-      stackDemand[static_cast<std::size_t>(stack)] = 0;
+      stackDemand[stackIndex(tr, stack)] = 0;
     });
   }
   // Engine sharing: each engine splits its bandwidth among the heads that use it, and a head
@@ -378,8 +384,7 @@ void DmaModel::recomputeRates(std::int64_t t) {
     busiest += slot.everyEngineHeads;
     tr.rate = static_cast<double>(tr.engines) * engineBandwidth_ / static_cast<double>(busiest);
     forEachStackShare(tr.shape, ownStack(tr), [&](std::int32_t stack, std::int64_t bytes) {
-      stackDemand[static_cast<std::size_t>(stack)] +=
-          tr.rate * static_cast<double>(bytes) / tr.work;
+      stackDemand[stackIndex(tr, stack)] += tr.rate * static_cast<double>(bytes) / tr.work;
     });
   }
   // HBM stack sharing: scale down the HBM users of an oversubscribed stack in proportion (by
@@ -389,7 +394,7 @@ void DmaModel::recomputeRates(std::int64_t t) {
     Transfer& tr = transfers_[id];
     double demand = 0;
     forEachStackShare(tr.shape, ownStack(tr), [&](std::int32_t stack, std::int64_t) {
-      demand = std::max(demand, stackDemand[static_cast<std::size_t>(stack)]);
+      demand = std::max(demand, stackDemand[stackIndex(tr, stack)]);
     });
     if (demand > stackBandwidth_) {
       tr.rate *= stackBandwidth_ / demand;

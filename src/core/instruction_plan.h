@@ -84,10 +84,11 @@ inline void setCompletion(Completion& done, std::uint32_t core, AccessOwner owne
 
 /// What the scheduler needs to know of an instruction's kind.
 struct Kind {
-  bool dma = false;      ///< a DMA trigger (runs on a queue)
-  bool control = false;  ///< control flow (runs in every mode)
-  bool barrier = false;  ///< a core_barrier (waits for the other cores of its logical core)
-  bool exchange = false;  ///< a sendrecv (meets the other core of its pair)
+  bool dma = false;         ///< a DMA trigger (runs on a queue)
+  bool control = false;     ///< control flow (runs in every mode)
+  bool barrier = false;     ///< a core_barrier (waits for the other cores of its logical core)
+  bool exchange = false;    ///< a sendrecv (meets the other core of its pair)
+  bool collective = false;  ///< a collective (meets every rank of the run)
   int queue = 0;
 };
 
@@ -99,6 +100,7 @@ inline Kind kindOf(const isa::InstructionBody& instr) {
         kind.control = I::kInfo.isControl();
         kind.barrier = std::is_same_v<I, isa::CoreBarrier>;
         kind.exchange = std::is_same_v<I, isa::SendRecv>;
+        kind.collective = std::is_same_v<I, isa::Collective>;
         if constexpr (requires { body.queue; }) {
           kind.queue = static_cast<int>(body.queue);
         }
@@ -119,8 +121,8 @@ struct Planned {
   Kind kind;
   Completion completion;  ///< the instruction's semaphore updates (core and record unset)
   std::span<const isa::SemaphoreWait> waits;  ///< in the packed stream
-  AccessSpan accesses;  ///< in PlanWindow::accesses
-  TransferShape shape;  ///< for a DMA, in timed modes
+  AccessSpan accesses;                        ///< in PlanWindow::accesses
+  TransferShape shape;                        ///< for a DMA, in timed modes
 };
 
 /// The plans of the next instructions of one engine, decoded from the packed stream a window at

@@ -44,6 +44,7 @@
 #include "instruction_plan.h"
 #include "sequencer_state.h"
 #include "tile_exchange.h"
+#include "trn/core/collective_service.h"
 #include "trn/core/dma_model.h"
 #include "trn/core/hazard_detector.h"
 #include "trn/core/instruction_cost.h"
@@ -69,7 +70,8 @@ namespace {
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 class Simulation {
  public:
-  explicit Simulation(const std::vector<NeuronCore*>& cores) {
+  Simulation(const std::vector<NeuronCore*>& cores, CollectiveService* collectives)
+      : collectiveService_(collectives) {
     for (NeuronCore* core : cores) {
       CoreRun run;
       run.core = core;
@@ -100,6 +102,12 @@ class Simulation {
   /// Both cores are at sendrecv `x`: copies each one's src to the other's dst (data modes), sets
   /// when the exchange is done and wakes both engines then.
   Status exchange(ExchangeState& x);
+  /// `engine` of core `c` is at a collective at `now`: counts its arrival (once); when every core
+  /// of the run is there, runs it (runCollective). Returns whether the engine may pass it now.
+  Result<bool> arriveAtCollective(std::uint32_t c, Engine engine, std::int64_t now);
+  /// Every core is at collective `x`: hands it to the service, sets when it is done and wakes the
+  /// engines then.
+  Status runCollective(ExchangeState& x);
   /// Stores `value` at `slot` of `slots` (growing it) when races are checked.
   static void keepClock(std::vector<VectorClock>& slots, std::uint32_t slot,
                         const VectorClock* value) {
@@ -123,6 +131,9 @@ class Simulation {
 
   std::vector<CoreRun> cores_;
   std::vector<BarrierGroup> groups_;
+  CollectiveService* collectiveService_ = nullptr;
+  bool severalDevices_ = false;              ///< cores on different chips: messages name ranks
+  std::vector<ExchangeState> collectives_;   ///< by collective number - 1, over all cores
   std::optional<CrossCoreRaces> crossCore_;  ///< with race detection, when several cores run
   std::int64_t barrierLatency_ = 0;          ///< ps from the last arrival to the others' release
   RunMode mode_ = RunMode::kFunctionalOnly;
@@ -147,9 +158,23 @@ Status Simulation::setUp() {
   timing_ = hasTiming(mode_);
   chip_ = first.chip.get();
   std::vector<int> physical;
+  std::vector<int> deviceOf;
+  std::vector<const DeviceMemory*> devices;
   for (std::uint32_t c = 0; c < cores_.size(); ++c) {
     CoreRun& cr = cores_[c];
     const CoreOptions& options = cr.core->options();
+    // Cores on different chip-shaped devices are on different chips and share no stack; a
+    // core's own one-stack device stands for its stack of the one chip (as below).
+    const DeviceMemory* mine = &cr.core->device();
+    if (chip_ != nullptr && mine->stacks() != chip_->hbm.stacks) {
+      deviceOf.push_back(0);
+    } else {
+      const auto known = std::find(devices.begin(), devices.end(), mine);
+      deviceOf.push_back(static_cast<int>(known - devices.begin()));
+      if (known == devices.end()) {
+        devices.push_back(mine);
+      }
+    }
     if (options.mode != mode_ || options.chip.get() != chip_) {
       return invalidArgument("cores simulated together must share one mode and one chip");
     }
@@ -198,6 +223,7 @@ Status Simulation::setUp() {
       cr.stats.dma.hbmBytesByStack.assign(static_cast<std::size_t>(chip_->hbm.stacks), 0);
     }
   }
+  severalDevices_ = devices.size() > 1;
   const bool allDetect = std::all_of(cores_.begin(), cores_.end(), [](const CoreRun& cr) {
     return cr.core->options().detectRaces;
   });
@@ -224,7 +250,7 @@ Status Simulation::setUp() {
       semaphoreDelay_[i] = cyclesToTime(chip_->costs.semaphoreOverheadCycles, clock).count();
       latency_[i] = cyclesToTime(chip_->costs.staticOverheadCycles, clock).count();
     }
-    dma_.emplace(*chip_, physical);
+    dma_.emplace(*chip_, physical, deviceOf);
   }
   return {};
 }
@@ -291,7 +317,9 @@ std::string Simulation::describe(std::uint32_t c, AccessOwner owner) const {
   if (!instr.location.file.empty()) {
     text += fmt::format(" at {}:{}", instr.location.file, instr.location.line);
   }
-  if (cores_.size() > 1) {
+  if (severalDevices_) {
+    text = fmt::format("rank {}: {}", c, text);
+  } else if (cores_.size() > 1) {
     text = fmt::format("core {}: {}", cores_[c].core->options().physicalCore, text);
   }
   return text;
@@ -367,14 +395,15 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     es.barrier = 0;
   }
 
-  if (kind.exchange) {
-    TRN_ASSIGN_OR_RETURN(const bool exchanged, arriveAtExchange(c, engine, now));
-    if (!exchanged) {
+  if (kind.exchange || kind.collective) {
+    TRN_ASSIGN_OR_RETURN(const bool met, kind.exchange ? arriveAtExchange(c, engine, now)
+                                                       : arriveAtCollective(c, engine, now));
+    if (!met) {
       es.blocked = true;
-      es.blockedOn = kExchangeWait;
+      es.blockedOn = kind.exchange ? kExchangeWait : kCollectiveWait;
       return {};
     }
-    es.exchange = 0;
+    (kind.exchange ? es.exchange : es.collective) = 0;
   }
 
   // Happens-before and race check.
@@ -610,6 +639,76 @@ Status Simulation::exchange(ExchangeState& x) {
   return {};
 }
 
+Result<bool> Simulation::arriveAtCollective(std::uint32_t c, Engine engine, std::int64_t now) {
+  CoreRun& cr = cores_[c];
+  EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
+  if (es.collective == 0) {
+    if (collectiveService_ == nullptr) {
+      return failedPrecondition(
+                 "a collective runs over the ranks of a system run (runtime::Session::runRanks); "
+                 "this run has no fabric")
+          .withContext(describe(c, AccessOwner{engine, static_cast<std::uint32_t>(es.pc)}));
+    }
+    es.collective = ++cr.collectivesReached;
+    if (collectives_.size() < es.collective) {
+      collectives_.resize(es.collective);
+    }
+    ExchangeState& x = collectives_[es.collective - 1];
+    x.parties.push_back({c, engine, static_cast<std::uint32_t>(es.pc)});
+    x.lastArrival = std::max(x.lastArrival, now);
+    if (x.parties.size() == cores_.size()) {
+      TRN_RETURN_IF_ERROR(runCollective(x));
+    }
+    return false;
+  }
+  const ExchangeState& x = collectives_[es.collective - 1];
+  return x.doneAt >= 0 && now >= x.doneAt;
+}
+
+Status Simulation::runCollective(ExchangeState& x) {
+  // Rank order is core order, whatever the order of arrival.
+  std::sort(
+      x.parties.begin(), x.parties.end(),
+      [](const ExchangeState::Party& a, const ExchangeState::Party& b) { return a.core < b.core; });
+  std::vector<isa::InstructionBody> bodies(x.parties.size());
+  std::vector<CollectiveCall> calls;
+  for (std::size_t i = 0; i < x.parties.size(); ++i) {
+    const ExchangeState::Party& p = x.parties[i];
+    NeuronCore& core = *cores_[p.core].core;
+    core.program().stream(p.engine).decodeBody(p.pc, bodies[i]);
+    const auto& instr = std::get<isa::Collective>(bodies[i]);
+    const std::int64_t size = byteSize(instr.src.dtype);
+    CollectiveCall call;
+    call.instr = &instr;
+    call.device = core.sharedDevice();
+    call.srcAddress = core.tensorAddress(instr.src.tensor) + instr.src.offset;
+    call.dstAddress = core.tensorAddress(instr.dst.tensor) + instr.dst.offset;
+    call.srcBytes = instr.src.elementCount() * size;
+    call.dstBytes = instr.dst.elementCount() * size;
+    calls.push_back(call);
+  }
+  const ExchangeState::Party& last = x.parties.back();
+  auto where = [&] { return describe(last.core, AccessOwner{last.engine, last.pc}); };
+  Result<std::int64_t> duration = collectiveService_->run(calls, hasData(mode_));
+  if (!duration.ok()) {
+    return duration.status().withContext(where());
+  }
+  x.doneAt = x.lastArrival;
+  if (timing_) {
+    x.doneAt = x.lastArrival + barrierLatency_ + *duration;
+    if (x.doneAt > kMaxSimulatedTime.count()) {
+      return timeOverflow().withContext(where());
+    }
+  }
+  for (const ExchangeState::Party& p : x.parties) {
+    EngineState& es = cores_[p.core].engines[static_cast<std::size_t>(p.engine)];
+    es.wakePending = true;
+    schedule(x.doneAt + semaphoreDelay_[static_cast<std::size_t>(p.engine)], EventKind::kReady,
+             p.core, static_cast<std::uint32_t>(p.engine));
+  }
+  return {};
+}
+
 Status Simulation::finishInstruction(std::uint32_t c, const Completion& done,
                                      const VectorClock* clock, std::int64_t now) {
   CoreRun& cr = cores_[c];
@@ -634,9 +733,8 @@ Status Simulation::finishInstruction(std::uint32_t c, const Completion& done,
           .withContext(describe(c, done.owner));
     }
     if (cr.waitRaces) {
-      TRN_RETURN_IF_ERROR(cr.waitRaces->updated(u.semaphore, value,
-                                                static_cast<std::int32_t>(next), done.agent,
-                                                *clock, done.owner));
+      TRN_RETURN_IF_ERROR(cr.waitRaces->updated(u.semaphore, value, static_cast<std::int32_t>(next),
+                                                done.agent, *clock, done.owner));
     }
     value = static_cast<std::int32_t>(next);
     if (cr.hazards) {
@@ -740,7 +838,7 @@ Result<std::vector<RunStats>> Simulation::run() {
   while (queue_.pop(event)) {
     if (event.time > kMaxSimulatedTime.count()) {
       return timeOverflow().withContext(event.kind() == EventKind::kDma ? "a DMA transfer"
-                                                                         : "an instruction");
+                                                                        : "an instruction");
     }
     switch (event.kind()) {
       case EventKind::kComplete: {
@@ -776,11 +874,12 @@ Result<std::vector<RunStats>> Simulation::run() {
 
 }  // namespace
 
-Result<std::vector<RunStats>> runTogether(const std::vector<NeuronCore*>& cores) {
+Result<std::vector<RunStats>> runTogether(const std::vector<NeuronCore*>& cores,
+                                          CollectiveService* collectives) {
   if (cores.empty()) {
     return invalidArgument("runTogether needs at least one core");
   }
-  Simulation simulation(cores);
+  Simulation simulation(cores, collectives);
   return simulation.run();
 }
 

@@ -12,15 +12,6 @@
 namespace trn::fabric {
 namespace {
 
-constexpr std::array<std::pair<CollectiveOp, std::string_view>, 6> kOpNames = {{
-    {CollectiveOp::kAllReduce, "all_reduce"},
-    {CollectiveOp::kAllGather, "all_gather"},
-    {CollectiveOp::kReduceScatter, "reduce_scatter"},
-    {CollectiveOp::kAllToAll, "all_to_all"},
-    {CollectiveOp::kBroadcast, "broadcast"},
-    {CollectiveOp::kPermute, "permute"},
-}};
-
 constexpr std::array<std::pair<Algorithm, std::string_view>, 4> kAlgorithmNames = {{
     {Algorithm::kRing, "ring"},
     {Algorithm::kMesh, "mesh"},
@@ -78,14 +69,7 @@ Status checkRequest(const Topology& topology, const CollectiveRequest& r) {
 
 }  // namespace
 
-std::string_view opName(CollectiveOp op) {
-  for (const auto& [value, name] : kOpNames) {
-    if (value == op) {
-      return name;
-    }
-  }
-  return "?";
-}
+std::string_view opName(CollectiveOp op) { return isa::enumName(op); }
 
 std::string_view algorithmName(Algorithm a) {
   for (const auto& [value, name] : kAlgorithmNames) {
@@ -97,13 +81,12 @@ std::string_view algorithmName(Algorithm a) {
 }
 
 Result<CollectiveOp> parseOp(std::string_view name) {
-  for (const auto& [value, n] : kOpNames) {
-    if (n == name) {
-      return value;
-    }
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  if (isa::enumFromName(name, op)) {
+    return op;
   }
-  return invalidArgument(
-      fmt::format("unknown collective '{}' (one of {})", name, namesOf(kOpNames)));
+  return invalidArgument(fmt::format("unknown collective '{}' (one of {})", name,
+                                     namesOf(isa::EnumTable<CollectiveOp>::kEntries)));
 }
 
 Result<Algorithm> parseAlgorithm(std::string_view name) {

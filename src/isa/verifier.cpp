@@ -20,15 +20,15 @@ Status violation(std::string_view operand, std::string_view what) {
 }
 
 /// Partition range and start-partition rule (hardware-trn2.md §5.1) for compute engines.
-Status checkPartitions(std::string_view operand, const AccessPattern& ap,
-                       const CoreLimits& limits, bool computeEngine) {
+Status checkPartitions(std::string_view operand, const AccessPattern& ap, const CoreLimits& limits,
+                       bool computeEngine) {
   const std::int64_t start = ap.partitionStart;
   const std::int64_t count = ap.partitionCount;
   if (start < 0 || count < 1 || start >= limits.partitions || count > limits.partitions - start) {
     const std::optional<std::int64_t> end = (Checked<std::int64_t>(start) + count).get();
-    return violation(operand, fmt::format("partitions [{}:{}] are outside 0..{}", start,
-                                          end ? fmt::to_string(*end) : "beyond 2^63",
-                                          limits.partitions));
+    return violation(operand,
+                     fmt::format("partitions [{}:{}] are outside 0..{}", start,
+                                 end ? fmt::to_string(*end) : "beyond 2^63", limits.partitions));
   }
   if (!computeEngine) {
     return {};
@@ -44,13 +44,15 @@ Status checkPartitions(std::string_view operand, const AccessPattern& ap,
     }
     // The rule's range as the hardware guide words it: "<= 32", "33..64", "> 64".
     const std::int64_t lowest = i == 0 ? 1 : rules[i - 1].maxPartitions + 1;
-    const std::string range = i == 0                  ? fmt::format("<= {}", rule.maxPartitions)
-                              : i + 1 == rules.size() ? fmt::format("> {}", lowest - 1)
-                                                      : fmt::format("{}..{}", lowest,
-                                                                    rule.maxPartitions);
+    const std::string range = i == 0 ? fmt::format("<= {}", rule.maxPartitions)
+                              : i + 1 == rules.size()
+                                  ? fmt::format("> {}", lowest - 1)
+                                  : fmt::format("{}..{}", lowest, rule.maxPartitions);
     std::string starts;
     for (std::size_t k = 0; k < rule.starts.size(); ++k) {
-      starts += (k == 0 ? "" : k + 1 == rule.starts.size() ? " or " : ", ") +
+      starts += (k == 0                        ? ""
+                 : k + 1 == rule.starts.size() ? " or "
+                                               : ", ") +
                 std::to_string(rule.starts[k]);
     }
     return violation(operand, fmt::format("an access of {} partitions ({}) must start at "
@@ -68,23 +70,23 @@ Status checkPartitions(std::string_view operand, const AccessPattern& ap,
 Status checkPattern(std::string_view operand, FieldRole role, const AccessPattern& ap,
                     const Program& program, const CoreLimits& limits) {
   if (ap.numDims < 1 || ap.numDims > std::min<std::int64_t>(limits.maxFreeDims, kMaxFreeDims)) {
-    return violation(operand, fmt::format("{} free dimensions; the hardware allows 1 to {}",
-                                          ap.numDims,
-                                          std::min<std::int64_t>(limits.maxFreeDims, kMaxFreeDims)));
+    return violation(operand,
+                     fmt::format("{} free dimensions; the hardware allows 1 to {}", ap.numDims,
+                                 std::min<std::int64_t>(limits.maxFreeDims, kMaxFreeDims)));
   }
   const bool onChip = ap.memory != Memory::kHbm;
   for (int d = 0; d < ap.numDims; ++d) {
     const Dim& dim = ap.dims[static_cast<std::size_t>(d)];
     if (dim.count < 1 || (onChip && dim.count > limits.freeDimMaxCount)) {
-      return violation(operand, fmt::format("free dimension {} has count {}; counts are 1..{}", d,
-                                            dim.count,
-                                            onChip ? limits.freeDimMaxCount : kMaxHbmCount));
+      return violation(operand,
+                       fmt::format("free dimension {} has count {}; counts are 1..{}", d, dim.count,
+                                   onChip ? limits.freeDimMaxCount : kMaxHbmCount));
     }
     if (onChip && (dim.stride < limits.freeDimMinStride || dim.stride > limits.freeDimMaxStride)) {
-      return violation(operand, fmt::format("free dimension {} has stride {}; on-chip strides are "
-                                            "{}..{} elements",
-                                            d, dim.stride, limits.freeDimMinStride,
-                                            limits.freeDimMaxStride));
+      return violation(
+          operand, fmt::format("free dimension {} has stride {}; on-chip strides are "
+                               "{}..{} elements",
+                               d, dim.stride, limits.freeDimMinStride, limits.freeDimMaxStride));
     }
   }
   if (!onChip && ap.partitionCount < 1) {
@@ -98,9 +100,10 @@ Status checkPattern(std::string_view operand, FieldRole role, const AccessPatter
   }
   const std::optional<AccessPattern::Extent> extent = ap.checkedExtent();
   if (!extent) {
-    return violation(operand, "its size overflows 64-bit arithmetic: the product of its counts, "
-                              "or counts x strides x element bytes plus the offset, does not fit "
-                              "in a signed 64-bit integer");
+    return violation(operand,
+                     "its size overflows 64-bit arithmetic: the product of its counts, "
+                     "or counts x strides x element bytes plus the offset, does not fit "
+                     "in a signed 64-bit integer");
   }
   const AccessPattern::ByteRange range = extent->bytes;
   if (ap.memory == Memory::kHbm) {
@@ -109,16 +112,16 @@ Status checkPattern(std::string_view operand, FieldRole role, const AccessPatter
     }
     const TensorDecl& tensor = program.tensors[static_cast<std::size_t>(ap.tensor)];
     if (range.begin < 0 || range.end > tensor.byteSize()) {
-      return violation(operand, fmt::format("bytes [{}, {}) fall outside tensor '{}' of {} bytes",
-                                            range.begin, range.end, tensor.name,
-                                            tensor.byteSize()));
+      return violation(
+          operand, fmt::format("bytes [{}, {}) fall outside tensor '{}' of {} bytes", range.begin,
+                               range.end, tensor.name, tensor.byteSize()));
     }
     const std::int64_t capacity = tensor.byteSize() / elementBytes;
     if (role == FieldRole::kOutput && extent->elementCount > capacity) {
-      return violation(operand, fmt::format("writes {} {} elements into tensor '{}', which holds "
-                                            "{}; a write visits each element at most once",
-                                            extent->elementCount, dtypeName(ap.dtype),
-                                            tensor.name, capacity));
+      return violation(
+          operand, fmt::format("writes {} {} elements into tensor '{}', which holds "
+                               "{}; a write visits each element at most once",
+                               extent->elementCount, dtypeName(ap.dtype), tensor.name, capacity));
     }
     return {};
   }
@@ -168,14 +171,14 @@ Status checkEngineMemory(std::string_view operand, FieldRole role, const AccessP
 Status checkSync(const Sync& sync, const CoreLimits& limits) {
   for (const SemaphoreWait& w : sync.waits) {
     if (w.semaphore < 0 || w.semaphore >= limits.semaphores) {
-      return failedPrecondition(fmt::format("semaphore s{} does not exist (0..{})", w.semaphore,
-                                            limits.semaphores - 1));
+      return failedPrecondition(
+          fmt::format("semaphore s{} does not exist (0..{})", w.semaphore, limits.semaphores - 1));
     }
   }
   for (const SemaphoreUpdate& u : sync.updates) {
     if (u.semaphore < 0 || u.semaphore >= limits.semaphores) {
-      return failedPrecondition(fmt::format("semaphore s{} does not exist (0..{})", u.semaphore,
-                                            limits.semaphores - 1));
+      return failedPrecondition(
+          fmt::format("semaphore s{} does not exist (0..{})", u.semaphore, limits.semaphores - 1));
     }
   }
   return {};
@@ -194,7 +197,9 @@ Status verifyBody(const I& body, Engine engine, const Program& program, const Co
     if (!status.ok()) {
       return;
     }
-    status = checkEngineMemory(name, role, ap, engine, I::kInfo.viaDma);
+    // A collective's operands are moved by the collective cores' DMA, not its engine.
+    status =
+        checkEngineMemory(name, role, ap, engine, I::kInfo.viaDma || std::is_same_v<I, Collective>);
     if (status.ok() && ap.memory != Memory::kHbm) {
       status = checkPartitions(name, ap, limits, !I::kInfo.viaDma);
     }
@@ -288,23 +293,25 @@ Status verifyProgram(const Program& program, const CoreLimits& limits, ProgramUs
     const TensorDecl& t = program.tensors[i];
     TRN_RETURN_IF_ERROR(checkTensorDecl(t));
     if (const auto [at, inserted] = names.emplace(t.name, i); !inserted) {
-      return failedPrecondition(fmt::format("tensors {} and {} are both named '{}'", at->second, i,
-                                            t.name));
+      return failedPrecondition(
+          fmt::format("tensors {} and {} are both named '{}'", at->second, i, t.name));
     }
     hbmTotal += t.byteSize();
     if (!hbmTotal.valid() || hbmTotal.value() > limits.hbmBytes) {
       const std::string need =
           hbmTotal.valid() ? std::to_string(hbmTotal.value())
                            : fmt::format("more than {}", std::numeric_limits<std::int64_t>::max());
-      return failedPrecondition(fmt::format("the program's HBM tensors need {} bytes by tensor "
-                                            "'{}', more than the device's {} bytes of HBM",
-                                            need, t.name, limits.hbmBytes));
+      return failedPrecondition(
+          fmt::format("the program's HBM tensors need {} bytes by tensor "
+                      "'{}', more than the device's {} bytes of HBM",
+                      need, t.name, limits.hbmBytes));
     }
   }
-  // Where the first core_barrier and the first sendrecv are: each kind must come from one
+  // Where the first core_barrier, sendrecv and collective are: each kind must come from one
   // engine, so that the k-th of each core is the same whatever the timing.
   std::optional<std::pair<Engine, std::size_t>> firstBarrier;
   std::optional<std::pair<Engine, std::size_t>> firstExchange;
+  std::optional<std::pair<Engine, std::size_t>> firstCollective;
   auto oneEngine = [](std::optional<std::pair<Engine, std::size_t>>& first, const char* what,
                       Engine engine, std::size_t i) -> Status {
     if (first && first->first != engine) {
@@ -326,6 +333,8 @@ Status verifyProgram(const Program& program, const CoreLimits& limits, ProgramUs
         TRN_RETURN_IF_ERROR(oneEngine(firstBarrier, "core_barrier", engine, i));
       } else if (std::holds_alternative<SendRecv>(instr.body)) {
         TRN_RETURN_IF_ERROR(oneEngine(firstExchange, "sendrecv", engine, i));
+      } else if (std::holds_alternative<Collective>(instr.body)) {
+        TRN_RETURN_IF_ERROR(oneEngine(firstCollective, "collective", engine, i));
       }
       if (use != nullptr) {
         recordUse(instr.sync, use->semaphores);
@@ -351,9 +360,10 @@ std::vector<std::string> programWarnings(const Program& program) {
   std::vector<std::string> warnings;
   for (std::size_t t = 0; t < program.tensors.size(); ++t) {
     if (program.tensors[t].kind == TensorKind::kOutput && !written[t]) {
-      warnings.push_back(fmt::format("output tensor '{}' is never written by the program; it "
-                                     "reads back as zeros",
-                                     program.tensors[t].name));
+      warnings.push_back(
+          fmt::format("output tensor '{}' is never written by the program; it "
+                      "reads back as zeros",
+                      program.tensors[t].name));
     }
   }
   return warnings;
@@ -393,7 +403,8 @@ Status requireFloat(std::string_view operand, const AccessPattern& ap) {
   if (isFloat(ap.dtype)) {
     return {};
   }
-  return violation(operand, fmt::format("dtype {} is not a floating-point type", dtypeName(ap.dtype)));
+  return violation(operand,
+                   fmt::format("dtype {} is not a floating-point type", dtypeName(ap.dtype)));
 }
 
 Status requireSameShape(std::string_view operandA, const AccessPattern& a,
@@ -419,21 +430,21 @@ Status requirePerPartitionScalar(std::string_view operand, const ScalarOperand& 
   return {};
 }
 
-Status requireFreeSizeAtMost(std::string_view operand, const AccessPattern& ap,
-                             std::int64_t limit, std::string_view rule) {
+Status requireFreeSizeAtMost(std::string_view operand, const AccessPattern& ap, std::int64_t limit,
+                             std::string_view rule) {
   if (ap.freeSize() <= limit) {
     return {};
   }
-  return violation(operand, fmt::format("free size {} exceeds {} ({})", ap.freeSize(), limit, rule));
+  return violation(operand,
+                   fmt::format("free size {} exceeds {} ({})", ap.freeSize(), limit, rule));
 }
 
 Status requireComputeTileSize(std::string_view operand, const AccessPattern& ap,
                               const CoreLimits& limits) {
-  return ap.memory == Memory::kPsum
-             ? requireFreeSizeAtMost(operand, ap, limits.maxFreeElementsPsum,
-                                     "Vector/Scalar free size from PSUM")
-             : requireFreeSizeAtMost(operand, ap, limits.maxFreeElementsSbuf,
-                                     "Vector/Scalar free size from SBUF");
+  return ap.memory == Memory::kPsum ? requireFreeSizeAtMost(operand, ap, limits.maxFreeElementsPsum,
+                                                            "Vector/Scalar free size from PSUM")
+                                    : requireFreeSizeAtMost(operand, ap, limits.maxFreeElementsSbuf,
+                                                            "Vector/Scalar free size from SBUF");
 }
 
 }  // namespace trn::isa

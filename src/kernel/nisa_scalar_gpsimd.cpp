@@ -91,4 +91,13 @@ void sendrecv(const Tensor& dst, const Tensor& src, Engine engine, Loc loc) {
   c.emit({.dst = c("dst", dst), .src = c("src", src)}, engine);
 }
 
+void collective(isa::CollectiveOp op, const Tensor& dst, const Tensor& src, isa::AluOp reduce,
+                Engine engine, Loc loc) {
+  detail::Call<isa::Collective> c(loc);
+  if (dst.memory() != isa::Memory::kHbm || src.memory() != isa::Memory::kHbm) {
+    c.fail("a collective moves HBM tensors: store tiles to HBM first");
+  }
+  c.emit({.op = op, .reduce = reduce, .dst = c("dst", dst), .src = c("src", src)}, engine);
+}
+
 }  // namespace trn::kernel::nisa

@@ -414,6 +414,96 @@ Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
   return result;
 }
 
+Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
+                                      std::span<const RankProgram> ranks,
+                                      const RunOptions& options) const {
+  if (ranks.empty()) {
+    return invalidArgument("a system run needs at least one rank");
+  }
+  if (static_cast<std::int64_t>(ranks.size()) > topology.chips()) {
+    return invalidArgument(fmt::format("{} ranks, but the system has {} chips (a rank per chip)",
+                                       ranks.size(), topology.chips()));
+  }
+  const bool data = core::hasData(options.mode);
+  const core::CoreOptions base = coreOptions(*this, options);
+  const std::int64_t stack = chip_->hbm.stackOf(0);
+  std::vector<std::unique_ptr<core::NeuronCore>> cores;
+  std::vector<std::vector<DeviceTensor>> tensors(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const RankProgram& rank = ranks[r];
+    TRN_CHECK(rank.program != nullptr) << "rank " << r << " has no program";
+    auto inRank = [r](const Status& s) { return s.withContext(fmt::format("rank {}", r)); };
+    if (data) {
+      std::vector<std::string> names;
+      for (const TensorInput& in : rank.inputs) {
+        names.push_back(in.tensor);
+      }
+      const std::vector<std::string> unbound = unboundInputs(*rank.program, names);
+      if (!unbound.empty()) {
+        return inRank(invalidArgument(
+            fmt::format("input tensor(s) {} have no value", fmt::join(unbound, ", "))));
+      }
+    } else if (!rank.outputs.empty()) {
+      return invalidArgument("timing-only mode computes no values: outputs cannot be read");
+    }
+    TRN_ASSIGN_OR_RETURN(
+        std::shared_ptr<core::DeviceMemory> device,
+        core::DeviceMemory::create(chip_->hbm.stackCapacity.count(), chip_->hbm.stacks, data,
+                                   options.poison && data));
+    core::CoreOptions own = base;
+    own.physicalCore = 0;
+    own.logicalCore = static_cast<int>(r);
+    own.device = device;
+    for (const isa::TensorDecl& decl : rank.program->tensors) {
+      TRN_ASSIGN_OR_RETURN(
+          const std::int64_t address,
+          device->allocate(decl.byteSize(), stack, fmt::format("HBM tensor '{}'", decl.name)));
+      tensors[r].push_back({&decl, address});
+      own.tensorAddresses.push_back(address);
+    }
+    for (const TensorInput& in : rank.inputs) {
+      const DeviceTensor* tensor = findDeviceTensor(tensors[r], in.tensor);
+      if (tensor == nullptr) {
+        return inRank(notFound(fmt::format("{}: no tensor '{}'", in.source, in.tensor)));
+      }
+      TRN_CHECK(in.array != nullptr) << in.source << ": no array";
+      TRN_ASSIGN_OR_RETURN(const auto bytes, tensorFromNpy(*tensor->decl, *in.array, in.source));
+      TRN_RETURN_IF_ERROR(device->write(tensor->address, bytes));
+    }
+    Result<std::unique_ptr<core::NeuronCore>> made = core::NeuronCore::create(rank.program, own);
+    if (!made.ok()) {
+      return inRank(made.status());
+    }
+    cores.push_back(std::move(*made));
+  }
+  std::vector<core::NeuronCore*> running;
+  for (const auto& c : cores) {
+    running.push_back(c.get());
+  }
+  fabric::FabricCollectives fabric(topology);
+  TRN_ASSIGN_OR_RETURN(std::vector<core::RunStats> stats, core::runTogether(running, &fabric));
+  RanksResult result;
+  result.stats = stats.size() == 1 ? stats.front() : core::mergeStats(stats);
+  result.collectives = fabric.records();
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    RunResult& rank = result.ranks.emplace_back();
+    rank.stats = stats[r];
+    rank.cores = {stats[r]};
+    rank.physicalCores = {0};
+    for (const TensorOutput& out : ranks[r].outputs) {
+      const DeviceTensor* tensor = findDeviceTensor(tensors[r], out.tensor);
+      if (tensor == nullptr) {
+        return notFound(fmt::format("rank {}: output '{}': no such tensor", r, out.tensor));
+      }
+      TRN_ASSIGN_OR_RETURN(const auto bytes,
+                           cores[r]->device().read(tensor->address, tensor->decl->byteSize()));
+      TRN_ASSIGN_OR_RETURN(rank.outputs.emplace_back(),
+                           npyFromTensor(*tensor->decl, bytes, out.hostType));
+    }
+  }
+  return result;
+}
+
 Result<RunResult> Session::runLaunch(const CompiledLaunch& launch, std::span<const NpyArray> inputs,
                                      const RunOptions& options) const {
   TRN_CHECK(!launch.cores.empty()) << "Session::runLaunch needs a compiled launch";

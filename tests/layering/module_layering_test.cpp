@@ -25,7 +25,7 @@ const std::map<std::string, std::vector<std::string>>& directDependencies() {
       {"core", {"isa", "spec"}},
       {"kernel", {"isa"}},
       {"kernels", {"kernel"}},
-      {"runtime", {"core", "kernel"}},
+      {"runtime", {"core", "kernel", "fabric"}},
       {"profile", {"core"}},
       {"harness", {"kernels", "runtime", "profile"}},
       {"fabric", {"core"}},

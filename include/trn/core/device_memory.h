@@ -4,7 +4,7 @@
 // Host memory is committed only when touched (memory.h LazyBytes), so a whole 96 GiB Trn2 device
 // costs nothing until it is used; in timing-only mode the space has addresses and no bytes.
 // Allocation is a bump pointer per stack with 64-byte alignment (what a DMA descriptor wants);
-// the device is loaded once per run, so nothing is freed.
+// the device is loaded once per run, so nothing is freed but an operation's scratch (popTo).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +37,12 @@ class DeviceMemory {
   /// Reserves `bytes` (at least one) in stack `stack`; returns the device address. The error
   /// names `what` and the stack's free space when it is full.
   Result<std::int64_t> allocate(std::int64_t bytes, std::int64_t stack, std::string_view what);
+  /// The next address `stack` allocates at, and giving back everything allocated in it since
+  /// that address was the top (scratch that lives for one operation, such as a collective's).
+  [[nodiscard]] std::int64_t top(std::int64_t stack) const {
+    return next_[static_cast<std::size_t>(stack)];
+  }
+  void popTo(std::int64_t stack, std::int64_t top) { next_[static_cast<std::size_t>(stack)] = top; }
   /// Bytes allocated so far in `stack`.
   [[nodiscard]] std::int64_t used(std::int64_t stack) const {
     return next_[static_cast<std::size_t>(stack)] - stack * stackBytes_;

@@ -28,8 +28,8 @@ namespace trn::core {
 
 /// What a DMA instruction asks the engines to do.
 struct TransferShape {
-  std::int64_t bytes = 0;        ///< payload: max(bytes read, bytes written)
-  std::int64_t hbmBytes = 0;     ///< HBM bytes read plus written
+  std::int64_t bytes = 0;     ///< payload: max(bytes read, bytes written)
+  std::int64_t hbmBytes = 0;  ///< HBM bytes read plus written
   /// The HBM stacks the bytes lie in: firstStackBytes of them in stacks[0], the rest in
   /// stacks[1]; -1 where no stack is known (then the issuing core's own). A dma_compute whose
   /// tensors lie in more than two stacks counts the others' bytes in stacks[1]. (Two small
@@ -63,8 +63,11 @@ void forEachStackShare(const TransferShape& shape, std::int32_t ownStack, Fn&& f
 
 class DmaModel {
  public:
-  /// `physicalCores[slot]` is the physical index of each simulated core (for its HBM stack).
-  DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores);
+  /// `physicalCores[slot]` is the physical index of each simulated core (for its HBM stack) and
+  /// `deviceOfSlot[slot]` the device (chip) it is on (empty: all on one), so that cores of
+  /// different chips share no stack.
+  DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores,
+           std::vector<int> deviceOfSlot = {});
 
   /// How long `shape` moves data alone on a core's idle engines, in ps (no queueing, no sharing).
   [[nodiscard]] std::int64_t aloneTime(const TransferShape& shape) const;
@@ -150,6 +153,10 @@ class DmaModel {
   [[nodiscard]] std::int32_t ownStack(const Transfer& t) const {
     return stackOfSlot_[static_cast<std::size_t>(t.slot)];
   }
+  /// Index into stackDemand_ of stack `stack` of the device of `t`'s core.
+  [[nodiscard]] std::size_t stackIndex(const Transfer& t, std::int32_t stack) const {
+    return static_cast<std::size_t>(stackBaseOfSlot_[static_cast<std::size_t>(t.slot)] + stack);
+  }
   [[nodiscard]] std::size_t queueIndex(const Transfer& t) const {
     return static_cast<std::size_t>(t.slot) * queuesPerCore_ + static_cast<std::size_t>(t.queue);
   }
@@ -167,7 +174,8 @@ class DmaModel {
   /// Finish times of all heads from their remaining work at `t` and their (unchanged) rates.
   void recomputeFinishTimes(std::int64_t t);
 
-  std::vector<std::int32_t> stackOfSlot_;  ///< the HBM stack of each simulated core
+  std::vector<std::int32_t> stackOfSlot_;      ///< the HBM stack of each simulated core
+  std::vector<std::int32_t> stackBaseOfSlot_;  ///< its device's first entry of stackDemand_
   int enginesPerCore_;
   std::size_t queuesPerCore_;
   std::size_t dgeBlocks_;  ///< hardware descriptor-generation blocks per core

@@ -70,6 +70,7 @@ struct CoreOptions {
 };
 
 struct SequencerState;
+class CollectiveService;
 
 class NeuronCore {
  public:
@@ -102,6 +103,8 @@ class NeuronCore {
   [[nodiscard]] const CoreOptions& options() const { return options_; }
   /// The device memory the core's HBM tensors live in.
   [[nodiscard]] const DeviceMemory& device() const { return *options_.device; }
+  /// The device, for the scheduler's collectives, which write into it.
+  [[nodiscard]] DeviceMemory* sharedDevice() const { return options_.device.get(); }
   /// The device address of HBM tensor `tensor` (an index into program().tensors).
   [[nodiscard]] std::int64_t tensorAddress(std::int32_t tensor) const {
     return options_.tensorAddresses[static_cast<std::size_t>(tensor)];
@@ -143,9 +146,13 @@ class NeuronCore {
   std::array<std::vector<float>, isa::ExecContext::kScratchSlots> scratch_;
 };
 
-/// Runs several cores of one chip in one timeline: they share the HBM stacks their physical
-/// indices map to (CoreOptions::physicalCore), so the two cores of a pair compete for
-/// bandwidth. All cores must use the same mode and chip. Returns each core's statistics.
-Result<std::vector<RunStats>> runTogether(const std::vector<NeuronCore*>& cores);
+/// Runs several cores in one timeline: cores on one device memory share the HBM stacks their
+/// physical indices map to (CoreOptions::physicalCore), so the two cores of a pair compete for
+/// bandwidth; cores on different devices (different chips) share nothing but `collectives`,
+/// which runs their `collective` instructions (core i is rank i; a program with one and no
+/// service is an error). All cores must use the same mode and chip type. Returns each core's
+/// statistics.
+Result<std::vector<RunStats>> runTogether(const std::vector<NeuronCore*>& cores,
+                                          CollectiveService* collectives = nullptr);
 
 }  // namespace trn::core

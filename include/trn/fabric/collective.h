@@ -14,10 +14,12 @@
 #include "trn/base/status.h"
 #include "trn/fabric/flow_simulator.h"
 #include "trn/fabric/topology.h"
+#include "trn/isa/enums.h"
 
 namespace trn::fabric {
 
-enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kPermute };
+/// The operations, shared with the `collective` instruction (isa/enums.h).
+using CollectiveOp = isa::CollectiveOp;
 
 enum class Algorithm {
   kRing,       ///< one ring through the group (a snake through the grid), both directions

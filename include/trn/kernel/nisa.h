@@ -260,4 +260,14 @@ void coreBarrier(const Tensor& data, Engine engine = Engine::kPool, Loc loc = Lo
 void sendrecv(const Tensor& dst, const Tensor& src, Engine engine = Engine::kPool,
               Loc loc = Loc::current());
 
+/// A collective over the ranks of a system run (NKI nki.collectives on HBM tensors; rank r runs
+/// on chip r, runtime::Session::runRanks): `op` of `src` into `dst`, reducing with `reduce` (add,
+/// max or min) where it reduces. Both are contiguous HBM ranges of one dtype; sizes per op as
+/// isa::Collective says (all_gather's dst is the ranks times src, reduce_scatter's src the ranks
+/// times dst). The k-th collective of every rank meets the others' k-th; a kernel issues all of
+/// its collectives from one engine, and the kernel's other engines run on while it is in flight.
+void collective(isa::CollectiveOp op, const Tensor& dst, const Tensor& src,
+                isa::AluOp reduce = isa::AluOp::kAdd, Engine engine = Engine::kPool,
+                Loc loc = Loc::current());
+
 }  // namespace trn::kernel::nisa

@@ -19,6 +19,8 @@
 
 #include "trn/base/status.h"
 #include "trn/core/neuron_core.h"
+#include "trn/fabric/kernel_collectives.h"
+#include "trn/fabric/topology.h"
 #include "trn/kernel/compiler.h"
 #include "trn/runtime/npy.h"
 #include "trn/spec/chip_spec.h"
@@ -78,6 +80,19 @@ struct RunResult {
   std::vector<NpyArray> outputs;      ///< one per requested output; empty in timing-only mode
 };
 
+/// One rank of a system run (Session::runRanks): its program and its host arrays.
+struct RankProgram {
+  std::shared_ptr<const isa::Program> program;
+  std::vector<TensorInput> inputs;
+  std::vector<TensorOutput> outputs;
+};
+
+struct RanksResult {
+  core::RunStats stats;                               ///< the ranks' statistics merged
+  std::vector<RunResult> ranks;                       ///< per rank: its statistics and outputs
+  std::vector<fabric::CollectiveRecord> collectives;  ///< each collective run, in order
+};
+
 /// A kernel compiled for a launch over the cores of a logical core: one program per core.
 struct CompiledLaunch {
   std::vector<std::shared_ptr<const kernel::CompiledKernel>> cores;
@@ -120,8 +135,8 @@ class Session {
   /// program must have one in the modes with data; timing-only ignores them), then the outputs
   /// are read back in the order asked.
   Result<RunResult> run(std::shared_ptr<const isa::Program> program,
-                        std::span<const TensorInput> inputs,
-                        std::span<const TensorOutput> outputs, const RunOptions& options) const;
+                        std::span<const TensorInput> inputs, std::span<const TensorOutput> outputs,
+                        const RunOptions& options) const;
 
   /// Runs one program per physical core, launched together in one timeline on one device
   /// memory. Tensors of the same name are one device tensor (they must agree in shape and
@@ -131,6 +146,14 @@ class Session {
                              std::span<const TensorInput> inputs,
                              std::span<const TensorOutput> outputs,
                              const RunOptions& options) const;
+
+  /// Runs one program per rank over a system of this session's chip, in one timeline: rank r on
+  /// physical core 0 of chip r of `topology`, each chip with its own device memory holding its
+  /// rank's tensors. The programs' `collective` instructions meet across the ranks and go over
+  /// the fabric (fabric/kernel_collectives.h): timed by the fabric model, and in the modes with
+  /// data executed on the ranks' HBM. Data runs on one host thread.
+  Result<RanksResult> runRanks(const fabric::Topology& topology, std::span<const RankProgram> ranks,
+                               const RunOptions& options) const;
 
   /// Runs a launch: its cores on physical cores 0..n-1 (logical core 0), inputs and outputs as
   /// runKernel's.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <utility>
 
 #include "trn/isa/verifier.h"
 
@@ -11,8 +12,8 @@ namespace {
 
 Status checkRegister(std::int64_t reg, const VerifyContext& ctx) {
   if (reg < 0 || reg >= ctx.limits.registers) {
-    return failedPrecondition(fmt::format("register r{} does not exist (0..{})", reg,
-                                          ctx.limits.registers - 1));
+    return failedPrecondition(
+        fmt::format("register r{} does not exist (0..{})", reg, ctx.limits.registers - 1));
   }
   return {};
 }
@@ -25,7 +26,49 @@ Status checkInt32(std::int64_t value) {
   return {};
 }
 
+/// Whether `ap` visits a dense row-major range: each stride the size of what it steps over.
+bool isContiguous(const AccessPattern& ap) {
+  std::int64_t expected = 1;
+  for (std::int32_t d = ap.numDims; d-- > 0;) {
+    const Dim& dim = ap.dims[static_cast<std::size_t>(d)];
+    if (dim.count > 1 && dim.stride != expected) {
+      return false;
+    }
+    expected *= dim.count;
+  }
+  return ap.partitionCount <= 1 || ap.partitionStride == expected;
+}
+
 }  // namespace
+
+Status Collective::verify(const VerifyContext& /*ctx*/) const {
+  TRN_RETURN_IF_ERROR(requireMemory("dst", dst, {Memory::kHbm}));
+  TRN_RETURN_IF_ERROR(requireMemory("src", src, {Memory::kHbm}));
+  if (dst.dtype != src.dtype) {
+    return failedPrecondition(fmt::format("dst is {} and src {}: a collective moves one dtype",
+                                          dtypeName(dst.dtype), dtypeName(src.dtype)));
+  }
+  for (const auto& [name, ap] : {std::pair{"dst", &dst}, std::pair{"src", &src}}) {
+    if (!isContiguous(*ap)) {
+      return failedPrecondition(
+          fmt::format("{} is not a contiguous HBM range (a collective moves whole ranges)", name));
+    }
+  }
+  if (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter) {
+    if (reduce != AluOp::kAdd && reduce != AluOp::kMax && reduce != AluOp::kMin) {
+      return failedPrecondition(
+          fmt::format("reduce={} is not a collective reduction (add, max or "
+                      "min)",
+                      enumName(reduce)));
+    }
+    if (src.dtype != DType::kFp32 && src.dtype != DType::kBf16) {
+      return failedPrecondition(
+          fmt::format("{} reduces, and the collective cores reduce in fp32 or bf16, not {}",
+                      enumName(op), dtypeName(src.dtype)));
+    }
+  }
+  return {};
+}
 
 Status SendRecv::verify(const VerifyContext& /*ctx*/) const {
   TRN_RETURN_IF_ERROR(requireMemory("dst", dst, {Memory::kSbuf}));
@@ -63,8 +106,8 @@ Status RegAdd::execute(ExecContext& ctx) const {
 Status BranchNonZero::verify(const VerifyContext& ctx) const {
   TRN_RETURN_IF_ERROR(checkRegister(reg, ctx));
   if (target < 0 || static_cast<std::size_t>(target) >= ctx.streamLength) {
-    return failedPrecondition(fmt::format("branch target {} is outside this stream (0..{})",
-                                          target, ctx.streamLength - 1));
+    return failedPrecondition(fmt::format("branch target {} is outside this stream (0..{})", target,
+                                          ctx.streamLength - 1));
   }
   return {};
 }

@@ -15,20 +15,24 @@ namespace trn::isa {
 
 /// Does nothing; carries semaphore waits and updates on its own.
 struct Nop {
-  static constexpr InstrInfo kInfo{"nop", 0x0600,
-                                   {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool,
-                                    Engine::kSp},
-                                   "control", "no operation; used for a bare semaphore wait/update"};
+  static constexpr InstrInfo kInfo{
+      "nop",
+      0x0600,
+      {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool, Engine::kSp},
+      "control",
+      "no operation; used for a bare semaphore wait/update"};
   static constexpr auto fields() { return std::tuple{}; }
   [[nodiscard]] Status execute(ExecContext& /*ctx*/) const { return {}; }
 };
 
 /// reg[dst] = value.
 struct RegSet {
-  static constexpr InstrInfo kInfo{"reg_set", 0x0601,
-                                   {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool,
-                                    Engine::kSp},
-                                   "control", "set a sequencer register to a constant"};
+  static constexpr InstrInfo kInfo{
+      "reg_set",
+      0x0601,
+      {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool, Engine::kSp},
+      "control",
+      "set a sequencer register to a constant"};
   std::int64_t reg = 0;
   std::int64_t value = 0;
   static constexpr auto fields() {
@@ -43,10 +47,12 @@ struct RegSet {
 
 /// reg[dst] += value (32-bit wrap-around).
 struct RegAdd {
-  static constexpr InstrInfo kInfo{"reg_add", 0x0602,
-                                   {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool,
-                                    Engine::kSp},
-                                   "control", "add a constant to a sequencer register"};
+  static constexpr InstrInfo kInfo{
+      "reg_add",
+      0x0602,
+      {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool, Engine::kSp},
+      "control",
+      "add a constant to a sequencer register"};
   std::int64_t reg = 0;
   std::int64_t value = 0;
   static constexpr auto fields() {
@@ -61,10 +67,12 @@ struct RegAdd {
 
 /// If reg[reg] != 0, continue at instruction `target` of this engine's stream.
 struct BranchNonZero {
-  static constexpr InstrInfo kInfo{"branch_nz", 0x0603,
-                                   {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool,
-                                    Engine::kSp},
-                                   "control", "jump to an instruction of this stream if a register is non-zero"};
+  static constexpr InstrInfo kInfo{
+      "branch_nz",
+      0x0603,
+      {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool, Engine::kSp},
+      "control",
+      "jump to an instruction of this stream if a register is non-zero"};
   std::int64_t reg = 0;
   std::int64_t target = 0;
   static constexpr auto fields() {
@@ -117,7 +125,41 @@ struct SendRecv {
   [[nodiscard]] Status execute(ExecContext& /*ctx*/) const { return {}; }  // the scheduler's
 };
 
+/// A collective over the ranks of a system run (NKI `nki.collectives` on HBM tensors; each rank
+/// is one core on its own chip, rank r on chip r, runtime::Session::runRanks). The k-th
+/// collective a rank issues meets every other rank's k-th; all complete together, when the
+/// fabric model's time for the operation has passed after the last arrival. `src` and `dst` are
+/// contiguous HBM ranges of one dtype; per rank, for N ranks: all_reduce and all_to_all take and
+/// give equal sizes, all_gather gives N times src, reduce_scatter gives 1/N of src, broadcast
+/// copies rank 0's src to every dst, permute sends src to rank r + 1's dst. Reductions (`reduce`
+/// add, max or min) are in fp32 or bf16, in the order docs/collectives.md gives.
+struct Collective {
+  static constexpr InstrInfo kInfo{
+      "collective",
+      0x0606,
+      {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool, Engine::kSp},
+      "control",
+      "an all-reduce, all-gather, reduce-scatter, all-to-all, broadcast or permute of HBM "
+      "tensors over the ranks of a system run"};
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  AluOp reduce = AluOp::kAdd;
+  AccessPattern dst;
+  AccessPattern src;
+  static constexpr auto fields() {
+    return std::tuple{
+        FieldDesc{"op", &Collective::op, FieldRole::kImmediate, "the collective"},
+        FieldDesc{"reduce", &Collective::reduce, FieldRole::kImmediate,
+                  "add, max or min (reducing collectives)"},
+        FieldDesc{"dst", &Collective::dst, FieldRole::kOutput, "contiguous HBM range written"},
+        FieldDesc{"src", &Collective::src, FieldRole::kInput, "contiguous HBM range read"},
+    };
+  }
+  [[nodiscard]] Status verify(const VerifyContext& ctx) const;
+  [[nodiscard]] Status execute(ExecContext& /*ctx*/) const { return {}; }  // the scheduler's
+};
+
 /// The instructions declared in this header, in opcode order.
-using ControlInstructions = TypeList<Nop, RegSet, RegAdd, BranchNonZero, CoreBarrier, SendRecv>;
+using ControlInstructions =
+    TypeList<Nop, RegSet, RegAdd, BranchNonZero, CoreBarrier, SendRecv, Collective>;
 
 }  // namespace trn::isa

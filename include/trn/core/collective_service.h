@@ -1,0 +1,37 @@
+// The seam between the scheduler and a system's fabric: when every rank of a run has reached its
+// k-th `collective` instruction (isa/instrs/control.h), the scheduler hands the ranks' calls to a
+// CollectiveService, which moves and reduces the data in the ranks' device memories and says
+// how long the operation takes. The fabric module implements it (fabric/kernel_collectives.h);
+// core only knows this interface, so the dependency points downward.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "trn/base/status.h"
+#include "trn/core/device_memory.h"
+#include "trn/isa/instrs/control.h"
+
+namespace trn::core {
+
+/// One rank's part of a collective: its instruction and where its operands sit.
+struct CollectiveCall {
+  const isa::Collective* instr = nullptr;
+  DeviceMemory* device = nullptr;  ///< the rank's chip's HBM
+  std::int64_t srcAddress = 0;     ///< device addresses of the contiguous ranges
+  std::int64_t dstAddress = 0;
+  std::int64_t srcBytes = 0;
+  std::int64_t dstBytes = 0;
+};
+
+class CollectiveService {
+ public:
+  virtual ~CollectiveService() = default;
+  /// Runs one collective whose rank r is calls[r]; with `withData`, moves and reduces the data in
+  /// the ranks' devices. Returns its duration in picoseconds, or an error that names what does not
+  /// match (operations, types or sizes that differ between the ranks).
+  [[nodiscard]] virtual Result<std::int64_t> run(std::span<const CollectiveCall> calls,
+                                                 bool withData) = 0;
+};
+
+}  // namespace trn::core

@@ -1,0 +1,119 @@
+#include "trn/fabric/kernel_collectives.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <numeric>
+
+#include "trn/fabric/functional_collective.h"
+
+namespace trn::fabric {
+namespace {
+
+ReduceOp reduceOf(isa::AluOp op) {
+  return op == isa::AluOp::kMax   ? ReduceOp::kMax
+         : op == isa::AluOp::kMin ? ReduceOp::kMin
+                                  : ReduceOp::kSum;
+}
+
+/// The request's size from one rank's operands, or an error when they do not fit the operation.
+Result<std::int64_t> requestBytes(const core::CollectiveCall& call, std::int64_t ranks) {
+  const CollectiveOp op = call.instr->op;
+  const std::int64_t src = call.srcBytes;
+  const std::int64_t dst = call.dstBytes;
+  const bool fits = op == CollectiveOp::kAllGather       ? dst == src * ranks
+                    : op == CollectiveOp::kReduceScatter ? src == dst * ranks
+                                                         : src == dst;
+  if (!fits) {
+    return invalidArgument(fmt::format(
+        "{} over {} ranks with src of {} bytes and dst of {}: {}", opName(op), ranks, src, dst,
+        op == CollectiveOp::kAllGather       ? "dst must be the ranks times src"
+        : op == CollectiveOp::kReduceScatter ? "src must be the ranks times dst"
+                                             : "src and dst must be the same size"));
+  }
+  return op == CollectiveOp::kAllGather ? dst : src;
+}
+
+/// Copies `bytes` from `from` to `to` within `device`.
+Status copyWithin(core::DeviceMemory& device, std::int64_t to, std::int64_t from,
+                  std::int64_t bytes) {
+  TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> data, device.read(from, bytes));
+  const std::vector<std::byte> copy(data.begin(), data.end());
+  return device.write(to, copy);
+}
+
+}  // namespace
+
+Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall> calls,
+                                            bool withData) {
+  const auto n = static_cast<std::int64_t>(calls.size());
+  if (n > topology_.chips()) {
+    return invalidArgument(fmt::format("{} ranks, but the system has {} chips (a rank per chip)", n,
+                                       topology_.chips()));
+  }
+  const isa::Collective& first = *calls.front().instr;
+  CollectiveRequest request;
+  request.op = first.op;
+  request.group.resize(calls.size());
+  std::iota(request.group.begin(), request.group.end(), 0);
+  request.elementBytes = byteSize(first.src.dtype);
+  TRN_ASSIGN_OR_RETURN(request.bytes, requestBytes(calls.front(), n));
+  for (std::int64_t r = 1; r < n; ++r) {
+    const core::CollectiveCall& call = calls[static_cast<std::size_t>(r)];
+    const isa::Collective& mine = *call.instr;
+    const bool reducing =
+        first.op == CollectiveOp::kAllReduce || first.op == CollectiveOp::kReduceScatter;
+    if (mine.op != first.op || mine.src.dtype != first.src.dtype ||
+        (reducing && mine.reduce != first.reduce)) {
+      return invalidArgument(fmt::format(
+          "rank {} issues {} of {} (reduce={}) where rank 0 issues {} of {} (reduce={})", r,
+          opName(mine.op), dtypeName(mine.src.dtype), isa::enumName(mine.reduce), opName(first.op),
+          dtypeName(first.src.dtype), isa::enumName(first.reduce)));
+    }
+    TRN_ASSIGN_OR_RETURN(const std::int64_t bytes, requestBytes(call, n));
+    if (bytes != request.bytes) {
+      return invalidArgument(fmt::format("rank {}'s {} is of {} bytes, rank 0's of {}", r,
+                                         opName(first.op), bytes, request.bytes));
+    }
+  }
+  TRN_ASSIGN_OR_RETURN(CollectiveResult timing, runCollective(topology_, request));
+  records_.push_back({request.op, request.bytes, timing.algorithm, timing.picoseconds});
+  if (!withData) {
+    return timing.picoseconds;
+  }
+  TRN_ASSIGN_OR_RETURN(const Plan plan, buildPlan(topology_, request, timing.algorithm));
+  // Scratch buffers in each rank's HBM (stack 0), given back at the end.
+  std::vector<RankMemory> ranks;
+  std::vector<std::int64_t> tops;
+  for (std::int64_t r = 0; r < n; ++r) {
+    const core::CollectiveCall& call = calls[static_cast<std::size_t>(r)];
+    core::DeviceMemory& device = *call.device;
+    tops.push_back(device.top(0));
+    RankMemory m{&device, 0, 0};
+    TRN_ASSIGN_OR_RETURN(m.buffer, device.allocate(request.bytes, 0, "collective buffer"));
+    TRN_ASSIGN_OR_RETURN(m.receive, device.allocate(request.bytes, 0, "collective buffer"));
+    const std::int64_t at =
+        request.op == CollectiveOp::kAllGather ? m.buffer + r * call.srcBytes : m.buffer;
+    TRN_RETURN_IF_ERROR(copyWithin(device, at, call.srcAddress, call.srcBytes));
+    ranks.push_back(m);
+  }
+  TRN_RETURN_IF_ERROR(
+      executePlan(plan, request.group, first.src.dtype, reduceOf(first.reduce), ranks));
+  for (std::int64_t r = 0; r < n; ++r) {
+    const core::CollectiveCall& call = calls[static_cast<std::size_t>(r)];
+    const RankMemory& m = ranks[static_cast<std::size_t>(r)];
+    const bool received =
+        request.op == CollectiveOp::kAllToAll || request.op == CollectiveOp::kPermute;
+    const std::int64_t from = received ? m.receive
+                              : request.op == CollectiveOp::kReduceScatter
+                                  ? m.buffer + r * call.dstBytes
+                                  : m.buffer;
+    TRN_RETURN_IF_ERROR(copyWithin(*call.device, call.dstAddress, from, call.dstBytes));
+  }
+  for (std::int64_t r = n; r-- > 0;) {
+    calls[static_cast<std::size_t>(r)].device->popTo(0, tops[static_cast<std::size_t>(r)]);
+  }
+  return timing.picoseconds;
+}
+
+}  // namespace trn::fabric
