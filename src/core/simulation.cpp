@@ -24,7 +24,8 @@
 // The class stays in this file's anonymous namespace: moving it into a header so that the barrier
 // and sendrecv code could have a file of its own cost 4 % of timing-only speed (GCC inlines less
 // between functions with external linkage; measured 2026-12-02). What does not need its state
-// lives beside it: deadlock_report.h, tile_exchange.h, power_throttle.h, core_run.h.
+// lives beside it: deadlock_report.h, tile_exchange.h, power_throttle.h, core_run.h; where cores
+// meet (barriers, sendrecv, collectives) is simulation_meetings.inc, included below.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -108,6 +109,8 @@ class Simulation {
   /// Every core is at collective `x`: hands it to the service, sets when it is done and wakes the
   /// engines then.
   Status runCollective(ExchangeState& x);
+  /// Wakes every party of meeting `x` when it is done (they see it as a remote semaphore write).
+  void wakeParties(const ExchangeState& x);
   /// Stores `value` at `slot` of `slots` (growing it) when races are checked.
   static void keepClock(std::vector<VectorClock>& slots, std::uint32_t slot,
                         const VectorClock* value) {
@@ -533,181 +536,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   return {};
 }
 
-bool Simulation::arriveAtBarrier(std::uint32_t c, Engine engine, std::int64_t now) {
-  CoreRun& cr = cores_[c];
-  EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
-  BarrierGroup& group = groups_[cr.group];
-  if (es.barrier == 0) {
-    es.barrier = ++cr.barriersReached;
-    if (group.barriers.size() < es.barrier) {
-      group.barriers.resize(es.barrier);
-    }
-    BarrierState& b = group.barriers[es.barrier - 1];
-    ++b.arrived;
-    b.lastArrival = std::max(b.lastArrival, now);
-    if (crossCore_) {
-      crossCore_->arrive(c, cr.hazards->clock(HazardDetector::engineAgent(engine)));
-    }
-    if (b.arrived < group.cores.size()) {
-      return false;
-    }
-    if (const auto& host = cr.core->options().hostBarrier) {
-      host->arrive_and_wait();  // the other cores of the logical core run on other threads
-    }
-    // The last to arrive goes on; the others see its remote semaphore write.
-    b.complete = true;
-    for (const std::uint32_t other : group.cores) {
-      for (const Engine e : isa::kAllEngines) {
-        EngineState& waiting = cores_[other].engines[static_cast<std::size_t>(e)];
-        if (waiting.blocked && waiting.blockedOn == kBarrierWait && waiting.barrier == es.barrier &&
-            !waiting.wakePending && !(other == c && e == engine)) {
-          waiting.wakePending = true;
-          schedule(b.lastArrival + barrierLatency_ + semaphoreDelay_[static_cast<std::size_t>(e)],
-                   EventKind::kReady, other, static_cast<std::uint32_t>(e));
-        }
-      }
-    }
-    return true;
-  }
-  return group.barriers[es.barrier - 1].complete;
-}
-
-Result<bool> Simulation::arriveAtExchange(std::uint32_t c, Engine engine, std::int64_t now) {
-  CoreRun& cr = cores_[c];
-  EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
-  BarrierGroup& group = groups_[cr.group];
-  if (es.exchange == 0) {
-    if (group.cores.size() != 2) {
-      return failedPrecondition(fmt::format("sendrecv exchanges tiles with the other core of an "
-                                            "LNC=2 pair, but this logical core "
-                                            "runs {} core(s) here",
-                                            group.cores.size()))
-          .withContext(describe(c, AccessOwner{engine, static_cast<std::uint32_t>(es.pc)}));
-    }
-    es.exchange = ++cr.exchangesReached;
-    if (group.exchanges.size() < es.exchange) {
-      group.exchanges.resize(es.exchange);
-    }
-    ExchangeState& x = group.exchanges[es.exchange - 1];
-    x.parties.push_back({c, engine, static_cast<std::uint32_t>(es.pc)});
-    x.lastArrival = std::max(x.lastArrival, now);
-    if (x.parties.size() == 2) {
-      TRN_RETURN_IF_ERROR(exchange(x));
-    }
-    return false;
-  }
-  const ExchangeState& x = group.exchanges[es.exchange - 1];
-  return x.doneAt >= 0 && now >= x.doneAt;
-}
-
-Status Simulation::exchange(ExchangeState& x) {
-  std::array<isa::InstructionBody, 2> bodies;
-  std::array<ExchangeEnd, 2> ends;
-  for (std::size_t i = 0; i < 2; ++i) {
-    const ExchangeState::Party& p = x.parties[i];
-    cores_[p.core].core->program().stream(p.engine).decodeBody(p.pc, bodies[i]);
-    ends[i] = ExchangeEnd{cores_[p.core].core, p.engine,
-                          &cores_[p.core].engines[static_cast<std::size_t>(p.engine)].seq,
-                          &std::get<isa::SendRecv>(bodies[i])};
-  }
-  auto describeEnd = [&](std::size_t i) {
-    return describe(x.parties[i].core, AccessOwner{x.parties[i].engine, x.parties[i].pc});
-  };
-  if (Status tiles = checkExchangeTiles(*ends[0].instr, *ends[1].instr); !tiles.ok()) {
-    return tiles.withContext(describeEnd(1));
-  }
-  // Timing: the semaphore handshake over the shared DMA engines (as a core barrier's), then the
-  // crossing.
-  x.doneAt = x.lastArrival;
-  if (timing_) {
-    x.doneAt = x.lastArrival + barrierLatency_ +
-               exchangeCrossingTime(*ends[0].instr, *ends[1].instr, *chip_, *dma_);
-    if (x.doneAt > kMaxSimulatedTime.count()) {
-      return timeOverflow().withContext(describeEnd(1));
-    }
-  }
-  if (hasData(mode_)) {
-    TRN_RETURN_IF_ERROR(swapTiles(ends, describeEnd));
-  }
-  // Both engines see the exchange end as a remote semaphore write.
-  for (const ExchangeState::Party& p : x.parties) {
-    EngineState& es = cores_[p.core].engines[static_cast<std::size_t>(p.engine)];
-    es.wakePending = true;
-    schedule(x.doneAt + semaphoreDelay_[static_cast<std::size_t>(p.engine)], EventKind::kReady,
-             p.core, static_cast<std::uint32_t>(p.engine));
-  }
-  return {};
-}
-
-Result<bool> Simulation::arriveAtCollective(std::uint32_t c, Engine engine, std::int64_t now) {
-  CoreRun& cr = cores_[c];
-  EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
-  if (es.collective == 0) {
-    if (collectiveService_ == nullptr) {
-      return failedPrecondition(
-                 "a collective runs over the ranks of a system run (runtime::Session::runRanks); "
-                 "this run has no fabric")
-          .withContext(describe(c, AccessOwner{engine, static_cast<std::uint32_t>(es.pc)}));
-    }
-    es.collective = ++cr.collectivesReached;
-    if (collectives_.size() < es.collective) {
-      collectives_.resize(es.collective);
-    }
-    ExchangeState& x = collectives_[es.collective - 1];
-    x.parties.push_back({c, engine, static_cast<std::uint32_t>(es.pc)});
-    x.lastArrival = std::max(x.lastArrival, now);
-    if (x.parties.size() == cores_.size()) {
-      TRN_RETURN_IF_ERROR(runCollective(x));
-    }
-    return false;
-  }
-  const ExchangeState& x = collectives_[es.collective - 1];
-  return x.doneAt >= 0 && now >= x.doneAt;
-}
-
-Status Simulation::runCollective(ExchangeState& x) {
-  // Rank order is core order, whatever the order of arrival.
-  std::sort(
-      x.parties.begin(), x.parties.end(),
-      [](const ExchangeState::Party& a, const ExchangeState::Party& b) { return a.core < b.core; });
-  std::vector<isa::InstructionBody> bodies(x.parties.size());
-  std::vector<CollectiveCall> calls;
-  for (std::size_t i = 0; i < x.parties.size(); ++i) {
-    const ExchangeState::Party& p = x.parties[i];
-    NeuronCore& core = *cores_[p.core].core;
-    core.program().stream(p.engine).decodeBody(p.pc, bodies[i]);
-    const auto& instr = std::get<isa::Collective>(bodies[i]);
-    const std::int64_t size = byteSize(instr.src.dtype);
-    CollectiveCall call;
-    call.instr = &instr;
-    call.device = core.sharedDevice();
-    call.srcAddress = core.tensorAddress(instr.src.tensor) + instr.src.offset;
-    call.dstAddress = core.tensorAddress(instr.dst.tensor) + instr.dst.offset;
-    call.srcBytes = instr.src.elementCount() * size;
-    call.dstBytes = instr.dst.elementCount() * size;
-    calls.push_back(call);
-  }
-  const ExchangeState::Party& last = x.parties.back();
-  auto where = [&] { return describe(last.core, AccessOwner{last.engine, last.pc}); };
-  Result<std::int64_t> duration = collectiveService_->run(calls, hasData(mode_));
-  if (!duration.ok()) {
-    return duration.status().withContext(where());
-  }
-  x.doneAt = x.lastArrival;
-  if (timing_) {
-    x.doneAt = x.lastArrival + barrierLatency_ + *duration;
-    if (x.doneAt > kMaxSimulatedTime.count()) {
-      return timeOverflow().withContext(where());
-    }
-  }
-  for (const ExchangeState::Party& p : x.parties) {
-    EngineState& es = cores_[p.core].engines[static_cast<std::size_t>(p.engine)];
-    es.wakePending = true;
-    schedule(x.doneAt + semaphoreDelay_[static_cast<std::size_t>(p.engine)], EventKind::kReady,
-             p.core, static_cast<std::uint32_t>(p.engine));
-  }
-  return {};
-}
+#include "simulation_meetings.inc"
 
 Status Simulation::finishInstruction(std::uint32_t c, const Completion& done,
                                      const VectorClock* clock, std::int64_t now) {
