@@ -11,6 +11,7 @@ packages=(
   libyaml-dev libfmt-dev libcli11-dev libhwy-dev
   libopenblas-dev nlohmann-json3-dev
   clang-16 libclang-rt-16-dev
+  python3 python3-dev pybind11-dev python3-numpy python3-pytest
 )
 
 missing=()

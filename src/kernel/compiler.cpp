@@ -89,9 +89,9 @@ Status checkGrid(const KernelDef& kernel, const Grid& grid) {
   return {};
 }
 
-Result<KernelIR> trace(const KernelDef& kernel, std::span<const TensorSpec> inputs,
-                       const isa::CoreLimits& limits, const Grid& grid, AutoCast autoCast,
-                       std::vector<TensorSpec>& outputs) {
+Result<KernelIR> traceWithOutputs(const KernelDef& kernel, std::span<const TensorSpec> inputs,
+                                  const isa::CoreLimits& limits, const Grid& grid,
+                                  AutoCast autoCast, std::vector<TensorSpec>& outputs) {
   TRN_RETURN_IF_ERROR(checkInputs(kernel, inputs));
   TRN_RETURN_IF_ERROR(checkGrid(kernel, grid));
   Kernel k(kernel.name, limits, grid, autoCast);
@@ -142,6 +142,12 @@ Status afterPass(const KernelIR& ir, std::string_view pass, const isa::CoreLimit
 
 }  // namespace
 
+Result<KernelIR> trace(const KernelDef& kernel, std::span<const TensorSpec> inputs,
+                       const isa::CoreLimits& limits, const Grid& grid, AutoCast autoCast) {
+  std::vector<TensorSpec> outputs;
+  return traceWithOutputs(kernel, inputs, limits, grid, autoCast, outputs);
+}
+
 Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSpec> inputs,
                                const isa::CoreLimits& limits, const CompileOptions& options,
                                const Grid& grid) {
@@ -162,7 +168,8 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
   out.name = kernel.name;
   out.inputs.assign(inputs.begin(), inputs.end());
   TRN_ASSIGN_OR_RETURN(KernelIR ir,
-                       trace(kernel, inputs, limits, grid, options.autoCast, out.outputs));
+                       traceWithOutputs(kernel, inputs, limits, grid, options.autoCast,
+                                        out.outputs));
   TRN_RETURN_IF_ERROR(afterPass(ir, "trace", limits, options));
 
   TRN_ASSIGN_OR_RETURN(const AllocationSummary allocation,

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "passes/engine_rules.h"
+#include "trn/kernel/call_site.h"
 #include "trn/base/checked.h"
 #include "trn/isa/verifier.h"
 
@@ -48,7 +49,22 @@ Buffer makeBuffer(std::string name, isa::Memory memory, DType dtype,
 }  // namespace
 
 isa::SourceLocation toLocation(const std::source_location& loc) {
-  return isa::SourceLocation{loc.file_name(), static_cast<std::int32_t>(loc.line())};
+  if (const isa::SourceLocation* site = CallSite::active()) {
+    return *site;
+  }
+  return isa::SourceLocation{locationFile(loc.file_name()), static_cast<std::int32_t>(loc.line())};
+}
+
+std::string locationFile(std::string_view path) {
+  // Programs keep file names of printable ASCII without spaces or '#', of bounded length
+  // (isa/program.h): other characters become '_', and a long path keeps its end.
+  if (path.size() > isa::ProgramLimits::kMaxLocationFileBytes) {
+    path.remove_prefix(path.size() - isa::ProgramLimits::kMaxLocationFileBytes);
+  }
+  std::string file(path);
+  std::replace_if(
+      file.begin(), file.end(), [](char c) { return !isa::isLocationFileChar(c); }, '_');
+  return file;
 }
 
 Kernel::Kernel(std::string name, isa::CoreLimits limits, Grid grid, AutoCast autoCast)

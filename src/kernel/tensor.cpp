@@ -70,7 +70,7 @@ void Tensor::syncPattern(Loc loc) {
   }
 }
 
-Tensor Tensor::index(std::initializer_list<Index> indices, Loc loc) const {
+Tensor Tensor::index(std::span<const Index> indices, Loc loc) const {
   if (static_cast<int>(indices.size()) > rank_) {
     kernel_->fail(fmt::format("{} indices given for {}, which has {} dimensions", indices.size(),
                               describe(), rank_),

@@ -136,12 +136,25 @@ Result<CompiledLaunch> Session::compileLaunch(const kernel::KernelDef& kernel,
                                               std::span<const kernel::TensorSpec> specs,
                                               const RunOptions& options,
                                               const kernel::CompileOptions& compileOptions,
-                                              kernel::KernelCache* cache) const {
+                                              kernel::KernelCache* cache,
+                                              std::span<const std::int64_t> gridShape) const {
   TRN_RETURN_IF_ERROR(checkLnc(options.lnc));
+  if (!gridShape.empty()) {
+    const bool positive =
+        std::all_of(gridShape.begin(), gridShape.end(), [](std::int64_t n) { return n > 0; });
+    if (!positive || gridShape.size() > 3 || gridShape.front() % options.lnc != 0) {
+      return Status(ErrorCode::kInvalidArgument,
+                    fmt::format("launch grid [{}] of kernel '{}': it needs 1 to 3 positive "
+                                "sizes, the first a multiple of the {} core(s) of the logical "
+                                "core",
+                                fmt::join(gridShape, ", "), kernel.name, options.lnc));
+    }
+  }
   CompiledLaunch launch;
   for (int c = 0; c < options.lnc; ++c) {
     kernel::Grid grid;
-    grid.shape = {options.lnc};
+    grid.shape = gridShape.empty() ? std::vector<std::int64_t>{options.lnc}
+                                   : std::vector<std::int64_t>(gridShape.begin(), gridShape.end());
     grid.cores = options.lnc;
     grid.core = c;
     if (cache != nullptr) {

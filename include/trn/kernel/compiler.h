@@ -108,6 +108,12 @@ struct CompiledKernel {
   std::vector<CompiledTile> tiles;  ///< every on-chip tile the kernel uses
 };
 
+/// Traces `kernel` for `inputs` into kernel IR, the first step of compile, without the backend
+/// passes (for front ends and their benchmarks).
+Result<KernelIR> trace(const KernelDef& kernel, std::span<const TensorSpec> inputs,
+                       const isa::CoreLimits& limits, const Grid& grid = {},
+                       AutoCast autoCast = AutoCast::kNone);
+
 Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSpec> inputs,
                                const isa::CoreLimits& limits, const CompileOptions& options = {},
                                const Grid& grid = {});

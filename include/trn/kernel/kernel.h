@@ -136,7 +136,10 @@ class Kernel {
   bool inDynamicLoop_ = false;
 };
 
-/// The location as kernel IR stores it.
+/// The location as kernel IR stores it: the active CallSite's if there is one (call_site.h).
 isa::SourceLocation toLocation(const std::source_location& loc);
+
+/// `path` as a program can keep it (isa::isLocationFileChar characters, bounded length).
+std::string locationFile(std::string_view path);
 
 }  // namespace trn::kernel

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <source_location>
 #include <string>
 #include <variant>
@@ -83,7 +84,11 @@ class Tensor {
                     Loc loc = Loc::current()) const {
     return index({i0, i1, i2, i3, i4}, loc);
   }
-  Tensor index(std::initializer_list<Index> indices, Loc loc = Loc::current()) const;
+  Tensor index(std::initializer_list<Index> indices, Loc loc = Loc::current()) const {
+    return index(std::span<const Index>(indices.begin(), indices.size()), loc);
+  }
+  /// The same for any number of indices (front ends in other languages).
+  Tensor index(std::span<const Index> indices, Loc loc = Loc::current()) const;
 
   /// The same elements with another shape; the view must be contiguous where dimensions merge or
   /// split. On chip the partition dimension must stay the same.

@@ -123,13 +123,15 @@ class Session {
       const kernel::KernelDef& kernel, std::span<const kernel::TensorSpec> specs,
       const kernel::CompileOptions& options = {}, kernel::KernelCache* cache = nullptr) const;
 
-  /// Compiles `kernel` for a launch over `options.lnc` cores: grid axis 0 (by default of size
-  /// lnc) is spread over them, core c tracing the instances of its block.
+  /// Compiles `kernel` for a launch over `options.lnc` cores: the SPMD grid `gridShape` (empty:
+  /// one instance per core, {lnc}) has its axis 0 spread over them in equal blocks, core c
+  /// tracing the instances of its block, one after another.
   Result<CompiledLaunch> compileLaunch(const kernel::KernelDef& kernel,
                                        std::span<const kernel::TensorSpec> specs,
                                        const RunOptions& options,
                                        const kernel::CompileOptions& compileOptions = {},
-                                       kernel::KernelCache* cache = nullptr) const;
+                                       kernel::KernelCache* cache = nullptr,
+                                       std::span<const std::int64_t> gridShape = {}) const;
 
   /// Runs `program` on physical core 0: each input fills its tensor (every input tensor of the
   /// program must have one in the modes with data; timing-only ignores them), then the outputs

@@ -1,0 +1,160 @@
+// trnsim.kernels: the reference kernel library from Python: the entries, their float64
+// references, and checking one on a session (harness::checkKernel) with its figures.
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "trn/harness/check.h"
+#include "trn/kernels/registry.h"
+
+namespace trn::python {
+namespace {
+
+using kernels::HostTensor;
+using kernels::KernelEntry;
+
+const KernelEntry& entryNamed(const std::string& name) {
+  const KernelEntry* entry = kernels::findKernel(name);
+  if (entry == nullptr) {
+    throw py::value_error("no reference kernel is called '" + name +
+                          "'; trnsim.kernels.names() lists them");
+  }
+  return *entry;
+}
+
+std::vector<kernel::TensorSpec> specsOf(const KernelEntry& entry, const py::list& specs) {
+  return specs.empty() ? entry.defaultInputs : toSpecs(specs);
+}
+
+HostTensor toHost(const py::handle& object) {
+  const auto array =
+      py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(object);
+  if (!array) {
+    throw py::type_error("expected an array of numbers");
+  }
+  HostTensor t;
+  t.shape.assign(array.shape(), array.shape() + array.ndim());
+  t.values.assign(array.data(), array.data() + array.size());
+  return t;
+}
+
+py::array_t<double> toArray(const HostTensor& t) {
+  py::array_t<double> out(std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
+  std::copy(t.values.begin(), t.values.end(), out.mutable_data());
+  return out;
+}
+
+}  // namespace
+
+void bindKernels(py::module_& m) {
+  m.def("names", [] {
+    std::vector<std::string> out;
+    for (const KernelEntry& e : kernels::referenceKernels()) {
+      out.push_back(e.name);
+    }
+    return out;
+  });
+  m.def("summary", [](const std::string& name) { return entryNamed(name).summary; });
+  m.def("spmd", [](const std::string& name) { return entryNamed(name).spmd; });
+  m.def("default_inputs",
+        [](const std::string& name) { return specList(entryNamed(name).defaultInputs); });
+  m.def(
+      "flops",
+      [](const std::string& name, const py::list& specs) {
+        const KernelEntry& e = entryNamed(name);
+        const std::vector<kernel::TensorSpec> s = specsOf(e, specs);
+        return e.flops ? e.flops(s) : 0.0;
+      },
+      py::arg("name"), py::arg("specs") = py::list());
+  m.def(
+      "tolerance",
+      [](const std::string& name, const py::list& specs) {
+        const KernelEntry& e = entryNamed(name);
+        const kernels::Tolerance t = e.toleranceAt(specsOf(e, specs));
+        return py::make_tuple(t.atol, t.rtol);
+      },
+      py::arg("name"), py::arg("specs") = py::list());
+  m.def(
+      "reference",
+      [](const std::string& name, const py::list& arrays) {
+        const KernelEntry& e = entryNamed(name);
+        if (arrays.size() != e.defaultInputs.size()) {
+          throw py::value_error("kernel '" + name + "' takes " +
+                                std::to_string(e.defaultInputs.size()) + " inputs, not " +
+                                std::to_string(arrays.size()));
+        }
+        std::vector<HostTensor> inputs;
+        for (const py::handle a : arrays) {
+          inputs.push_back(toHost(a));
+        }
+        py::list out;
+        for (const HostTensor& t : e.reference(inputs)) {
+          out.append(toArray(t));
+        }
+        return out;
+      },
+      py::arg("name"), py::arg("arrays"));
+  m.def(
+      "check",
+      [](const runtime::Session& session, const std::string& name, const py::list& specs,
+         const py::dict& runOptions, bool checkNumerics, const py::object& arrays,
+         const std::string& autoCast) {
+        const KernelEntry& e = entryNamed(name);
+        const std::vector<kernel::TensorSpec> s = specsOf(e, specs);
+        harness::CheckOptions options;
+        options.run = toRunOptions(runOptions);
+        options.checkNumerics = checkNumerics;
+        options.compile.autoCast =
+            autoCast == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
+        const Status castable = harness::checkAutoCast(e, s, options.compile.autoCast);
+        if (!castable.ok()) {
+          raise(castable);
+        }
+        std::vector<HostTensor> inputs;
+        if (!arrays.is_none()) {
+          for (const py::handle a : arrays) {
+            inputs.push_back(toHost(a));
+          }
+        }
+        Result<harness::CheckResult> result = [&] {
+          const py::gil_scoped_release release;
+          return harness::checkKernel(session, e, s, options, nullptr, inputs);
+        }();
+        const harness::CheckResult r = take(std::move(result));
+        py::dict d;
+        d["report"] = reportDict(r.report);
+        d["report_text"] = profile::formatReport(r.report);
+        d["mfu"] = r.mfu;
+        d["useful_flops"] = r.usefulFlops;
+        d["checked"] = r.checked;
+        d["passed"] = r.pass;
+        d["tolerance"] = py::make_tuple(r.tolerance.atol, r.tolerance.rtol);
+        py::list comparisons;
+        for (const kernels::Comparison& c : r.comparisons) {
+          py::dict cd;
+          cd["max_abs_error"] = c.maxAbsError;
+          cd["max_rel_error"] = c.maxRelError;
+          cd["failures"] = c.failures;
+          cd["passed"] = c.pass;
+          comparisons.append(cd);
+        }
+        d["comparisons"] = comparisons;
+        py::list outputs;
+        for (const HostTensor& t : r.outputs) {
+          outputs.append(toArray(t));
+        }
+        d["outputs"] = outputs;
+        py::list used;
+        for (const HostTensor& t : r.inputs) {
+          used.append(toArray(t));
+        }
+        d["inputs"] = used;
+        return d;
+      },
+      py::arg("session"), py::arg("name"), py::arg("specs"), py::arg("run_options"),
+      py::arg("check_numerics"), py::arg("inputs"), py::arg("auto_cast"));
+}
+
+}  // namespace trn::python

@@ -1,0 +1,447 @@
+// The run API for Python: a Session on a chip, compiling a Python kernel function into a launch
+// (the function is traced through the tile language, its errors raised as trnsim.KernelError at
+// the kernel's line, or as the Python exception the kernel raised), running launches and program
+// files on numpy arrays, and what a run leaves: outputs, statistics, the report, the trace.
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "trn/harness/check.h"
+#include "trn/isa/program_text.h"
+#include "trn/profile/report.h"
+#include "trn/profile/trace.h"
+#include "trn/runtime/host_io.h"
+#include "trn/runtime/session.h"
+
+namespace trn::python {
+namespace {
+
+using runtime::Session;
+
+/// A launch and what its compilation printed (--dump-after).
+struct Launch {
+  runtime::CompiledLaunch launch;
+  std::string dump;
+};
+
+/// A finished run: its result and the programs it ran (for traces).
+struct Run {
+  runtime::RunResult result;
+  std::vector<std::shared_ptr<const isa::Program>> programs;
+  std::shared_ptr<const spec::ChipSpec> chip;
+};
+
+
+kernel::CompileOptions toCompileOptions(const py::dict& options, std::ostream* dump) {
+  kernel::CompileOptions o;
+  for (const auto& [key, value] : options) {
+    const std::string name = key.cast<std::string>();
+    if (value.is_none()) {
+      continue;
+    }
+    if (name == "bufs") {
+      o.bufs = value.cast<int>();
+    } else if (name == "auto_cast") {
+      const std::string mode = value.cast<std::string>();
+      if (mode != "none" && mode != "matmult") {
+        throw py::value_error("auto_cast must be 'none' or 'matmult', not '" + mode + "'");
+      }
+      o.autoCast = mode == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
+    } else if (name == "dump_after") {
+      o.dumpAfter = value.cast<std::string>();
+      o.dumpStream = dump;
+    } else if (name == "verify_each_pass") {
+      o.verifyEachPass = value.cast<bool>();
+    } else {
+      throw py::type_error("unknown compile option '" + name + "'");
+    }
+  }
+  return o;
+}
+
+ErrorCode errorCodeNamed(const std::string& name) {
+  for (int c = 0; c <= static_cast<int>(ErrorCode::kIoError); ++c) {
+    if (errorCodeName(static_cast<ErrorCode>(c)) == name) {
+      return static_cast<ErrorCode>(c);
+    }
+  }
+  return ErrorCode::kFailedPrecondition;
+}
+
+/// The kernel's return value as its outputs: a tensor, a sequence of them, or None (every HBM
+/// output it declared).
+std::vector<kernel::Tensor> returnedTensors(kernel::Kernel& k, const py::object& result) {
+  if (result.is_none()) {
+    return k.declaredOutputs();
+  }
+  if (py::isinstance<kernel::Tensor>(result)) {
+    return {live(result.cast<kernel::Tensor>())};
+  }
+  if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
+    std::vector<kernel::Tensor> out;
+    for (const py::handle item : result) {
+      if (!py::isinstance<kernel::Tensor>(item)) {
+        throw py::type_error("a kernel returns tensors; its result holds " +
+                             py::repr(item).cast<std::string>());
+      }
+      out.push_back(live(item.cast<kernel::Tensor>()));
+    }
+    return out;
+  }
+  throw py::type_error("a kernel returns a tensor, a tuple of tensors or None, not " +
+                       py::repr(result).cast<std::string>());
+}
+
+/// A Python function as a kernel. A Python exception the body raises is kept in `pending` and
+/// the trace stops; a KernelError (a rule of the tile language broken at a kernel line) becomes
+/// the trace's error.
+kernel::KernelDef pythonKernel(std::string name, py::function fn,
+                               std::shared_ptr<std::optional<py::error_already_set>> pending) {
+  return kernel::KernelDef{
+      std::move(name),
+      [fn = std::move(fn), pending](kernel::Kernel& k, std::span<const kernel::Tensor> inputs) {
+        startProgramInstance();
+        const TracingScope scope(k);
+        py::tuple args(inputs.size());
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+          args[i] = py::cast(inputs[i]);
+        }
+        try {
+          return returnedTensors(k, fn(*args));
+        } catch (py::error_already_set& error) {
+          const py::object kernelError = py::module_::import("trnsim._trnsim").attr("KernelError");
+          if (error.matches(kernelError)) {
+            const py::object value = error.value();
+            throw kernel::TraceError{Status(errorCodeNamed(value.attr("code").cast<std::string>()),
+                                            py::str(value).cast<std::string>())};
+          }
+          pending->emplace(std::move(error));
+          throw kernel::TraceError{
+              Status(ErrorCode::kFailedPrecondition, "the kernel raised a Python exception")};
+        }
+      }};
+}
+
+/// True when a core of `program` declares `name` as a floating-point tensor.
+bool isFloatTensor(const isa::ChipProgram& program, const std::string& name) {
+  for (const auto& core : program.cores) {
+    if (const std::optional<std::int32_t> t = core.program.findTensor(name)) {
+      const DType dtype = core.program.tensors[static_cast<std::size_t>(*t)].dtype;
+      return dtypeTraits(dtype).kind == DTypeKind::kFloat;
+    }
+  }
+  return false;
+}
+
+double microseconds(Picoseconds t) { return static_cast<double>(t.count()) * 1e-6; }
+
+/// The run report as a dict (trnsim.Report wraps it).
+
+Status writeTrace(const Run& run, const std::string& path) {
+  if (run.programs.size() == 1) {
+    return profile::writeTraceFile(path, *run.programs.front(), run.result.cores.front());
+  }
+  std::vector<profile::TraceSegment> segments;
+  for (std::size_t i = 0; i < run.programs.size(); ++i) {
+    segments.push_back(profile::TraceSegment{
+        "core " + std::to_string(run.result.physicalCores[i]), run.programs[i].get(),
+        &run.result.cores[i], 0});
+  }
+  return profile::writeCoresTraceFile(path, segments);
+}
+
+}  // namespace
+
+runtime::RunOptions toRunOptions(const py::dict& options) {
+  runtime::RunOptions o;
+  for (const auto& [key, value] : options) {
+    const std::string name = key.cast<std::string>();
+    if (value.is_none()) {
+      continue;
+    }
+    if (name == "mode") {
+      o.mode = take(core::parseRunMode(value.cast<std::string>()));
+    } else if (name == "rounding") {
+      o.rounding = take(parseRoundingMode(value.cast<std::string>()));
+    } else if (name == "seed") {
+      o.seed = value.cast<std::uint64_t>();
+    } else if (name == "poison") {
+      o.poison = value.cast<bool>();
+    } else if (name == "detect_races") {
+      o.detectRaces = value.cast<bool>();
+    } else if (name == "record") {
+      o.record = value.cast<bool>();
+    } else if (name == "max_instructions") {
+      o.maxInstructions = value.cast<std::uint64_t>();
+    } else if (name == "lnc") {
+      o.lnc = value.cast<int>();
+    } else if (name == "parallel") {
+      o.parallel = value.cast<bool>();
+    } else {
+      throw py::type_error("unknown run option '" + name + "'");
+    }
+  }
+  return o;
+}
+
+py::dict reportDict(const profile::Report& r) {
+  py::dict engines;
+  for (const profile::EngineUsage& e : r.engines) {
+    py::dict u;
+    u["instructions"] = e.instructions;
+    u["busy_us"] = microseconds(e.busy);
+    u["waiting_us"] = microseconds(e.waiting);
+    u["idle_us"] = microseconds(e.idle);
+    u["busy_fraction"] = e.busyFraction;
+    u["waiting_fraction"] = e.waitingFraction;
+    u["idle_fraction"] = e.idleFraction;
+    engines[py::str(std::string(spec::engineName(e.engine)))] = u;
+  }
+  py::dict dma;
+  dma["transfers"] = r.dma.transfers;
+  dma["bytes"] = r.dma.bytes;
+  dma["descriptors"] = r.dma.descriptors;
+  dma["busy_us"] = microseconds(r.dma.busy);
+  dma["busy_fraction"] = r.dma.busyFraction;
+  dma["efficiency"] = r.dma.efficiency;
+  py::dict d;
+  d["chip"] = r.chip;
+  d["mode"] = std::string(core::runModeName(r.mode));
+  d["timed"] = r.timed;
+  d["total_ps"] = r.total.count();
+  d["time_us"] = microseconds(r.total);
+  d["cores"] = r.cores;
+  d["instructions"] = r.instructions;
+  d["engines"] = engines;
+  d["dma"] = dma;
+  d["flops"] = r.flops;
+  d["tflops"] = r.achievedTflops;
+  d["pe_peak_tflops"] = r.peBf16PeakTflops;
+  d["mfu"] = r.peUtilisation;
+  d["hbm_bytes"] = r.hbmBytes;
+  d["hbm_bytes_per_second"] = r.hbmBytesPerSecond;
+  d["hbm_utilisation"] = r.hbmUtilisation;
+  d["critical_engine"] = r.criticalEngine;
+  d["bound_by"] = std::string(harness::boundBy(r));
+  return d;
+}
+
+void bindRuntime(py::module_& m) {
+  py::class_<Launch, std::shared_ptr<Launch>>(m, "Launch",
+                                              "A kernel compiled for the cores of a logical core.")
+      .def_property_readonly("name", [](const Launch& l) { return l.launch.first().name; })
+      .def_property_readonly("cores", [](const Launch& l) { return l.launch.cores.size(); })
+      .def_property_readonly("inputs", [](const Launch& l) { return specList(l.launch.first().inputs); })
+      .def_property_readonly("outputs",
+                             [](const Launch& l) { return specList(l.launch.first().outputs); })
+      .def_property_readonly("dump", [](const Launch& l) { return l.dump; })
+      .def("instructions",
+           [](const Launch& l, int core) {
+             return l.launch.cores.at(static_cast<std::size_t>(core))->summary.instructions;
+           },
+           py::arg("core") = 0)
+      .def("summary",
+           [](const Launch& l, int core) {
+             const kernel::CompileSummary& s =
+                 l.launch.cores.at(static_cast<std::size_t>(core))->summary;
+             py::dict d;
+             d["instructions"] = s.instructions;
+             d["semaphore_waits"] = s.semaphoreWaits;
+             d["cross_engine_dependencies"] = s.crossEngineDependencies;
+             d["sbuf_peak_bytes"] = s.sbufPeakBytes;
+             d["psum_peak_bytes"] = s.psumPeakBytes;
+             d["bufs"] = s.bufs;
+             d["spills"] = s.spills;
+             return d;
+           },
+           py::arg("core") = 0)
+      .def("program_text",
+           [](const Launch& l, int core) {
+             return isa::formatProgramText(
+                 l.launch.cores.at(static_cast<std::size_t>(core))->program);
+           },
+           py::arg("core") = 0)
+      .def("save", [](const Launch& l, const std::string& path) {
+        isa::ChipProgram chip;
+        chip.lnc = static_cast<int>(l.launch.cores.size());
+        for (std::size_t c = 0; c < l.launch.cores.size(); ++c) {
+          chip.cores.push_back({static_cast<int>(c), l.launch.cores[c]->program});
+        }
+        const Status status = runtime::saveChipProgram(chip, path);
+        if (!status.ok()) {
+          raise(status);
+        }
+      });
+
+  py::class_<isa::ChipProgram, std::shared_ptr<isa::ChipProgram>>(
+      m, "Program", "A program file: one program per physical core.")
+      .def_property_readonly("lnc", [](const isa::ChipProgram& p) { return p.lnc; })
+      .def_property_readonly("cores",
+                             [](const isa::ChipProgram& p) {
+                               std::vector<int> cores;
+                               for (const auto& c : p.cores) cores.push_back(c.physicalCore);
+                               return cores;
+                             })
+      .def_property_readonly("tensors", [](const isa::ChipProgram& p) {
+        py::list out;
+        for (const auto& c : p.cores) {
+          for (const isa::TensorDecl& t : c.program.tensors) {
+            out.append(py::make_tuple(t.name, std::string(isa::enumName(t.kind)),
+                                      py::tuple(py::cast(t.shape)), t.dtype));
+          }
+        }
+        return out;
+      });
+  m.def("load_program", [](const std::string& path) {
+    return std::make_shared<isa::ChipProgram>(take(runtime::loadChipProgram(path)));
+  });
+
+  py::class_<Run, std::shared_ptr<Run>>(m, "Run", "A finished run.")
+      .def_property_readonly("outputs",
+                             [](const Run& r) {
+                               py::list out;
+                               for (const runtime::NpyArray& a : r.result.outputs) {
+                                 out.append(toNumpy(a));
+                               }
+                               return out;
+                             })
+      .def_property_readonly("time_ps", [](const Run& r) { return r.result.stats.total.count(); })
+      .def_property_readonly("instructions",
+                             [](const Run& r) { return r.result.stats.instructions; })
+      .def_property_readonly("physical_cores", [](const Run& r) { return r.result.physicalCores; })
+      .def("report", [](const Run& r) {
+        return reportDict(profile::makeReport(r.result.stats, *r.chip));
+      })
+      .def("core_reports", [](const Run& r) {
+        py::list out;
+        for (const core::RunStats& s : r.result.cores) {
+          out.append(reportDict(profile::makeReport(s, *r.chip)));
+        }
+        return out;
+      })
+      .def("report_text",
+           [](const Run& r) {
+             return profile::formatReport(profile::makeReport(r.result.stats, *r.chip));
+           })
+      .def("write_trace", [](const Run& r, const std::string& path) {
+        const Status status = writeTrace(r, path);
+        if (!status.ok()) {
+          raise(status);
+        }
+      });
+
+  py::class_<Session, std::shared_ptr<Session>>(m, "Session",
+                                                "A simulated chip to compile for and run on.")
+      .def(py::init([](const std::string& chip) {
+             return std::make_shared<Session>(take(Session::open(chip)));
+           }),
+           py::arg("chip") = "trn2")
+      .def_property_readonly("chip", [](const Session& s) { return s.chip().name; })
+      .def(
+          "compile",
+          [](const Session& s, const std::string& name, py::function fn, const py::list& specs,
+             const py::dict& runOptions, const py::dict& compileOptions,
+             const std::vector<std::int64_t>& grid) {
+            auto pending = std::make_shared<std::optional<py::error_already_set>>();
+            std::ostringstream dump;
+            const kernel::KernelDef def = pythonKernel(name, std::move(fn), pending);
+            const std::vector<kernel::TensorSpec> inputs = toSpecs(specs);
+            Result<runtime::CompiledLaunch> launch =
+                s.compileLaunch(def, inputs, toRunOptions(runOptions),
+                                toCompileOptions(compileOptions, &dump), nullptr, grid);
+            if (pending->has_value()) {
+              (*pending)->restore();
+              throw py::error_already_set();
+            }
+            auto out = std::make_shared<Launch>();
+            out->launch = take(std::move(launch), /*kernelError=*/true);
+            out->dump = dump.str();
+            return out;
+          },
+          py::arg("name"), py::arg("fn"), py::arg("specs"), py::arg("run_options"),
+          py::arg("compile_options"), py::arg("grid"))
+      .def(
+          "trace",
+          [](const Session& s, const std::string& name, py::function fn, const py::list& specs) {
+            auto pending = std::make_shared<std::optional<py::error_already_set>>();
+            const kernel::KernelDef def = pythonKernel(name, std::move(fn), pending);
+            const std::vector<kernel::TensorSpec> inputs = toSpecs(specs);
+            Result<kernel::KernelIR> ir = kernel::trace(def, inputs, s.coreLimits());
+            if (pending->has_value()) {
+              (*pending)->restore();
+              throw py::error_already_set();
+            }
+            return take(std::move(ir), /*kernelError=*/true).ops.size();
+          },
+          py::arg("name"), py::arg("fn"), py::arg("specs"),
+          "Traces a kernel without compiling it; returns the number of tile operations.")
+      .def(
+          "run",
+          [](const Session& s, const Launch& launch, const py::list& arrays,
+             const py::dict& runOptions) {
+            std::vector<runtime::NpyArray> inputs;
+            for (std::size_t i = 0; i < arrays.size(); ++i) {
+              inputs.push_back(toNpyArray(arrays[i].cast<py::array>(),
+                                          "input " + std::to_string(i)));
+            }
+            const runtime::RunOptions options = toRunOptions(runOptions);
+            auto run = std::make_shared<Run>();
+            run->chip = s.sharedChip();
+            for (const auto& core : launch.launch.cores) {
+              run->programs.push_back(std::shared_ptr<const isa::Program>(core, &core->program));
+            }
+            Result<runtime::RunResult> result = [&] {
+              const py::gil_scoped_release release;
+              return s.runLaunch(launch.launch, inputs, options);
+            }();
+            run->result = take(std::move(result));
+            return run;
+          },
+          py::arg("launch"), py::arg("arrays"), py::arg("run_options"))
+      .def(
+          "run_program",
+          [](const Session& s, const isa::ChipProgram& program, const py::dict& inputs,
+             const std::vector<std::string>& outputs, bool float32Outputs,
+             const py::dict& runOptions) {
+            runtime::RunOptions options = toRunOptions(runOptions);
+            options.lnc = program.lnc;
+            std::vector<std::string> names;
+            std::vector<runtime::NpyArray> arrays;
+            for (const auto& [key, value] : inputs) {
+              names.push_back(key.cast<std::string>());
+              arrays.push_back(toNpyArray(value.cast<py::array>(), "input '" + names.back() + "'"));
+            }
+            std::vector<runtime::TensorInput> bound;
+            for (std::size_t i = 0; i < names.size(); ++i) {
+              bound.push_back({names[i], &arrays[i], "input '" + names[i] + "'"});
+            }
+            std::vector<runtime::TensorOutput> wanted;
+            for (const std::string& name : outputs) {
+              wanted.push_back({name, float32Outputs && isFloatTensor(program, name)
+                                          ? std::optional(DType::kFp32)
+                                          : std::nullopt});
+            }
+            auto run = std::make_shared<Run>();
+            run->chip = s.sharedChip();
+            std::vector<runtime::CoreProgram> cores;
+            for (const auto& c : program.cores) {
+              auto shared = std::make_shared<const isa::Program>(c.program);
+              run->programs.push_back(shared);
+              cores.push_back({shared, c.physicalCore});
+            }
+            Result<runtime::RunResult> result = [&] {
+              const py::gil_scoped_release release;
+              return s.runCores(cores, bound, wanted, options);
+            }();
+            run->result = take(std::move(result));
+            return run;
+          },
+          py::arg("program"), py::arg("inputs"), py::arg("outputs"), py::arg("float32_outputs"),
+          py::arg("run_options"));
+}
+
+}  // namespace trn::python

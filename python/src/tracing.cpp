@@ -1,0 +1,113 @@
+// The kernel being traced, the Python caller as the kernel's call site, and trnsim's Python
+// exceptions.
+#include "bindings.h"
+
+#include <frameobject.h>
+
+#include <string>
+#include <utility>
+
+namespace trn::python {
+namespace {
+
+thread_local kernel::Kernel* tracing = nullptr;
+thread_local int outputsDeclared = 0;
+thread_local int scratchDeclared = 0;
+
+/// The file name of `frame`'s code, as UTF-8.
+std::string_view fileOf(PyFrameObject* frame) {
+  PyCodeObject* code = PyFrame_GetCode(frame);
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(code->co_filename, &size);
+  Py_DECREF(code);
+  if (text == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  return {text, static_cast<std::size_t>(size)};
+}
+
+/// True when `frame` runs code of the trnsim package itself (its module is trnsim or
+/// trnsim.*), whose frames are skipped to find the kernel author's line.
+bool inPackage(PyFrameObject* frame) {
+  PyObject* globals = PyFrame_GetGlobals(frame);  // new reference
+  PyObject* name = PyDict_GetItemString(globals, "__name__");  // borrowed
+  bool inside = false;
+  if (name != nullptr && PyUnicode_Check(name)) {
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(name, &size);
+    if (text != nullptr) {
+      const std::string_view module(text, static_cast<std::size_t>(size));
+      inside = module == "trnsim" || module.starts_with("trnsim.");
+    } else {
+      PyErr_Clear();
+    }
+  }
+  Py_DECREF(globals);
+  return inside;
+}
+
+}  // namespace
+
+TracingScope::TracingScope(kernel::Kernel& kernel) : outer_(tracing) { tracing = &kernel; }
+
+TracingScope::~TracingScope() { tracing = outer_; }
+
+kernel::Kernel& currentKernel(std::string_view function) {
+  if (tracing == nullptr) {
+    throw py::value_error(std::string(function) +
+                          " was called outside a kernel: call it from the body of a kernel "
+                          "that trnsim.simulate, trnsim.benchmark or trnsim.compile traces");
+  }
+  return *tracing;
+}
+
+std::string nextOutputName() { return "out" + std::to_string(outputsDeclared++); }
+
+std::string nextScratchName() { return "scratch" + std::to_string(scratchDeclared++); }
+
+void startProgramInstance() {
+  outputsDeclared = 0;
+  scratchDeclared = 0;
+}
+
+const kernel::Tensor& live(const kernel::Tensor& tensor) {
+  if (!tensor.valid()) {
+    throw py::value_error("an empty tensor was passed where a kernel tensor is needed");
+  }
+  if (tracing == nullptr || &tensor.kernel() != tracing) {
+    throw py::value_error(
+        "a tensor of another kernel trace was used: tensors live only while their kernel is "
+        "traced; do not keep them across calls");
+  }
+  return tensor;
+}
+
+PythonCallSite::PythonCallSite() {
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  if (frame == nullptr) {
+    return;
+  }
+  Py_INCREF(frame);
+  while (frame != nullptr) {
+    if (!inPackage(frame)) {
+      site_.emplace(std::string(fileOf(frame)), PyFrame_GetLineNumber(frame));
+      Py_DECREF(frame);
+      return;
+    }
+    PyFrameObject* back = PyFrame_GetBack(frame);  // new reference or nullptr
+    Py_DECREF(frame);
+    frame = back;
+  }
+}
+
+void raise(const Status& status, bool kernelError) {
+  const py::module_ module = py::module_::import("trnsim._trnsim");
+  const py::object type = module.attr(kernelError ? "KernelError" : "Error");
+  py::object error = type(status.message());
+  error.attr("code") = std::string(errorCodeName(status.code()));
+  PyErr_SetObject(type.ptr(), error.ptr());
+  throw py::error_already_set();
+}
+
+}  // namespace trn::python

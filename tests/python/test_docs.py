@@ -1,0 +1,28 @@
+"""Every ```python block of docs/python.md runs, in order, in one namespace (blocks fenced as
+```python nki are NKI code for comparison and are skipped)."""
+import os
+import re
+
+SOURCE = os.environ.get("TRN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def python_blocks(path):
+    """Each block, preceded by blank lines so that its lines keep their numbers in the file."""
+    text = open(path, encoding="utf-8").read()
+    blocks = []
+    for match in re.finditer(r"^```python\n(.*?)^```", text, re.S | re.M):
+        first_line = text.count("\n", 0, match.start(1)) + 1
+        blocks.append("\n" * (first_line - 1) + match.group(1))
+    return blocks
+
+
+def test_python_md_runs(capsys):
+    path = os.path.join(SOURCE, "docs", "python.md")
+    blocks = python_blocks(path)
+    assert len(blocks) >= 6
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, path, "exec"), namespace)  # noqa: S102
+    printed = capsys.readouterr().out
+    assert "bound by memory (DMA)" in printed
+    assert "python.md:" in printed and "nl.add" in printed  # the error example names its line
