@@ -7,8 +7,8 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <fstream>
+#include <limits>
 
 #include "trn/base/check.h"
 #include "trn/base/file_reader.h"

@@ -14,8 +14,14 @@ TEST(ReportJson, EveryFigureUnderItsKey) {
   r.timed = true;
   r.total = Picoseconds(1'000'000);
   r.instructions = 7;
-  r.engines[0] = {isa::Engine::kPe, 3, Picoseconds(600'000), Picoseconds(100'000),
-                  Picoseconds(300'000), 0.6, 0.1, 0.3};
+  r.engines[0] = {isa::Engine::kPe,
+                  3,
+                  Picoseconds(600'000),
+                  Picoseconds(100'000),
+                  Picoseconds(300'000),
+                  0.6,
+                  0.1,
+                  0.3};
   r.dma = {2, 4096, 8, Picoseconds(250'000), 0.25, 0.5};
   r.flops = 1 << 20;
   r.achievedTflops = 1.048576;
