@@ -45,6 +45,19 @@ TEST(CliKernels, CompileDumpsTheIrAfterAPassAndSavesARunnableProgram) {
   std::filesystem::remove(program);
 }
 
+TEST(CliKernels, CompileTakesShapesAndDtypesLikeBench) {
+  // Two 128-row tiles of bf16 instead of the default 1024x2048 fp32 (32 instructions).
+  auto run = trnsim("kernels compile tensor_add --shape 256x512 --shape b=256x512 --dtype bf16");
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("compiled tensor_add for trn2: 8 instructions"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("SBUF 4096 B"), std::string::npos) << run.output;  // 2 x 2 x 1 KiB
+  run = trnsim("kernels compile tensor_add --shape a=256x512");
+  EXPECT_EQ(run.exitCode, 4) << run.output;  // the kernel refuses operands of two shapes
+  EXPECT_NE(run.output.find("tensor_add takes two 2-D tensors of one shape"), std::string::npos)
+      << run.output;
+}
+
 TEST(CliKernels, BadRequestsExitWithAnError) {
   auto run = trnsim("kernels compile no_such_kernel");
   EXPECT_EQ(run.exitCode, 3);
