@@ -20,7 +20,10 @@ configure: deps
 build: configure
 	cmake --build --preset $(PRESET) -j $(JOBS)
 
-demo: build
+# Only what the demo runs: the trnsim tool and the libraries under it, not the tests and
+# benchmarks (make test builds everything).
+demo: configure
+	cmake --build --preset $(PRESET) -j $(JOBS) --target trnsim
 	$(BUILD_DIR)/tools/trnsim/trnsim demo
 
 # The whole suite: the unit tests (which replay the fuzz corpora too), then the same corpora

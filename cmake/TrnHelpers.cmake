@@ -25,12 +25,18 @@ endfunction()
 
 # trn_add_module(<name> SOURCES <files...> DEPS <targets...>)
 # Defines the static library trn_<name>, aliased trn::<name>, with public headers in include/.
+# `cmake --install` installs it as trnsim::<name> (cmake/TrnInstall.cmake), carrying C++20 and
+# the include path to its users.
 function(trn_add_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(trn_${name} STATIC ${ARG_SOURCES})
   add_library(trn::${name} ALIAS trn_${name})
-  target_include_directories(trn_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  set_target_properties(trn_${name} PROPERTIES EXPORT_NAME ${name})
+  target_include_directories(trn_${name} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+                                                $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_features(trn_${name} PUBLIC cxx_std_20)
   target_link_libraries(trn_${name} PUBLIC ${ARG_DEPS})
+  set_property(GLOBAL APPEND PROPERTY TRN_MODULES trn_${name})
   trn_set_warnings(trn_${name})
   trn_set_sanitizers(trn_${name})
 endfunction()

@@ -133,8 +133,8 @@ void bindIsa(py::module_& m) {
       "scalar_tensor_tensor",
       [](const Tensor& dst, const Tensor& data, const py::object& op0, const py::object& operand0,
          const py::object& op1, const Tensor& operand1, bool reverse0, bool reverse1) {
-        nisa::scalarTensorTensor(live(dst), live(data), live(operand1), toAluOp(op0),
-                                 scalar(operand0), toAluOp(op1), reverse0, reverse1);
+        nisa::scalarTensorTensor(live(dst), live(data), toAluOp(op0), scalar(operand0),
+                                 toAluOp(op1), live(operand1), reverse0, reverse1);
       },
       py::arg("dst"), py::arg("data"), py::arg("op0"), py::arg("operand0"), py::arg("op1"),
       py::arg("operand1"), py::arg("reverse0") = false, py::arg("reverse1") = false, Guard());

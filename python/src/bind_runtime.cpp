@@ -13,6 +13,7 @@
 #include "trn/harness/check.h"
 #include "trn/isa/program_text.h"
 #include "trn/profile/report.h"
+#include "trn/profile/report_json.h"
 #include "trn/profile/trace.h"
 #include "trn/runtime/host_io.h"
 #include "trn/runtime/session.h"
@@ -64,7 +65,7 @@ kernel::CompileOptions toCompileOptions(const py::dict& options, std::ostream* d
 }
 
 ErrorCode errorCodeNamed(const std::string& name) {
-  for (int c = 0; c <= static_cast<int>(ErrorCode::kIoError); ++c) {
+  for (int c = 0; c <= static_cast<int>(ErrorCode::kDeadlock); ++c) {
     if (errorCodeName(static_cast<ErrorCode>(c)) == name) {
       return static_cast<ErrorCode>(c);
     }
@@ -137,7 +138,6 @@ bool isFloatTensor(const isa::ChipProgram& program, const std::string& name) {
   return false;
 }
 
-double microseconds(Picoseconds t) { return static_cast<double>(t.count()) * 1e-6; }
 
 /// The run report as a dict (trnsim.Report wraps it).
 
@@ -188,46 +188,10 @@ runtime::RunOptions toRunOptions(const py::dict& options) {
   return o;
 }
 
-py::dict reportDict(const profile::Report& r) {
-  py::dict engines;
-  for (const profile::EngineUsage& e : r.engines) {
-    py::dict u;
-    u["instructions"] = e.instructions;
-    u["busy_us"] = microseconds(e.busy);
-    u["waiting_us"] = microseconds(e.waiting);
-    u["idle_us"] = microseconds(e.idle);
-    u["busy_fraction"] = e.busyFraction;
-    u["waiting_fraction"] = e.waitingFraction;
-    u["idle_fraction"] = e.idleFraction;
-    engines[py::str(std::string(spec::engineName(e.engine)))] = u;
-  }
-  py::dict dma;
-  dma["transfers"] = r.dma.transfers;
-  dma["bytes"] = r.dma.bytes;
-  dma["descriptors"] = r.dma.descriptors;
-  dma["busy_us"] = microseconds(r.dma.busy);
-  dma["busy_fraction"] = r.dma.busyFraction;
-  dma["efficiency"] = r.dma.efficiency;
-  py::dict d;
-  d["chip"] = r.chip;
-  d["mode"] = std::string(core::runModeName(r.mode));
-  d["timed"] = r.timed;
-  d["total_ps"] = r.total.count();
-  d["time_us"] = microseconds(r.total);
-  d["cores"] = r.cores;
-  d["instructions"] = r.instructions;
-  d["engines"] = engines;
-  d["dma"] = dma;
-  d["flops"] = r.flops;
-  d["tflops"] = r.achievedTflops;
-  d["pe_peak_tflops"] = r.peBf16PeakTflops;
-  d["mfu"] = r.peUtilisation;
-  d["hbm_bytes"] = r.hbmBytes;
-  d["hbm_bytes_per_second"] = r.hbmBytesPerSecond;
-  d["hbm_utilisation"] = r.hbmUtilisation;
-  d["critical_engine"] = r.criticalEngine;
-  d["bound_by"] = std::string(harness::boundBy(r));
-  return d;
+py::dict reportDict(const profile::Report& report) {
+  nlohmann::json figures = profile::reportToJson(report);
+  figures["bound_by"] = std::string(harness::boundBy(report));
+  return py::module_::import("json").attr("loads")(figures.dump());
 }
 
 void bindRuntime(py::module_& m) {

@@ -67,7 +67,8 @@ class PythonCallSite {
 // ---- Errors -----------------------------------------------------------------------------------
 
 /// Raises the Python exception for `status`: trnsim.KernelError for errors of a kernel's trace
-/// or compilation, trnsim.Error otherwise; both carry the error code's name as `code`.
+/// or compilation, RaceError and DeadlockError for those, trnsim.Error otherwise; all carry the
+/// error code's name as `code`.
 [[noreturn]] void raise(const Status& status, bool kernelError = false);
 
 /// The value of `result`, or raise(status).

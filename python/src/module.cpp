@@ -16,6 +16,15 @@ PYBIND11_MODULE(_trnsim, m) {
       "A kernel broke a rule of the tile language or the hardware while it was traced or "
       "compiled; the message starts with the kernel's file and line.",
       error.ptr(), nullptr));
+  m.attr("RaceError") = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
+      "trnsim.RaceError",
+      "Two accesses to the same memory, at least one a write, were not ordered by program order "
+      "or semaphores; the message names both instructions and the addresses.",
+      error.ptr(), nullptr));
+  m.attr("DeadlockError") = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
+      "trnsim.DeadlockError",
+      "No engine or core of the run could proceed; the message lists what each waits for.",
+      error.ptr(), nullptr));
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) {

@@ -103,7 +103,11 @@ PythonCallSite::PythonCallSite() {
 
 void raise(const Status& status, bool kernelError) {
   const py::module_ module = py::module_::import("trnsim._trnsim");
-  const py::object type = module.attr(kernelError ? "KernelError" : "Error");
+  const char* name = kernelError                           ? "KernelError"
+                     : status.code() == ErrorCode::kRace     ? "RaceError"
+                     : status.code() == ErrorCode::kDeadlock ? "DeadlockError"
+                                                             : "Error";
+  const py::object type = module.attr(name);
   py::object error = type(status.message());
   error.attr("code") = std::string(errorCodeName(status.code()));
   PyErr_SetObject(type.ptr(), error.ptr());

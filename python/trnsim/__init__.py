@@ -24,12 +24,13 @@ import os
 import numpy as np
 
 from . import _trnsim
-from ._trnsim import Error, KernelError, Session, dtype, decode, encode  # noqa: F401
+from ._trnsim import (  # noqa: F401
+    DeadlockError, Error, KernelError, RaceError, Session, decode, dtype, encode)
 
 from . import isa, kernels, language
 
 __all__ = [
-    "Error", "KernelError", "Session", "dtype", "encode", "decode", "jit", "Kernel",
+    "Error", "KernelError", "RaceError", "DeadlockError", "Session", "dtype", "encode", "decode", "jit", "Kernel",
     "TensorSpec", "as_dtype", "simulate", "benchmark", "compile", "run_program", "load_program",
     "Report", "language", "isa", "kernels",
 ]
@@ -47,22 +48,21 @@ class TensorSpec:
 
 
 class TypedArray:
-    """A numpy array to be given to a kernel as another dtype (see as_dtype)."""
+    """A numpy array of floats to be given to a kernel as another dtype (see as_dtype)."""
 
-    def __init__(self, array, dtype, rounding="nearest_even", seed=0):
+    def __init__(self, array, dtype):
         self.dtype = _dtype_of(dtype)
         array = np.asarray(array)
-        if array.dtype.kind == "f":
-            self.bits = encode(array.astype(np.float32), self.dtype, rounding, seed)
-        else:
-            raise TypeError(f"as_dtype takes floating-point values, not {array.dtype}")
+        if array.dtype not in (np.float32, np.float64):
+            raise TypeError(f"as_dtype takes float32 or float64 values, not {array.dtype}")
+        self.array = np.ascontiguousarray(array)
         self.shape = array.shape
 
 
-def as_dtype(array, dtype, rounding="nearest_even", seed=0):
-    """``array`` as a kernel input of ``dtype`` (e.g. nl.bfloat16), rounded to it (numpy has no
-    bf16 or fp8): values are rounded to float32 first, then to ``dtype``."""
-    return TypedArray(array, dtype, rounding, seed)
+def as_dtype(array, dtype):
+    """``array`` (float32 or float64) as a kernel input of ``dtype``, e.g. nl.bfloat16 (numpy has
+    no bf16 or fp8): rounded once to it when the kernel runs, with the run's rounding mode."""
+    return TypedArray(array, dtype)
 
 
 def _dtype_of(value):
@@ -95,7 +95,11 @@ class Report:
     text table ``trnsim kernels bench`` prints."""
 
     def __init__(self, figures, text, trace=None, outputs=None):
-        self._figures = figures
+        self._figures = dict(figures)
+        self._figures["engines"] = {e["engine"]: e for e in figures["engines"]}
+        self._figures["time_us"] = figures["total_ps"] * 1e-6
+        self._figures["mfu"] = figures["pe_utilisation"]
+        self._figures["tflops"] = figures["achieved_tflops"]
         self._text = text
         self.trace = trace
         self.outputs = outputs if outputs is not None else []
@@ -176,11 +180,9 @@ def _inputs(kernel, arrays):
             data.append(None)
         elif isinstance(a, TypedArray):
             specs.append((name, a.shape, a.dtype))
-            data.append(a.bits)
+            data.append(a.array)
         else:
             array = np.asarray(a)
-            if array.dtype == np.float64:
-                array = array.astype(np.float32)
             specs.append((name, array.shape, _dtype_of(array.dtype)))
             data.append(np.ascontiguousarray(array))
     return specs, (None if any(d is None for d in data) else data)

@@ -12,6 +12,8 @@ std::string_view errorCodeName(ErrorCode code) {
     case ErrorCode::kUnsupported: return "unsupported";
     case ErrorCode::kFailedPrecondition: return "failed precondition";
     case ErrorCode::kIoError: return "i/o error";
+    case ErrorCode::kRace: return "race";
+    case ErrorCode::kDeadlock: return "deadlock";
   }
   TRN_UNREACHABLE() << "bad ErrorCode " << static_cast<int>(code);
   return {};
@@ -66,6 +68,14 @@ Status failedPrecondition(std::string message, std::source_location origin) {
 }
 Status ioError(std::string message, std::source_location origin) {
   return {ErrorCode::kIoError, std::move(message), origin};
+}
+
+Status raceDetected(std::string message, std::source_location origin) {
+  return {ErrorCode::kRace, std::move(message), origin};
+}
+
+Status deadlockDetected(std::string message, std::source_location origin) {
+  return {ErrorCode::kDeadlock, std::move(message), origin};
 }
 
 }  // namespace trn

@@ -99,7 +99,7 @@ Status CrossCoreRaces::test(std::uint32_t earlier, const Entry& entry, std::uint
                        isa::describeRange(x.footprint, x.footprint.bytes, 0, 1,
                                           tensorName(x.core, x.footprint.tensor)));
   };
-  return failedPrecondition(fmt::format(
+  return raceDetected(fmt::format(
       "race between cores: {} and {}, with no core barrier ordering them; they overlap at "
       "device bytes {}..{}",
       side(e), side(entry), overlap->begin, overlap->end - 1));

@@ -61,7 +61,7 @@ Status deadlockReport(std::span<const CoreRun> cores, std::span<const BarrierGro
           std::string race = cr.waitRaces->couldHavePassed(
               w, cr.hazards->clock(HazardDetector::engineAgent(engine)), owner);
           if (!race.empty()) {
-            return failedPrecondition(std::move(race));
+            return raceDetected(std::move(race));
           }
         }
         waits.push_back(fmt::format("s{} {} {} (s{} = {})", w.semaphore, isa::enumName(w.compare),
@@ -71,7 +71,7 @@ Status deadlockReport(std::span<const CoreRun> cores, std::span<const BarrierGro
       pending += fmt::format("\n  {} waits for {}", describe(c, owner), fmt::join(waits, " and "));
     }
   }
-  return failedPrecondition(fmt::format("deadlock: no engine can proceed{}", pending));
+  return deadlockDetected(fmt::format("deadlock: no engine can proceed{}", pending));
 }
 
 }  // namespace trn::core

@@ -492,7 +492,7 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
       const std::int64_t firstPartition = std::max(e.firstPartition, f.firstPartition);
       const std::int64_t endPartition = std::min(e.endPartition, f.endPartition);
       const std::string tensor = f.tensor >= 0 ? tensorName_(f.tensor) : std::string();
-      return failedPrecondition(fmt::format(
+      return raceDetected(fmt::format(
           "race: {} {} {} and {} {} {}, with no semaphore ordering them; they overlap at {}",
           describe_(o.owner()), e.write ? "writes" : "reads",
           describeRange(e, e.bytes, e.firstPartition, e.endPartition, tensor), describe_(owner),

@@ -129,7 +129,7 @@ Status WaitRaceDetector::passedTracked(const isa::SemaphoreWait& w, int agent,
     return {};
   }
   if (std::string race = missedWindow(*c, w, clock, owner); !race.empty()) {
-    return failedPrecondition(std::move(race));
+    return raceDetected(std::move(race));
   }
   const auto a = static_cast<std::size_t>(agent);
   c->passes[a] = clock[a];
@@ -141,7 +141,7 @@ Status WaitRaceDetector::close(Condition& c, const isa::SemaphoreWait& w, int ag
                                const VectorClock& clock, AccessOwner owner) {
   for (std::size_t a = 0; a < kMaxAgents; ++a) {
     if (c.passes[a] > clock[a]) {
-      return failedPrecondition(raceMessage(w, c.passOwners[a], owner, true));
+      return raceDetected(raceMessage(w, c.passOwners[a], owner, true));
     }
   }
   const auto u = static_cast<std::size_t>(agent);

@@ -113,7 +113,9 @@ Result<KernelIR> traceWithOutputs(const KernelDef& kernel, std::span<const Tenso
       }
     } while (nextIndex(index, grid.shape));
   } catch (const TraceError& error) {
-    return error.status;
+    // Whatever the tile function found wrong, the kernel broke a rule of the tile language or
+    // of the hardware: one category, so that the command line reports it with one exit status.
+    return Status(ErrorCode::kFailedPrecondition, error.status.message(), error.status.origin());
   }
   KernelIR ir = k.release();
   if (ir.outputs.empty()) {

@@ -63,8 +63,8 @@ void tensorScalar(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar
          engine);
 }
 
-void scalarTensorTensor(const Tensor& dst, const Tensor& data, const Tensor& operand1, AluOp op0,
-                        const Scalar& operand0, AluOp op1, bool reverse0, bool reverse1, Loc loc) {
+void scalarTensorTensor(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
+                        AluOp op1, const Tensor& operand1, bool reverse0, bool reverse1, Loc loc) {
   detail::Call<isa::ScalarTensorTensor> c(loc);
   c.emit({.dst = c("dst", dst),
           .data = c("data", data),

@@ -69,7 +69,7 @@ Tensor rmsNorm(const Tensor& x, const Tensor& weight, float eps, OptDType dtype,
                          loc);
   const Tensor rstd = rsqrtOf(total, 1.0f / static_cast<float>(x.freeSize()), eps, loc);
   Tensor out = detail::newTile(x, x.shape(), detail::resultDType(x.dtype(), dtype), "rms", loc);
-  nisa::scalarTensorTensor(out, x, w, AluOp::kMultiply, rstd, AluOp::kMultiply, false, false, loc);
+  nisa::scalarTensorTensor(out, x, AluOp::kMultiply, rstd, AluOp::kMultiply, w, false, false, loc);
   return out;
 }
 

@@ -1,7 +1,12 @@
 #include "trn/kernels/registry.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <deque>
+#include <mutex>
 
 #include "trn/kernels/attention.h"
 #include "trn/kernels/elementwise.h"
@@ -436,8 +441,79 @@ const std::vector<KernelEntry>& referenceKernels() {
   return kernels;
 }
 
-const KernelEntry* findKernel(std::string_view name) {
+namespace {
+
+/// The user kernels: a deque, so that the addresses findKernel hands out stay valid.
+struct UserKernels {
+  std::mutex mutex;
+  std::deque<KernelEntry> entries;
+};
+
+UserKernels& userKernelStore() {
+  static UserKernels store;
+  return store;
+}
+
+const KernelEntry* findReferenceKernel(std::string_view name) {
   for (const KernelEntry& k : referenceKernels()) {
+    if (k.name == name) {
+      return &k;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Status registerKernel(KernelEntry entry) {
+  const std::string& name = entry.name;
+  const bool nameOk = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+  });
+  if (!nameOk) {
+    return invalidArgument(fmt::format(
+        "a user kernel's name must be non-empty letters, digits, '_', '-' or '.', not '{}'", name));
+  }
+  if (!entry.def.body) {
+    return invalidArgument(fmt::format("user kernel '{}' has no kernel body (def.body)", name));
+  }
+  if (!entry.reference) {
+    return invalidArgument(fmt::format("user kernel '{}' has no float64 reference", name));
+  }
+  if (entry.defaultInputs.empty()) {
+    return invalidArgument(fmt::format("user kernel '{}' has no default inputs", name));
+  }
+  if (findReferenceKernel(name) != nullptr) {
+    return invalidArgument(fmt::format("user kernel '{}': a reference kernel has that name", name));
+  }
+  UserKernels& store = userKernelStore();
+  const std::lock_guard lock(store.mutex);
+  for (const KernelEntry& k : store.entries) {
+    if (k.name == name) {
+      return invalidArgument(fmt::format("user kernel '{}' is registered already", name));
+    }
+  }
+  store.entries.push_back(std::move(entry));
+  return {};
+}
+
+std::vector<const KernelEntry*> userKernels() {
+  UserKernels& store = userKernelStore();
+  const std::lock_guard lock(store.mutex);
+  std::vector<const KernelEntry*> out;
+  for (const KernelEntry& k : store.entries) {
+    out.push_back(&k);
+  }
+  return out;
+}
+
+const KernelEntry* findKernel(std::string_view name) {
+  if (const KernelEntry* k = findReferenceKernel(name)) {
+    return k;
+  }
+  UserKernels& store = userKernelStore();
+  const std::lock_guard lock(store.mutex);
+  for (const KernelEntry& k : store.entries) {
     if (k.name == name) {
       return &k;
     }

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "trn/base/check.h"
 #include "trn/base/file_reader.h"
@@ -96,8 +99,81 @@ NpyType storageType(DType dtype) {
   return NpyType::kUInt8;
 }
 
+namespace {
+
+/// `value` rounded toward zero to float32.
+float truncateToFloat(double value) {
+  const float nearest = static_cast<float>(value);
+  if (std::isfinite(nearest) && std::fabs(static_cast<double>(nearest)) > std::fabs(value)) {
+    return std::nextafter(nearest, 0.0f);
+  }
+  if (std::isinf(nearest) && std::isfinite(value)) {
+    return std::copysign(std::numeric_limits<float>::max(), static_cast<float>(value));
+  }
+  return nearest;
+}
+
+/// `value` rounded to float32 with round-to-odd: truncated, then the last mantissa bit set when
+/// anything was discarded. Rounding that once more to a type of at most 22 significand bits gives
+/// the directly rounded result in every mode.
+float roundToOdd(double value) {
+  const float truncated = truncateToFloat(value);
+  if (!std::isfinite(value) || static_cast<double>(truncated) == value) {
+    return truncated;
+  }
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(truncated) | 1u);
+}
+
+/// `value` rounded to float32 under `options` (element `index` for stochastic rounding).
+float roundToFloat(double value, const ConvertOptions& options, std::uint64_t index) {
+  switch (options.rounding) {
+    case RoundingMode::kNearestEven: return static_cast<float>(value);
+    case RoundingMode::kTowardZero: return truncateToFloat(value);
+    case RoundingMode::kStochastic: {
+      const float down = truncateToFloat(value);
+      if (!std::isfinite(value) || static_cast<double>(down) == value) {
+        return static_cast<float>(value);
+      }
+      const float up = std::nextafter(down, std::copysign(std::numeric_limits<float>::infinity(),
+                                                          down == 0.0f ? static_cast<float>(value)
+                                                                       : down));
+      // The discarded fraction's top 32 bits plus the random word carry into the kept part
+      // exactly as in convert.h's rule.
+      const double fraction = (std::fabs(value) - std::fabs(static_cast<double>(down))) /
+                              (std::fabs(static_cast<double>(up)) -
+                               std::fabs(static_cast<double>(down)));
+      const auto kept = static_cast<std::uint64_t>(std::ldexp(fraction, 32));
+      return kept + stochasticWord(options, index) >= (std::uint64_t{1} << 32) ? up : down;
+    }
+  }
+  TRN_UNREACHABLE() << "bad RoundingMode";
+  return 0.0f;
+}
+
+}  // namespace
+
+void convertFromDouble(std::span<const double> src, DType type, std::span<std::byte> dst,
+                       const ConvertOptions& options) {
+  TRN_CHECK(isFloat(type)) << "convertFromDouble to " << dtypeName(type);
+  TRN_CHECK(dst.size() == src.size() * static_cast<std::size_t>(byteSize(type)))
+      << "convertFromDouble: destination of the wrong size";
+  std::vector<float> values(src.size());
+  if (type == DType::kFp32) {
+    for (std::size_t i = 0; i < src.size(); ++i) {
+      values[i] = roundToFloat(src[i], options, i);
+    }
+    std::memcpy(dst.data(), values.data(), dst.size());
+    return;
+  }
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    values[i] = roundToOdd(src[i]);
+  }
+  convertFromFloat(values, type, dst, options);
+}
+
 Result<std::vector<std::byte>> tensorFromNpy(const isa::TensorDecl& tensor, const NpyArray& array,
-                                             std::string_view source) {
+                                             std::string_view source,
+                                             const ConvertOptions& rounding) {
   if (array.shape != tensor.shape) {
     return invalidArgument(fmt::format("{}: shape ({}) does not match tensor '{}' [{}]", source,
                                        fmt::join(array.shape, ", "), tensor.name,
@@ -111,13 +187,20 @@ Result<std::vector<std::byte>> tensorFromNpy(const isa::TensorDecl& tensor, cons
     std::vector<float> values(array.data.size() / sizeof(float));
     std::memcpy(values.data(), array.data.data(), array.data.size());
     std::vector<std::byte> bytes(static_cast<std::size_t>(tensor.byteSize()));
-    convertFromFloat(values, tensor.dtype, bytes);
+    convertFromFloat(values, tensor.dtype, bytes, rounding);
+    return bytes;
+  }
+  if (array.type == NpyType::kFloat64 && isFloat(tensor.dtype)) {
+    std::vector<double> values(array.data.size() / sizeof(double));
+    std::memcpy(values.data(), array.data.data(), array.data.size());
+    std::vector<std::byte> bytes(static_cast<std::size_t>(tensor.byteSize()));
+    convertFromDouble(values, tensor.dtype, bytes, rounding);
     return bytes;
   }
   return invalidArgument(fmt::format(
       "{}: element type {} cannot feed {} tensor '{}'; give {} (its storage type){}", source,
       npyDescr(array.type), dtypeName(tensor.dtype), tensor.name, npyDescr(storage),
-      isFloat(tensor.dtype) ? " or float32 (rounded to nearest even)" : ""));
+      isFloat(tensor.dtype) ? ", float32 or float64 (rounded with the run's rounding mode)" : ""));
 }
 
 Result<NpyArray> npyFromTensor(const isa::TensorDecl& tensor, std::span<const std::byte> bytes,

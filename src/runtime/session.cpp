@@ -180,6 +180,20 @@ Result<RunResult> Session::run(std::shared_ptr<const isa::Program> program,
 
 namespace {
 
+/// How a wider host array (float32, float64) is rounded to its tensor's type: the run's mode,
+/// with a stochastic stream of its own per tensor name, so inputs never share random words.
+ConvertOptions hostRounding(const RunOptions& options, const std::string& tensor) {
+  ConvertOptions convert;
+  convert.rounding = options.rounding;
+  convert.seed = options.seed;
+  std::uint64_t hash = 0xcbf29ce484222325u;  // FNV-1a: the same stream on every host
+  for (const char c : tensor) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3u;
+  }
+  convert.stream = (std::uint64_t{1} << 63) | hash;
+  return convert;
+}
+
 /// A tensor of the device: its declaration (in the first program that names it) and address.
 struct DeviceTensor {
   const isa::TensorDecl* decl = nullptr;
@@ -396,7 +410,8 @@ Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
         return notFound(fmt::format("{}: no program has a tensor '{}'", in.source, in.tensor));
       }
       TRN_CHECK(in.array != nullptr) << in.source << ": no array";
-      TRN_ASSIGN_OR_RETURN(const auto bytes, tensorFromNpy(*tensor->decl, *in.array, in.source));
+      TRN_ASSIGN_OR_RETURN(const auto bytes, tensorFromNpy(*tensor->decl, *in.array, in.source,
+                                                           hostRounding(options, in.tensor)));
       TRN_RETURN_IF_ERROR(device->write(tensor->address, bytes));
     }
   }
@@ -480,7 +495,8 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
         return inRank(notFound(fmt::format("{}: no tensor '{}'", in.source, in.tensor)));
       }
       TRN_CHECK(in.array != nullptr) << in.source << ": no array";
-      TRN_ASSIGN_OR_RETURN(const auto bytes, tensorFromNpy(*tensor->decl, *in.array, in.source));
+      TRN_ASSIGN_OR_RETURN(const auto bytes, tensorFromNpy(*tensor->decl, *in.array, in.source,
+                                                           hostRounding(options, in.tensor)));
       TRN_RETURN_IF_ERROR(device->write(tensor->address, bytes));
     }
     Result<std::unique_ptr<core::NeuronCore>> made = core::NeuronCore::create(rank.program, own);

@@ -14,8 +14,9 @@
 #include "config_tree.h"
 #include "validate.h"
 
-#ifndef TRN_CONFIG_DIR
-#error "TRN_CONFIG_DIR must be defined by the build"
+#if !defined(TRN_CONFIG_DIR) || !defined(TRN_INSTALL_CONFIG_SUBDIR) || \
+    !defined(TRN_INSTALLED_CONFIG_DIR)
+#error "TRN_CONFIG_DIR, TRN_INSTALL_CONFIG_SUBDIR and TRN_INSTALLED_CONFIG_DIR come from the build"
 #endif
 
 namespace trn::spec {
@@ -207,7 +208,23 @@ Result<ChipSpec> finish(Result<ChipSpec> spec) {
 
 std::string configDir() {
   const char* env = std::getenv("TRNSIM_CONFIG_DIR");
-  return env != nullptr && *env != '\0' ? std::string(env) : std::string(TRN_CONFIG_DIR);
+  if (env != nullptr && *env != '\0') {
+    return env;
+  }
+  // An installed program: <prefix>/bin/<program> with the configs in <prefix>/share/trnsim.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / TRN_INSTALL_CONFIG_SUBDIR;
+    if (fs::is_directory(installed / "chips", ec)) {
+      return installed.string();
+    }
+  }
+  if (fs::is_directory(fs::path(TRN_CONFIG_DIR) / "chips", ec)) {
+    return TRN_CONFIG_DIR;
+  }
+  // A program linked with the installed libraries, the source tree gone.
+  return TRN_INSTALLED_CONFIG_DIR;
 }
 
 std::vector<std::string> listChips() {

@@ -50,7 +50,7 @@ TEST(CollectivesCli, BadInputsAreErrorsNotCrashes) {
         std::pair{"collectives run --reduce prod", "unknown reduction 'prod'"},
         std::pair{"collectives run --dtype fp8_e4m3", "reduce in fp32 or bf16, not fp8_e4m3"}}) {
     const auto r = trnsim(arguments);
-    EXPECT_EQ(r.exitCode, 1) << arguments << "\n" << r.output;
+    EXPECT_EQ(r.exitCode, 3) << arguments << "\n" << r.output;  // an input error (docs/cli.md)
     EXPECT_NE(r.output.find(expected), std::string::npos) << arguments << "\n" << r.output;
   }
 }
@@ -108,7 +108,7 @@ TEST(SystemCli, DiffPrintsTheValuesThatDiffer) {
   const auto same = trnsim("system diff trn2.48xlarge trn2.48xlarge");
   EXPECT_NE(same.output.find("0 values differ"), std::string::npos) << same.output;
   const auto bad = trnsim("system diff trn2.48xlarge nosuch");
-  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_EQ(bad.exitCode, 3);
   EXPECT_NE(bad.output.find("system 'nosuch' not found"), std::string::npos) << bad.output;
 }
 

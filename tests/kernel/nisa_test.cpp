@@ -187,7 +187,7 @@ void traceEveryInstruction(Kernel& k) {
   nisa::tensorCopy(f, a);
   nisa::memset(f, 0.0f);
   nisa::tensorScalar(f, a, AluOp::kMultiply, 2.0f, false, AluOp::kAdd, col);
-  nisa::scalarTensorTensor(f, a, b, AluOp::kMultiply, col, AluOp::kAdd);
+  nisa::scalarTensorTensor(f, a, AluOp::kMultiply, col, AluOp::kAdd, b);
   nisa::tensorCopyPredicated(f, g, mask);
   nisa::reciprocal(f, g);
   nisa::dropout(f, g, 0.5f);

@@ -99,7 +99,8 @@ TEST(Nl, MatmulAccumulateOverTheCallersKLoop) {
     Tensor acc = k.psum({a.shape(1), b.shape(1)}, DType::kFp32, "acc");
     for (std::int64_t c = 0; c < a.shape(0); c += 128) {
       const std::int64_t rows = std::min<std::int64_t>(128, a.shape(0) - c);
-      nl::matmulAccumulate(acc, nl::load(a(ds(c, rows))), nl::load(b(ds(c, rows))), c > 0);
+      nl::matmulAccumulate(acc, nl::load(a(ds(c, rows))), nl::load(b(ds(c, rows))), c > 0,
+                           /*transposeX=*/true);
     }
     Tensor out = k.output("out", acc.shape(), DType::kFp32);
     nl::store(out, acc);
@@ -110,6 +111,36 @@ TEST(Nl, MatmulAccumulateOverTheCallersKLoop) {
   const auto ref = matmulRef(x, y, m, kTotal, n, true, bound);
   // As for one matmul, with K the whole contraction (two more fp32 additions in PSUM).
   expectWithin(out, ref, bound, "matmulAccumulate");
+}
+
+// nl::matmul and nl::matmulAccumulate take x in one layout by default, NKI's [M, K]
+// (nki.language.matmul's transpose_x=False). Until issue 17 matmulAccumulate defaulted to [K, M]:
+// the same call then read x the other way round, and this kernel failed to trace.
+TEST(Nl, MatmulAndMatmulAccumulateShareTheDefaultLayoutOfX) {
+  const std::int64_t m = 64;
+  const std::int64_t kDim = 96;
+  const std::int64_t n = 130;
+  const auto x = randomValues(static_cast<std::size_t>(m * kDim), 21);
+  const auto y = randomValues(static_cast<std::size_t>(kDim * n), 22);
+  auto def = makeKernel("matmul_defaults", [](Kernel& k, Tensor a, Tensor b) {
+    const Tensor xt = nl::load(a);  // [M, K]
+    const Tensor yt = nl::load(b);  // [K, N]
+    const Tensor once = nl::matmul(xt, yt);
+    Tensor acc = k.psum({a.shape(0), b.shape(1)}, DType::kFp32, "acc");
+    nl::matmulAccumulate(acc, xt, yt, false);
+    std::vector<Tensor> outs = {k.output("once", once.shape(), DType::kFp32),
+                                k.output("acc", acc.shape(), DType::kFp32)};
+    nl::store(outs[0], once);
+    nl::store(outs[1], acc);
+    return outs;
+  });
+  const auto outs = run(def, {{{m, kDim}, x}, {{kDim, n}, y}});
+  ASSERT_EQ(outs.size(), 2u);
+  std::vector<double> bound;
+  const auto ref = matmulRef(x, y, m, kDim, n, false, bound);
+  expectWithin(outs[0], ref, bound, "matmul by default");
+  expectWithin(outs[1], ref, bound, "matmulAccumulate by default");
+  EXPECT_EQ(outs[0], outs[1]);  // the same instructions on the same operands
 }
 
 TEST(Nl, TransposeOnTheTensorAndVectorEngines) {

@@ -115,3 +115,24 @@ def test_chip_choice_changes_the_time(rng):
     assert trn1 != trn2
     with pytest.raises(trnsim.Error, match="trn9"):
         trnsim.benchmark(scale, x, chip="trn9")
+
+
+RACY = """\
+.tensor x input fp32 [128, 4]
+.tensor y output fp32 [128, 4]
+sp:  dma_copy dst=sbuf[0:128]:fp32[[1,4]] src=hbm:x:fp32[[4,128],[1,4]] queue=0 signal(s0+=1)
+act: dma_copy dst=sbuf[0:128]:fp32[[1,4]] src=hbm:x:fp32[[4,128],[1,4]] queue=1 signal(s0+=1)
+sp:  dma_copy dst=hbm:y:fp32[[4,128],[1,4]] src=sbuf[0:128]:fp32[[1,4]] queue=0 wait(s0>=2)
+"""
+
+
+def test_a_race_raises_race_error(tmp_path):
+    path = tmp_path / "racy.tasm"
+    path.write_text(RACY)
+    x = np.ones((128, 4), np.float32)
+    with pytest.raises(trnsim.RaceError) as error:
+        trnsim.run_program(path, {"x": x}, ["y"])
+    assert error.value.code == "race"
+    assert isinstance(error.value, trnsim.Error)
+    outputs, _ = trnsim.run_program(path, {"x": x}, ["y"], detect_races=False)
+    np.testing.assert_array_equal(outputs["y"], x)

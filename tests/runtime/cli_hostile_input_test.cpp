@@ -1,6 +1,7 @@
 // The command line against hostile input (issue 13): each reproducer from the review ends as a
-// clean error (exit 1, "trnsim: error:" naming the option, file, instruction and operand) or as a
-// correct run, never a crash, an abort, a hang or a silent wrong figure.
+// clean error ("trnsim: error:" naming the option, file, instruction and operand, with the exit
+// status of its kind: docs/cli.md) or as a correct run, never a crash, an abort, a hang or a
+// silent wrong figure.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -24,8 +25,15 @@ class CliHostileInputTest : public ::testing::Test {
   trn::testing::ScratchDir scratch_;
 };
 
-void expectError(const testing::CliRun& run, std::initializer_list<std::string_view> fragments) {
-  EXPECT_EQ(run.exitCode, 1) << run.output;
+/// Exit statuses (tools/trnsim/exit_codes.h).
+constexpr int kUsage = 2;
+constexpr int kInput = 3;
+constexpr int kRule = 4;
+constexpr int kRaceOrDeadlock = 5;
+
+void expectError(int exitCode, const testing::CliRun& run,
+                 std::initializer_list<std::string_view> fragments) {
+  EXPECT_EQ(run.exitCode, exitCode) << run.output;
   EXPECT_NE(run.output.find("trnsim: error: "), std::string::npos) << run.output;
   for (const std::string_view f : fragments) {
     EXPECT_NE(run.output.find(f), std::string::npos) << "missing '" << f << "' in:\n" << run.output;
@@ -34,35 +42,36 @@ void expectError(const testing::CliRun& run, std::initializer_list<std::string_v
 
 TEST_F(CliHostileInputTest, SeedsOutOfRangeAreRejectedNotSaturated) {
   const std::string program = write("p.tasm", "sp: nop\n");
-  for (const std::string seed : {"-1", "18446744073709551616", "100000000000000000000000", "1e3",
-                                 "0x10", ""}) {
-    expectError(trnsim(fmt::format("run {} --mode timing-only --seed '{}'", program, seed)),
-                {fmt::format("--seed: '{}' is not a decimal integer in 0..18446744073709551615",
-                             seed)});
+  for (const std::string seed :
+       {"-1", "18446744073709551616", "100000000000000000000000", "1e3", "0x10", ""}) {
+    expectError(
+        kUsage, trnsim(fmt::format("run {} --mode timing-only --seed '{}'", program, seed)),
+        {fmt::format("--seed: '{}' is not a decimal integer in 0..18446744073709551615", seed)});
   }
   EXPECT_EQ(trnsim(fmt::format("run {} --mode timing-only --seed 18446744073709551615", program))
                 .exitCode,
             0);
-  expectError(trnsim("kernels bench tensor_add --seed -1"), {"--seed: '-1' is not"});
-  expectError(trnsim("demo --small --seed 2e9"), {"--seed: '2e9' is not"});
+  expectError(kUsage, trnsim("kernels bench tensor_add --seed -1"), {"--seed: '-1' is not"});
+  expectError(kUsage, trnsim("demo --small --seed 2e9"), {"--seed: '2e9' is not"});
 }
 
 TEST_F(CliHostileInputTest, AnEndlessLoopStopsAtMaxInstructions) {
   const std::string program =
       write("loop.tasm", "sp: reg_set reg=0 value=1\nsp: branch_nz reg=0 target=1\n");
-  expectError(trnsim(fmt::format("run {} --max-instructions 100000", program)),
+  expectError(kRule, trnsim(fmt::format("run {} --max-instructions 100000", program)),
               {"stopped after 100000 instructions (the limit); a dynamic loop may not terminate"});
   // With a trace the records stop at their limit; the loop still ends at the instruction limit.
-  expectError(trnsim(fmt::format("run {} --max-instructions 200000 --trace {}", program,
-                                 file("t.json"))),
-              {"stopped after 200000 instructions"});
-  expectError(trnsim(fmt::format("run {} --max-instructions 0", program)),
+  expectError(
+      kRule,
+      trnsim(fmt::format("run {} --max-instructions 200000 --trace {}", program, file("t.json"))),
+      {"stopped after 200000 instructions"});
+  expectError(kUsage, trnsim(fmt::format("run {} --max-instructions 0", program)),
               {"--max-instructions: '0' is not a decimal integer in 1.."});
 }
 
 TEST_F(CliHostileInputTest, PoisonWithoutDataIsAnError) {
   const std::string program = write("p.tasm", "sp: nop\n");
-  expectError(trnsim(fmt::format("run {} --poison --mode timing-only", program)),
+  expectError(kUsage, trnsim(fmt::format("run {} --poison --mode timing-only", program)),
               {"--poison needs data values: timing-only mode computes none"});
 }
 
@@ -73,14 +82,13 @@ TEST_F(CliHostileInputTest, PoisonNamesTheByteActuallyRead) {
                                     "act: memset dst=sbuf[0:1]:fp32[[1,1]] value=1 signal(s0+=1)\n"
                                     "sp: dma_copy dst=hbm:y:fp32[[2,1],[1,2]] "
                                     "src=sbuf[0:1]:fp32[[1,2]] queue=0 wait(s0>=1)\n");
-  expectError(trnsim(fmt::format("run {} --poison", program)),
+  expectError(kRule, trnsim(fmt::format("run {} --poison", program)),
               {"sp#0 'dma_copy", "poison: reads never-written memory at sbuf partition 0 byte 4"});
 }
 
 TEST_F(CliHostileInputTest, AnOutputNothingWritesIsReported) {
   const std::string program = write("p.tasm", ".tensor y output fp32 [4]\nsp: nop\n");
-  const testing::CliRun run =
-      trnsim(fmt::format("run {} --out y={}", program, file("y.npy")));
+  const testing::CliRun run = trnsim(fmt::format("run {} --out y={}", program, file("y.npy")));
   EXPECT_EQ(run.exitCode, 0) << run.output;
   EXPECT_NE(run.output.find("trnsim: warning: " + program +
                             ": output tensor 'y' is never written by the program; it reads back "
@@ -92,7 +100,7 @@ TEST_F(CliHostileInputTest, AnOutputNothingWritesIsReported) {
 TEST_F(CliHostileInputTest, DeadlocksNameTheInstructionAndSourceLine) {
   const std::string program =
       write("d.tasm", "act: nop wait(s0>=1) loc=attention.py:41\ndve: nop wait(s1==2)\n");
-  expectError(trnsim(fmt::format("run {}", program)),
+  expectError(kRaceOrDeadlock, trnsim(fmt::format("run {}", program)),
               {"deadlock: no engine can proceed",
                "act#0 'nop wait(s0>=1)' at attention.py:41 waits for s0 >= 1 "
                "(s0 = 0)",
@@ -101,32 +109,34 @@ TEST_F(CliHostileInputTest, DeadlocksNameTheInstructionAndSourceLine) {
 
 TEST_F(CliHostileInputTest, HeapOverflowReproducersAreLocatedErrors) {
   // The review's access-pattern reproducers; each used to corrupt the heap or crash.
-  const std::string stride = write(
-      "stride.tasm",
-      ".tensor x input fp32 [2048]\n"
-      "sp: dma_copy dst=sbuf[0:4]:fp32[[1,4]] src=hbm:x:fp32[[4611686018427387906,4],[1,4]] "
-      "queue=0\n");
-  expectError(trnsim(fmt::format("run {} --mode timing-only", stride)),
+  const std::string stride =
+      write("stride.tasm",
+            ".tensor x input fp32 [2048]\n"
+            "sp: dma_copy dst=sbuf[0:4]:fp32[[1,4]] src=hbm:x:fp32[[4611686018427387906,4],[1,4]] "
+            "queue=0\n");
+  expectError(kRule, trnsim(fmt::format("run {} --mode timing-only", stride)),
               {"sp#0 'dma_copy", "operand 'src': its size overflows 64-bit arithmetic"});
-  const std::string rows =
-      write("rows.tasm",
-            ".tensor x input fp32 [2048]\n.tensor y output fp32 [2048]\n"
-            "sp: dma_copy dst=hbm:y:fp32[[0,1152921504606846977],[1,1]] "
-            "src=hbm:x:fp32[[0,1152921504606846977],[1,1]] queue=0\n");
-  expectError(trnsim(fmt::format("run {} --mode timing-only", rows)),
+  const std::string rows = write("rows.tasm",
+                                 ".tensor x input fp32 [2048]\n.tensor y output fp32 [2048]\n"
+                                 "sp: dma_copy dst=hbm:y:fp32[[0,1152921504606846977],[1,1]] "
+                                 "src=hbm:x:fp32[[0,1152921504606846977],[1,1]] queue=0\n");
+  expectError(kRule, trnsim(fmt::format("run {} --mode timing-only", rows)),
               {"operand 'dst': writes 1152921504606846977 fp32 elements into tensor 'y', which "
                "holds 2048"});
 }
 
 TEST_F(CliHostileInputTest, KernelShapesBeyondTheChipAreRefusedBeforeTracing) {
-  expectError(trnsim("kernels bench tensor_add --shape a=1099511627776x1 --shape "
+  expectError(kRule,
+              trnsim("kernels bench tensor_add --shape a=1099511627776x1 --shape "
                      "b=1099511627776x1"),
               {"hbm tensor 'a' [1099511627776x1] fp32 needs 4398046511104 bytes; the core's HBM "
                "has 103079215104 bytes"});
-  expectError(trnsim("kernels bench tensor_add --shape a=9223372036854775807x4 --shape "
+  expectError(kRule,
+              trnsim("kernels bench tensor_add --shape a=9223372036854775807x4 --shape "
                      "b=9223372036854775807x4 --mode timing-only"),
               {"needs more than 2^63 bytes"});
-  expectError(trnsim("kernels bench tensor_add --shape a=0x4"), {"--shape '0x4': expected"});
+  expectError(kInput, trnsim("kernels bench tensor_add --shape a=0x4"),
+              {"--shape '0x4': expected"});
 }
 
 TEST_F(CliHostileInputTest, DmaTransposeKernelsRunOnTrn1) {

@@ -1,6 +1,7 @@
 // `trnsim kernels list|compile|bench` end to end: the library is listed, a kernel compiles with an
 // IR dump after a chosen pass, the saved Program runs under `trnsim run`, bench checks numerics
-// and reports speed at default and given shapes and dtypes, and bad requests exit 1.
+// and reports speed at default and given shapes and dtypes, and bad requests exit with the
+// status of their kind (docs/cli.md: 2 usage, 3 input, 4 a kernel refusing its shapes).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -44,12 +45,25 @@ TEST(CliKernels, CompileDumpsTheIrAfterAPassAndSavesARunnableProgram) {
   std::filesystem::remove(program);
 }
 
+TEST(CliKernels, CompileTakesShapesAndDtypesLikeBench) {
+  // Two 128-row tiles of bf16 instead of the default 1024x2048 fp32 (32 instructions).
+  auto run = trnsim("kernels compile tensor_add --shape 256x512 --shape b=256x512 --dtype bf16");
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("compiled tensor_add for trn2: 8 instructions"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("SBUF 4096 B"), std::string::npos) << run.output;  // 2 x 2 x 1 KiB
+  run = trnsim("kernels compile tensor_add --shape a=256x512");
+  EXPECT_EQ(run.exitCode, 4) << run.output;  // the kernel refuses operands of two shapes
+  EXPECT_NE(run.output.find("tensor_add takes two 2-D tensors of one shape"), std::string::npos)
+      << run.output;
+}
+
 TEST(CliKernels, BadRequestsExitWithAnError) {
   auto run = trnsim("kernels compile no_such_kernel");
-  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.exitCode, 3);
   EXPECT_NE(run.output.find("no kernel 'no_such_kernel'"), std::string::npos) << run.output;
   run = trnsim("kernels compile tensor_add --dump-after no_such_pass");
-  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.exitCode, 3);
   EXPECT_NE(run.output.find("no pass 'no_such_pass'"), std::string::npos) << run.output;
 }
 
@@ -91,14 +105,14 @@ TEST(CliKernels, BenchAutoCastsFp32MatrixProductsToBf16OrSaysWhyNot) {
   EXPECT_NE(run.output.find("<= 0.001 + 0.00390625 |ref|"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("0 of 39000 outside: PASS"), std::string::npos) << run.output;
   run = trnsim("kernels bench matmul_basic --auto-cast matmult");
-  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.exitCode, 3);
   EXPECT_NE(run.output.find("'matmul_basic' does not auto-cast"), std::string::npos) << run.output;
   run = trnsim("kernels compile flash_attention --auto-cast matmult");
-  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.exitCode, 3);
   EXPECT_NE(run.output.find("'flash_attention' does not auto-cast"), std::string::npos)
       << run.output;
   run = trnsim("kernels bench linear --auto-cast fp8");
-  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.exitCode, 2);
   EXPECT_NE(run.output.find("--auto-cast: fp8 not in {none,matmult}"), std::string::npos)
       << run.output;
 }
@@ -115,18 +129,18 @@ TEST(CliKernels, FidelityPrintsThePublishedAgainstTheSimulatedTimes) {
 
 TEST(CliKernels, BenchRejectsBadShapesDtypesAndNames) {
   auto run = trnsim("kernels bench tensor_add --shape a=10x0");
-  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.exitCode, 3);
   EXPECT_NE(run.output.find("--shape '10x0': expected positive extents"), std::string::npos)
       << run.output;
   run = trnsim("kernels bench tensor_add --dtype c=bf16");
-  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.exitCode, 3);
   EXPECT_NE(run.output.find("no input 'c' (inputs: a, b)"), std::string::npos) << run.output;
   run = trnsim("kernels bench tensor_add --shape a=128x64");
-  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.exitCode, 4);
   EXPECT_NE(run.output.find("tensor_add takes two 2-D tensors of one shape"), std::string::npos)
       << run.output;
   run = trnsim("kernels bench tensor_add --dtype fp99");
-  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.exitCode, 3);
   EXPECT_NE(run.output.find("fp99"), std::string::npos) << run.output;
 }
 

@@ -1,5 +1,6 @@
 // `trnsim run`, `asm`, `disasm` and `isa` end to end: .npy files in, program on the core, .npy
-// files out, checked against a float64 reference; and every user error exits 1 with a message.
+// files out, checked against a float64 reference; and every user error exits with a message and
+// the status of its kind (docs/cli.md).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -109,7 +110,7 @@ TEST_F(CliRunTest, TimingOnlyRunPrintsAReportAndWritesATrace) {
   EXPECT_EQ(dma, 3);
   const testing::CliRun functionalTrace =
       trnsim(fmt::format("run {} --mode functional-only --trace {}", example, path("u.json")));
-  EXPECT_EQ(functionalTrace.exitCode, 1);
+  EXPECT_EQ(functionalTrace.exitCode, 2);
   EXPECT_NE(functionalTrace.output.find("--trace needs a timed mode"), std::string::npos);
 }
 
@@ -136,7 +137,7 @@ TEST_F(CliRunTest, AsmWritesEitherFormatVersionAndDisasmReadsBoth) {
   EXPECT_EQ(compact.output, fixed.output);
   const auto two =
       trnsim(fmt::format("asm {} --format-version 2 -o {}", kExample, path("x.tprog")));
-  EXPECT_EQ(two.exitCode, 1);  // 2 is the multi-core container, not a program format
+  EXPECT_EQ(two.exitCode, 2);  // 2 is the multi-core container, not a program format
   EXPECT_NE(two.output.find("--format-version"), std::string::npos) << two.output;
 }
 
@@ -225,21 +226,28 @@ TEST_F(CliRunTest, APairOfProgramsRunsTogetherFromFilesOrAsOneChipProgram) {
   // Both cores writing the same rows is a race between them.
   const auto racy = trnsim(
       fmt::format("run {} {} --lnc 2 --in x={}", path("c0.tasm"), path("c0.tasm"), path("x.npy")));
-  EXPECT_EQ(racy.exitCode, 1);
+  EXPECT_EQ(racy.exitCode, 5);
   EXPECT_NE(racy.output.find("race between cores"), std::string::npos) << racy.output;
-  for (const auto& [arguments, message] : std::vector<std::pair<std::string, std::string>>{
-           {fmt::format("run {} {}", path("pair.tprog"), path("c0.tasm")), "run it alone"},
-           {fmt::format("run {} --lnc 1", path("pair.tprog")), "contradicts it"},
-           {fmt::format("run {} --cores 0", programs), "--cores names 1 physical cores for 2"},
+  struct Bad {
+    std::string arguments;
+    std::string message;
+    int exitCode;  ///< 2: the options contradict each other; 3: they contradict the input
+  };
+  for (const Bad& c : std::vector<Bad>{
+           {fmt::format("run {} {}", path("pair.tprog"), path("c0.tasm")), "run it alone", 3},
+           {fmt::format("run {} --lnc 1", path("pair.tprog")), "contradicts it", 3},
+           {fmt::format("run {} --cores 0", programs), "--cores names 1 physical cores for 2", 2},
            {fmt::format("run {} --cores 3,3 --mode timing-only", programs),
-            "two programs were given for physical core 3"},
+            "two programs were given for physical core 3", 3},
            {fmt::format("disasm {} -o {}", path("pair.tprog"), path("p.tasm")),
-            "has no single text form"},
+            "has no single text form", 3},
            {fmt::format("run {} --lnc 0 --mode timing-only", path("c0.tasm")),
-            "LNC=0 is not a logical-core size of chip 'trn2' (it has 1, 2)"},
-           {"demo --small --lnc 3", "--lnc 3: chip 'trn2' has logical cores of 1 or 2"}}) {
+            "LNC=0 is not a logical-core size of chip 'trn2' (it has 1, 2)", 3},
+           {"demo --small --lnc 3", "--lnc 3: chip 'trn2' has logical cores of 1 or 2", 3}}) {
+    const std::string& arguments = c.arguments;
+    const std::string& message = c.message;
     const auto bad = trnsim(arguments);
-    EXPECT_EQ(bad.exitCode, 1) << arguments;
+    EXPECT_EQ(bad.exitCode, c.exitCode) << arguments;
     EXPECT_NE(bad.output.find(message), std::string::npos) << arguments << "\n" << bad.output;
   }
 }
@@ -252,13 +260,13 @@ TEST_F(CliRunTest, IsaReference) {
   EXPECT_EQ(show.exitCode, 0);
   EXPECT_NE(show.output.find("opcode      0x0100"), std::string::npos) << show.output;
   const auto missing = trnsim("isa show matmul");
-  EXPECT_EQ(missing.exitCode, 1);
+  EXPECT_EQ(missing.exitCode, 3);
   EXPECT_NE(missing.output.find("no instruction 'matmul' (did you mean nc_matmul"),
             std::string::npos)
       << missing.output;
 }
 
-TEST_F(CliRunTest, UserErrorsExitOneWithAMessage) {
+TEST_F(CliRunTest, InputErrorsExitThreeWithAMessage) {
   writeFloats("small.npy", {4, 4}, std::vector<float>(16));
   struct Case {
     std::string arguments;
@@ -279,7 +287,7 @@ TEST_F(CliRunTest, UserErrorsExitOneWithAMessage) {
   };
   for (const Case& c : cases) {
     const auto run = trnsim(c.arguments);
-    EXPECT_EQ(run.exitCode, 1) << c.arguments << "\n" << run.output;
+    EXPECT_EQ(run.exitCode, 3) << c.arguments << "\n" << run.output;
     EXPECT_NE(run.output.find("trnsim: error: "), std::string::npos) << run.output;
     EXPECT_NE(run.output.find(c.expected), std::string::npos)
         << c.arguments << "\nexpected: " << c.expected << "\ngot: " << run.output;
@@ -292,9 +300,8 @@ void writeText(const std::string& file, const std::string& text) {
 
 // Issue 13: readers read only regular files of bounded size, and programs outside the limits
 // every format shares are rejected where they are read, naming the file, line and limit.
-TEST_F(CliRunTest, UnreadableInputsAndProgramsOutsideTheLimitsExitOneWithAMessage) {
-  writeText(path("wrapped.tasm"),
-            ".tensor a output fp32 [4611686018427387905, 4]\nsp: nop\n");
+TEST_F(CliRunTest, UnreadableInputsAndProgramsOutsideTheLimitsExitThreeWithAMessage) {
+  writeText(path("wrapped.tasm"), ".tensor a output fp32 [4611686018427387905, 4]\nsp: nop\n");
   writeText(path("twice.tasm"), ".tensor a input fp32 [4]\n.tensor a output fp32 [4]\n");
   writeText(path("long.tasm"), ".tensor " + std::string(300, 'n') + " input fp32 [4]\n");
   struct Case {
@@ -319,7 +326,7 @@ TEST_F(CliRunTest, UnreadableInputsAndProgramsOutsideTheLimitsExitOneWithAMessag
   };
   for (const Case& c : cases) {
     const auto run = trnsim(c.arguments);
-    EXPECT_EQ(run.exitCode, 1) << c.arguments << "\n" << run.output;
+    EXPECT_EQ(run.exitCode, 3) << c.arguments << "\n" << run.output;
     EXPECT_EQ(run.output, "trnsim: error: " + c.expected + "\n") << c.arguments;
   }
   EXPECT_FALSE(fs::exists(path("a.npy")));

@@ -1,4 +1,5 @@
-// The trnsim command line: `spec show`, `spec diff`, errors with exit code 1 and no crash.
+// The trnsim command line: `spec show`, `spec diff`, errors with their exit status (docs/cli.md:
+// 2 usage, 3 input) and no crash.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -34,7 +35,7 @@ TEST(Cli, DiffTrn2Trn3) {
 
 TEST(Cli, MissingChipListsAvailableChips) {
   const CliRun r = trnsim("spec show nosuchchip");
-  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_EQ(r.exitCode, 3) << r.output;
   EXPECT_NE(r.output.find("trnsim: error: chip 'nosuchchip' not found"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("trn1, trn2, trn3"), std::string::npos) << r.output;
@@ -42,21 +43,21 @@ TEST(Cli, MissingChipListsAvailableChips) {
 
 TEST(Cli, BadFileGivesLocatedError) {
   const CliRun r = trnsim("spec show " + testing::badFile("negative_size.yaml"));
-  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_EQ(r.exitCode, 3) << r.output;
   EXPECT_NE(r.output.find("trnsim: error: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("negative_size.yaml:7:22: core.sbuf.partition_bytes: '-4KiB' is "
                           "negative; expected a value >= 0"),
             std::string::npos)
       << r.output;
   const CliRun diff = trnsim("spec diff trn2 " + testing::badFile("malformed_yaml.yaml"));
-  EXPECT_EQ(diff.exitCode, 1) << diff.output;
+  EXPECT_EQ(diff.exitCode, 3) << diff.output;
   EXPECT_NE(diff.output.find("YAML syntax error"), std::string::npos) << diff.output;
 }
 
-TEST(Cli, UsageErrorsExitWithOne) {
+TEST(Cli, UsageErrorsExitWithTwo) {
   for (const char* arguments : {"", "spec", "spec diff trn2", "spec show", "frobnicate"}) {
     const CliRun r = trnsim(arguments);
-    EXPECT_EQ(r.exitCode, 1) << arguments << ": " << r.output;
+    EXPECT_EQ(r.exitCode, 2) << arguments << ": " << r.output;
     EXPECT_NE(r.output.find("trnsim: error: "), std::string::npos) << arguments;
   }
   EXPECT_EQ(trnsim("--help").exitCode, 0);

@@ -7,9 +7,9 @@
 
 namespace trn::testing {
 
-CliRun runCommand(const std::string& binary, const std::string& arguments) {
+CliRun runCommand(const std::string& binary, const std::string& arguments, bool withStderr) {
   CliRun run;
-  const std::string command = binary + " " + arguments + " 2>&1";
+  const std::string command = binary + " " + arguments + (withStderr ? " 2>&1" : " 2>/dev/null");
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) {
     return run;

@@ -10,7 +10,8 @@ struct CliRun {
   std::string output;  ///< stdout and stderr together
 };
 
-/// Runs `binary arguments` through the shell, capturing stdout and stderr.
-CliRun runCommand(const std::string& binary, const std::string& arguments);
+/// Runs `binary arguments` through the shell, capturing stdout and stderr (only stdout when
+/// `withStderr` is false: for output a program parses, such as --json documents).
+CliRun runCommand(const std::string& binary, const std::string& arguments, bool withStderr = true);
 
 }  // namespace trn::testing

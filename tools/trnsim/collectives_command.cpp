@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "exit_codes.h"
 #include "messages.h"
 #include "trn/base/rng.h"
 #include "trn/fabric/collective_bench.h"
@@ -99,8 +100,7 @@ Result<LoadedSystem> loadSystem(const std::string& name) {
 template <typename Options>
 void runReportingErrors(Status (*body)(const Options&), const Options& options, int& exitCode) {
   if (Status status = body(options); !status.ok()) {
-    printError(status.message());
-    exitCode = 1;
+    exitCode = reportError(status);
     return;
   }
   exitCode = 0;

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "exit_codes.h"
+#include "json_output.h"
 #include "messages.h"
 #include "run_options.h"
 #include "trn/harness/decoder_layer.h"
@@ -29,6 +31,7 @@ struct DemoArgs {
   int lnc = 0;  ///< physical cores of the logical core; 0: the chip's default
   bool small = false;
   bool noCheck = false;
+  bool json = false;
 };
 
 void printChipSummary(const spec::ChipSpec& chip) {
@@ -152,11 +155,28 @@ Status writeLayerTrace(const std::string& path, const harness::DecoderLayerRun& 
   return profile::writeSequenceTraceFile(path, segments);
 }
 
-Status runDemo(const DemoArgs& args) {
+nlohmann::json layerToJson(const harness::DecoderLayerRun& run) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const harness::LayerStep& step : run.steps) {
+    nlohmann::json result = checkResultToJson(step.kernel, step.result);
+    result["step"] = step.name;
+    steps.push_back(std::move(result));
+  }
+  return {{"total_ps", run.total.count()},
+          {"useful_flops", run.usefulFlops},
+          {"mfu", run.mfu},
+          {"pass", run.pass},
+          {"steps", std::move(steps)}};
+}
+
+/// Runs the demo; on success `pass` tells whether every kernel met its tolerance.
+Status runDemo(const DemoArgs& args, bool& pass) {
   TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(args.chip));
   TRN_ASSIGN_OR_RETURN(const core::RunMode mode, core::parseRunMode(args.mode));
   const spec::ChipSpec* chip = &session.chip();
-  printChipSummary(*chip);
+  if (!args.json) {
+    printChipSummary(*chip);
+  }
   const int lnc = args.lnc != 0 ? args.lnc : static_cast<int>(chip->chip.logicalCores.defaultSize);
   const std::vector<std::int64_t>& sizes = chip->chip.logicalCores.sizes;
   if (std::find(sizes.begin(), sizes.end(), lnc) == sizes.end()) {
@@ -168,14 +188,16 @@ Status runDemo(const DemoArgs& args) {
 
   const harness::DecoderLayerConfig config =
       args.small ? harness::DecoderLayerConfig::small() : harness::DecoderLayerConfig::tinyLlama();
-  fmt::print(
-      "\none Llama-style decoder layer ({}) on {} {}, {}, {}:\n"
-      "  {} tokens, hidden {}, {} query heads and {} kv heads of {}, SwiGLU MLP {}\n\n",
-      args.small ? "small test shapes" : "TinyLlama-1.1B shapes",
-      lnc > 1 ? fmt::format("one NeuronCore and on an LNC={} logical core (a core pair) of", lnc)
-              : std::string("one NeuronCore of"),
-      chip->name, dtypeName(config.dtype), core::runModeName(mode), config.tokens, config.hidden,
-      config.heads, config.kvHeads, config.headDim, config.intermediate);
+  if (!args.json) {
+    fmt::print(
+        "\none Llama-style decoder layer ({}) on {} {}, {}, {}:\n"
+        "  {} tokens, hidden {}, {} query heads and {} kv heads of {}, SwiGLU MLP {}\n\n",
+        args.small ? "small test shapes" : "TinyLlama-1.1B shapes",
+        lnc > 1 ? fmt::format("one NeuronCore and on an LNC={} logical core (a core pair) of", lnc)
+                : std::string("one NeuronCore of"),
+        chip->name, dtypeName(config.dtype), core::runModeName(mode), config.tokens, config.hidden,
+        config.heads, config.kvHeads, config.headDim, config.intermediate);
+  }
   harness::CheckOptions options;
   options.run.mode = mode;
   options.run.seed = args.seed;
@@ -196,19 +218,40 @@ Status runDemo(const DemoArgs& args) {
     pair.checkNumerics = !args.noCheck;
     TRN_ASSIGN_OR_RETURN(logical, harness::runDecoderLayer(session, config, pair));
   }
-  printLayer(config, one, logical ? &*logical : nullptr, lnc);
-
   if (trace) {
     TRN_RETURN_IF_ERROR(writeLayerTrace(args.trace, logical ? *logical : one));
+  }
+  pass = logical ? logical->pass : one.pass;
+  if (args.json) {
+    nlohmann::json doc = jsonDocument("demo");
+    doc["chip"] = chip->name;
+    doc["mode"] = std::string(core::runModeName(mode));
+    doc["lnc"] = lnc;
+    doc["config"] = {{"name", args.small ? "small" : "tinyllama"},
+                     {"tokens", config.tokens},
+                     {"hidden", config.hidden},
+                     {"heads", config.heads},
+                     {"kv_heads", config.kvHeads},
+                     {"head_dim", config.headDim},
+                     {"intermediate", config.intermediate},
+                     {"dtype", std::string(dtypeName(config.dtype))}};
+    doc["one_core"] = layerToJson(one);
+    doc["logical_core"] = logical ? layerToJson(*logical) : nlohmann::json(nullptr);
+    doc["pass"] = pass;
+    doc["trace"] = trace ? nlohmann::json(args.trace) : nlohmann::json(nullptr);
+    printJson(std::move(doc), pass ? kExitOk : kExitCheckFailed);
+    return {};
+  }
+  printLayer(config, one, logical ? &*logical : nullptr, lnc);
+  if (trace) {
     fmt::print(
         "trace: {} (open it in ui.perfetto.dev: one process per kernel and core, one track per "
         "engine and DMA queue)\n",
         args.trace);
   }
   fmt::print("\nnext: 'trnsim kernels list' and 'trnsim kernels bench NAME' for each kernel\n");
-  const bool pass = logical ? logical->pass : one.pass;
   if (!pass) {
-    return failedPrecondition("a kernel of the layer is outside its float64 tolerance");
+    printError("a kernel of the layer is outside its float64 tolerance");
   }
   return {};
 }
@@ -233,11 +276,15 @@ void registerDemoCommand(CLI::App& app, int& exitCode) {
                    "chip's, 2 on trn2; 1 runs one core only)");
   demo->add_flag("--small", args->small, "small shapes (128 tokens, hidden 256), for a quick run");
   demo->add_flag("--no-check", args->noCheck, "skip the float64 references and numerics checks");
+  demo->add_flag("--json", args->json,
+                 "print one JSON document (docs/cli.md) instead of the text report");
   demo->callback([args, &exitCode] {
-    const Status status = runDemo(*args);
+    bool pass = true;
+    const Status status = runDemo(*args, pass);
     if (!status.ok()) {
-      printError(status.message());
-      exitCode = 1;
+      exitCode = args->json ? reportJsonError("demo", status) : reportError(status);
+    } else {
+      exitCode = pass ? kExitOk : kExitCheckFailed;
     }
   });
 }

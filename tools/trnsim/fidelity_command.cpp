@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "exit_codes.h"
 #include "messages.h"
 #include "trn/harness/fidelity.h"
 
@@ -15,8 +16,7 @@ void registerFidelityCommand(CLI::App& app, int& exitCode) {
   cmd->callback([&exitCode] {
     const Result<std::vector<harness::FidelityRow>> rows = harness::fidelityRows();
     if (!rows.ok()) {
-      printError(rows.status().message());
-      exitCode = 1;
+      exitCode = reportError(rows.status());
       return;
     }
     fmt::print("{}", harness::fidelityTable(*rows));

@@ -7,11 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "exit_codes.h"
+#include "json_output.h"
 #include "messages.h"
 #include "run_options.h"
 #include "trn/harness/check.h"
 #include "trn/kernels/bench_inputs.h"
 #include "trn/profile/chip_summary.h"
+#include "trn/profile/report_json.h"
 #include "trn/profile/trace.h"
 
 namespace trn::tools {
@@ -30,6 +33,8 @@ struct BenchArgs {
   kernel::AutoCast autoCast = kernel::AutoCast::kNone;
   int lnc = runtime::RunOptions{}.lnc;
   std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
+  std::vector<std::string> plugins;
+  bool json = false;
 };
 
 std::string describeInputs(std::span<const kernel::TensorSpec> specs) {
@@ -66,19 +71,69 @@ void printPerformance(const harness::CheckResult& result) {
   std::fputs(profile::formatReport(r).c_str(), stdout);
 }
 
+/// Writes the Perfetto trace of a bench run.
+Status writeBenchTrace(const std::string& path, const harness::CheckResult& result) {
+  if (result.cores.size() == 1) {
+    return profile::writeTraceFile(path, result.compiled->program, result.cores[0]);
+  }
+  std::vector<profile::TraceSegment> cores;
+  for (std::size_t c = 0; c < result.cores.size(); ++c) {
+    cores.push_back({fmt::format("core {}", result.physicalCores[c]),
+                     &result.launch.cores[c]->program, &result.cores[c]});
+  }
+  return profile::writeCoresTraceFile(path, cores);
+}
+
+void printText(const BenchArgs& args, const harness::CheckResult& result, core::RunMode mode,
+               const spec::ChipSpec& chip) {
+  const kernel::CompileSummary& s = result.compiled->summary;
+  fmt::print(
+      "compiled       {} instructions, {} semaphore waits, SBUF {} B and PSUM {} B per "
+      "partition at most{}\n",
+      s.instructions, s.semaphoreWaits, s.sbufPeakBytes, s.psumPeakBytes,
+      s.spills > 0 ? fmt::format(", {} tile(s) spilled to HBM", s.spills) : std::string());
+  if (result.checked) {
+    printNumerics(result);
+  } else if (core::hasData(mode)) {
+    fmt::print("numerics       not checked (--no-check)\n");
+  } else {
+    fmt::print("numerics       not checked: timing-only computes no values\n");
+  }
+  if (core::hasTiming(mode)) {
+    printPerformance(result);
+  }
+  if (result.cores.size() > 1) {
+    fmt::print("\n");
+    std::fputs(profile::formatChipSummary(
+                   profile::makeChipSummary(result.cores, result.physicalCores, chip))
+                   .c_str(),
+               stdout);
+  }
+  if (!args.trace.empty()) {
+    fmt::print("\ntrace: {} (open in ui.perfetto.dev)\n", args.trace);
+  }
+}
+
 int bench(const BenchArgs& args) {
+  constexpr std::string_view kCommand = "kernels bench";
+  auto fail = [&](const Status& status) {
+    return args.json ? reportJsonError(kCommand, status) : reportError(status);
+  };
+  if (Status loaded = loadPlugins(args.plugins); !loaded.ok()) {
+    return fail(loaded);
+  }
   const kernels::KernelEntry* entry = kernels::findKernel(args.name);
   if (entry == nullptr) {
-    printError(fmt::format("no kernel '{}'; 'trnsim kernels list' shows them", args.name));
-    return 1;
+    return fail(
+        notFound(fmt::format("no kernel '{}'; 'trnsim kernels list' shows them", args.name)));
   }
   Result<std::vector<kernel::TensorSpec>> specs =
       kernels::benchInputs(*entry, args.shapes, args.dtypes);
-  Result<runtime::Session> session = specs.ok() ? runtime::Session::open(args.chip) : specs.status();
+  Result<runtime::Session> session =
+      specs.ok() ? runtime::Session::open(args.chip) : specs.status();
   Result<core::RunMode> mode = session.ok() ? core::parseRunMode(args.mode) : session.status();
   if (!mode.ok()) {
-    printError(mode.status().message());
-    return 1;
+    return fail(mode.status());
   }
   harness::CheckOptions options;
   options.run.mode = *mode;
@@ -89,55 +144,38 @@ int bench(const BenchArgs& args) {
   options.checkNumerics = !args.noCheck;
   options.run.lnc = args.lnc;
   options.compile.autoCast = args.autoCast;
-  fmt::print("{} on {}{} ({}): {}\n", entry->name, session->chip().name,
-             args.lnc > 1 ? fmt::format(", LNC={} (physical cores 0..{})", args.lnc, args.lnc - 1)
-                          : std::string(),
-             core::runModeName(*mode), describeInputs(*specs));
+  if (!args.json) {
+    fmt::print("{} on {}{} ({}): {}\n", entry->name, session->chip().name,
+               args.lnc > 1 ? fmt::format(", LNC={} (physical cores 0..{})", args.lnc, args.lnc - 1)
+                            : std::string(),
+               core::runModeName(*mode), describeInputs(*specs));
+  }
   Result<harness::CheckResult> result = harness::checkKernel(*session, *entry, *specs, options);
   if (!result.ok()) {
-    printError(result.status().message());
-    return 1;
-  }
-  const kernel::CompileSummary& s = result->compiled->summary;
-  fmt::print(
-      "compiled       {} instructions, {} semaphore waits, SBUF {} B and PSUM {} B per "
-      "partition at most{}\n",
-      s.instructions, s.semaphoreWaits, s.sbufPeakBytes, s.psumPeakBytes,
-      s.spills > 0 ? fmt::format(", {} tile(s) spilled to HBM", s.spills) : std::string());
-  if (result->checked) {
-    printNumerics(*result);
-  } else if (core::hasData(*mode)) {
-    fmt::print("numerics       not checked (--no-check)\n");
-  } else {
-    fmt::print("numerics       not checked: timing-only computes no values\n");
-  }
-  if (core::hasTiming(*mode)) {
-    printPerformance(*result);
-  }
-  if (result->cores.size() > 1) {
-    fmt::print("\n");
-    std::fputs(profile::formatChipSummary(
-                   profile::makeChipSummary(result->cores, result->physicalCores, session->chip()))
-                   .c_str(),
-               stdout);
+    return fail(result.status());
   }
   if (!args.trace.empty()) {
-    std::vector<profile::TraceSegment> cores;
-    for (std::size_t c = 0; c < result->cores.size(); ++c) {
-      cores.push_back({fmt::format("core {}", result->physicalCores[c]),
-                       &result->launch.cores[c]->program, &result->cores[c]});
+    if (Status written = writeBenchTrace(args.trace, *result); !written.ok()) {
+      return fail(written);
     }
-    const Status written =
-        cores.size() == 1
-            ? profile::writeTraceFile(args.trace, result->compiled->program, result->cores[0])
-            : profile::writeCoresTraceFile(args.trace, cores);
-    if (!written.ok()) {
-      printError(written.message());
-      return 1;
-    }
-    fmt::print("\ntrace: {} (open in ui.perfetto.dev)\n", args.trace);
   }
-  return result->pass ? 0 : 1;
+  const int code = result->pass ? kExitOk : kExitCheckFailed;
+  if (!args.json) {
+    printText(args, *result, *mode, session->chip());
+    return code;
+  }
+  nlohmann::json doc = jsonDocument(kCommand);
+  doc["chip"] = session->chip().name;
+  doc["mode"] = std::string(core::runModeName(*mode));
+  doc["lnc"] = args.lnc;
+  doc["result"] = checkResultToJson(entry->name, *result);
+  doc["chip_summary"] = result->cores.size() > 1
+                            ? profile::chipSummaryToJson(profile::makeChipSummary(
+                                  result->cores, result->physicalCores, session->chip()))
+                            : nlohmann::json(nullptr);
+  doc["trace"] = args.trace.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.trace);
+  printJson(std::move(doc), code);
+  return code;
 }
 
 }  // namespace
@@ -165,6 +203,9 @@ void registerKernelBenchCommand(CLI::App& kernelsGroup, int& exitCode) {
   addAutoCastOption(cmd, args->autoCast);
   cmd->add_flag("--no-check", args->noCheck,
                 "skip the float64 reference and the numerics check (the run still computes)");
+  addPluginOption(cmd, args->plugins);
+  cmd->add_flag("--json", args->json,
+                "print one JSON document (docs/cli.md) instead of the text report");
   cmd->callback([args, &exitCode] { exitCode = bench(*args); });
 }
 

@@ -8,6 +8,8 @@
 #include <optional>
 #include <span>
 
+#include "exit_codes.h"
+#include "json_output.h"
 #include "messages.h"
 #include "run_options.h"
 #include "trn/isa/chip_program.h"
@@ -17,6 +19,7 @@
 #include "trn/isa/verifier.h"
 #include "trn/profile/chip_summary.h"
 #include "trn/profile/report.h"
+#include "trn/profile/report_json.h"
 #include "trn/profile/trace.h"
 #include "trn/runtime/host_io.h"
 #include "trn/runtime/session.h"
@@ -40,7 +43,12 @@ struct RunOptions {
   std::string trace;
   bool allowRaces = false;
   std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
+  bool keepStorageType = false;  ///< outputs in their storage type, not float32
+  bool json = false;
 };
+
+/// A contradiction between options: a usage error (exit status 2), like CLI11's own.
+[[noreturn]] void usageError(const std::string& message) { throw CLI::ValidationError(message); }
 
 Status writeFile(const std::string& path, std::string_view contents) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -104,6 +112,59 @@ Status disassemble(const std::string& input, const std::string& output) {
   return writeFile(output, text);
 }
 
+/// `trnsim run --json`: per core its program, instruction counts and report; the chip summary
+/// for several cores; the outputs written and the trace.
+void printRunJson(const RunOptions& options, const spec::ChipSpec& chip,
+                  const std::vector<std::string>& names,
+                  const std::vector<runtime::CoreProgram>& programs,
+                  const std::vector<runtime::TensorBinding>& outputs,
+                  const runtime::RunResult& result) {
+  nlohmann::json cores = nlohmann::json::array();
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    const core::RunStats& stats = result.cores[i];
+    nlohmann::json perEngine = nlohmann::json::object();
+    for (const isa::Engine e : isa::kAllEngines) {
+      perEngine[std::string(isa::engineName(e))] =
+          stats.engines[static_cast<std::size_t>(e)].instructions;
+    }
+    cores.push_back({{"program", names[i]},
+                     {"physical_core", programs[i].physicalCore},
+                     {"instructions", stats.instructions},
+                     {"engine_instructions", std::move(perEngine)},
+                     {"report", core::hasTiming(stats.mode)
+                                    ? profile::reportToJson(profile::makeReport(stats, chip))
+                                    : nlohmann::json(nullptr)}});
+  }
+  nlohmann::json written = nlohmann::json::array();
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const runtime::NpyArray& array = result.outputs[i];
+    written.push_back({{"tensor", outputs[i].tensor},
+                       {"path", outputs[i].path},
+                       {"npy_type", std::string(runtime::npyDescr(array.type))},
+                       {"shape", array.shape}});
+  }
+  nlohmann::json doc = jsonDocument("run");
+  doc["chip"] = chip.name;
+  doc["mode"] = std::string(core::runModeName(result.stats.mode));
+  doc["cores"] = std::move(cores);
+  doc["chip_summary"] = programs.size() > 1 ? profile::chipSummaryToJson(profile::makeChipSummary(
+                                                  result.cores, result.physicalCores, chip))
+                                            : nlohmann::json(nullptr);
+  doc["outputs"] = std::move(written);
+  doc["trace"] = options.trace.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.trace);
+  printJson(std::move(doc), kExitOk);
+}
+
+/// How an output comes back without a :DTYPE suffix: float32 for the float types numpy cannot
+/// read (bf16, fp8, tf32), unless --keep-storage-type; else its storage type.
+std::optional<DType> defaultHostType(const isa::TensorDecl& decl, const RunOptions& options) {
+  const bool numpyFloat = decl.dtype == DType::kFp32 || decl.dtype == DType::kFp16;
+  if (options.keepStorageType || !isFloat(decl.dtype) || numpyFloat) {
+    return std::nullopt;
+  }
+  return DType::kFp32;
+}
+
 Status runProgram(const RunOptions& options) {
   TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(options.chip));
   runtime::RunOptions run;
@@ -116,21 +177,22 @@ Status runProgram(const RunOptions& options) {
   run.maxInstructions = options.maxInstructions;
   const bool data = core::hasData(run.mode);
   if (options.poison && options.noPoison) {
-    return invalidArgument("--poison and --no-poison contradict each other");
+    usageError("--poison and --no-poison contradict each other");
   }
   if (options.poison && !data) {
-    return invalidArgument("--poison needs data values: timing-only mode computes none (use "
-                           "functional+timing or functional-only)");
+    usageError(
+        "--poison needs data values: timing-only mode computes none (use "
+        "functional+timing or functional-only)");
   }
   if (!options.trace.empty() && !core::hasTiming(run.mode)) {
-    return invalidArgument("--trace needs a timed mode (functional+timing or timing-only)");
+    usageError("--trace needs a timed mode (functional+timing or timing-only)");
   }
   if (!data && !options.outputs.empty()) {
-    return invalidArgument("timing-only mode computes no values: --out cannot be written");
+    usageError("timing-only mode computes no values: --out cannot be written");
   }
   if (!options.cores.empty() && options.cores.size() != options.programs.size()) {
-    return invalidArgument(fmt::format("--cores names {} physical cores for {} programs",
-                                       options.cores.size(), options.programs.size()));
+    usageError(fmt::format("--cores names {} physical cores for {} programs", options.cores.size(),
+                           options.programs.size()));
   }
   std::vector<runtime::CoreProgram> programs;
   std::vector<std::string> names;  ///< of each core's program, for messages
@@ -198,7 +260,7 @@ Status runProgram(const RunOptions& options) {
   if (!data && !inputs.empty()) {
     printWarning("timing-only mode computes no values: the --in arrays are not read");
   }
-  // Each array is read with a bound: the tensor's storage type, or float32 for a float.
+  // Each array is read with a bound: the tensor's storage type, or float64 for a float.
   std::vector<runtime::NpyArray> arrays;
   arrays.reserve(inputs.size());
   std::vector<runtime::TensorInput> bound;
@@ -212,22 +274,48 @@ Status runProgram(const RunOptions& options) {
           fmt::format("--in {}: {} has no tensor '{}'", b.tensor, programNames, b.tensor));
     }
     const auto most = static_cast<std::uint64_t>(decl->elementCount()) *
-                      static_cast<std::uint64_t>(std::max<std::int64_t>(4, byteSize(decl->dtype)));
+                      static_cast<std::uint64_t>(std::max<std::int64_t>(8, byteSize(decl->dtype)));
     TRN_ASSIGN_OR_RETURN(arrays.emplace_back(), runtime::readNpy(b.path, most));
     bound.push_back({b.tensor, &arrays.back(), b.path});
   }
   for (const runtime::TensorBinding& b : outputs) {
-    if (declOf(b.tensor) == nullptr) {
+    const isa::TensorDecl* decl = declOf(b.tensor);
+    if (decl == nullptr) {
       return notFound(
           fmt::format("--out {}: {} has no tensor '{}'", b.tensor, programNames, b.tensor));
     }
-    wanted.push_back({b.tensor, b.hostType});
+    wanted.push_back({b.tensor, b.hostType ? b.hostType : defaultHostType(*decl, options)});
   }
   TRN_ASSIGN_OR_RETURN(runtime::RunResult result, session.runCores(programs, bound, wanted, run));
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     TRN_RETURN_IF_ERROR(runtime::writeNpy(outputs[i].path, result.outputs[i]));
   }
   const spec::ChipSpec& chip = session.chip();
+  if (!options.trace.empty()) {
+    std::vector<profile::TraceSegment> segments;
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+      const core::RunStats& stats = result.cores[i];
+      if (stats.unrecorded > 0) {
+        printWarning(
+            fmt::format("the trace holds the first {} instructions of {}; {} later ones "
+                        "were run but not recorded (the record limit bounds trace "
+                        "memory)",
+                        stats.records.size(), names[i], stats.unrecorded));
+      }
+      segments.push_back(
+          {fmt::format("core {}", programs[i].physicalCore), programs[i].program.get(), &stats});
+    }
+    if (programs.size() == 1) {
+      TRN_RETURN_IF_ERROR(
+          profile::writeTraceFile(options.trace, *programs[0].program, result.cores[0]));
+    } else {
+      TRN_RETURN_IF_ERROR(profile::writeCoresTraceFile(options.trace, segments));
+    }
+  }
+  if (options.json) {
+    printRunJson(options, chip, names, programs, outputs, result);
+    return {};
+  }
   for (std::size_t i = 0; i < programs.size(); ++i) {
     const core::RunStats& stats = result.cores[i];
     std::string perEngine;
@@ -252,25 +340,6 @@ Status runProgram(const RunOptions& options) {
                stdout);
   }
   if (!options.trace.empty()) {
-    std::vector<profile::TraceSegment> segments;
-    for (std::size_t i = 0; i < programs.size(); ++i) {
-      const core::RunStats& stats = result.cores[i];
-      if (stats.unrecorded > 0) {
-        printWarning(
-            fmt::format("the trace holds the first {} instructions of {}; {} later ones "
-                        "were run but not recorded (the record limit bounds trace "
-                        "memory)",
-                        stats.records.size(), names[i], stats.unrecorded));
-      }
-      segments.push_back(
-          {fmt::format("core {}", programs[i].physicalCore), programs[i].program.get(), &stats});
-    }
-    if (programs.size() == 1) {
-      TRN_RETURN_IF_ERROR(
-          profile::writeTraceFile(options.trace, *programs[0].program, result.cores[0]));
-    } else {
-      TRN_RETURN_IF_ERROR(profile::writeCoresTraceFile(options.trace, segments));
-    }
     std::printf("trace: %s (open in ui.perfetto.dev or chrome://tracing)\n", options.trace.c_str());
   }
   return {};
@@ -280,10 +349,7 @@ Status runProgram(const RunOptions& options) {
 template <typename Fn>
 void report(int& exitCode, Fn&& action) {
   const Status status = action();
-  if (!status.ok()) {
-    printError(status.message());
-    exitCode = 1;
-  }
+  exitCode = status.ok() ? kExitOk : reportError(status);
 }
 
 }  // namespace
@@ -340,12 +406,18 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
   runCommand->add_option("--lnc", o->run.lnc,
                          "physical cores per logical core (1 or 2): cores 2i and 2i+1 meet at "
                          "core barriers at 2 (default 1, or a chip program's)");
-  runCommand->add_option("--in", o->run.inputs, "input binding NAME=FILE.npy");
-  runCommand->add_option("--out", o->run.outputs, "output binding NAME=FILE.npy[:fp32]");
+  runCommand->add_option("--in", o->run.inputs,
+                         "input binding NAME=FILE.npy: the tensor's storage type, or float32 or "
+                         "float64 for a float tensor (rounded with --rounding)");
+  runCommand->add_option("--out", o->run.outputs,
+                         "output binding NAME=FILE.npy[:DTYPE]: float32 for bf16, fp8 and tf32 "
+                         "tensors, else the storage type; :fp32 or the tensor's own dtype "
+                         "chooses");
   runCommand->add_option("--chip", o->run.chip, "chip name or YAML path (default trn2)");
   addSeedOption(runCommand, o->run.seed, "seed for stochastic rounding and the RNGs");
   addMaxInstructionsOption(runCommand, o->run.maxInstructions);
-  runCommand->add_option("--rounding", o->run.rounding, "rne (default) or stochastic");
+  runCommand->add_option("--rounding", o->run.rounding,
+                         "rne (default), stochastic or rtz: the engines' and the inputs' rounding");
   runCommand->add_flag("--poison", o->run.poison,
                        "report reads of never-written memory (the default; an error in "
                        "timing-only mode)");
@@ -355,7 +427,17 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
   runCommand->add_option("--trace", o->run.trace, "write a Chrome/Perfetto trace JSON file");
   runCommand->add_flag("--allow-races", o->run.allowRaces,
                        "do not stop at a race (the result then depends on the schedule)");
-  runCommand->callback([o, &exitCode] { report(exitCode, [&] { return runProgram(o->run); }); });
+  runCommand->add_flag("--keep-storage-type", o->run.keepStorageType,
+                       "write bf16, fp8 and tf32 outputs in their storage type (raw uint16, "
+                       "uint8, float32 bits) instead of float32");
+  runCommand->add_flag("--json", o->run.json,
+                       "print one JSON document (docs/cli.md) instead of the text report");
+  runCommand->callback([o, &exitCode] {
+    const Status status = runProgram(o->run);
+    exitCode = status.ok()   ? kExitOk
+               : o->run.json ? reportJsonError("run", status)
+                             : reportError(status);
+  });
 
   CLI::App* isaCommand = app.add_subcommand("isa", "the instruction-set reference");
   isaCommand->require_subcommand(1);

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <limits>
 
+#include "trn/kernels/plugin.h"
+
 namespace trn::tools {
 namespace {
 
@@ -54,6 +56,19 @@ void addAutoCastOption(CLI::App* command, kernel::AutoCast& autoCast) {
           "neuronx-cc does by default; none: as the kernel is written")
       ->check(CLI::IsMember({"none", "matmult"}))
       ->default_str("none");
+}
+
+void addPluginOption(CLI::App* command, std::vector<std::string>& plugins) {
+  command->add_option("--plugin", plugins,
+                      "shared library of user kernels to add to the library (repeatable; "
+                      "docs/install.md)");
+}
+
+Status loadPlugins(const std::vector<std::string>& plugins) {
+  for (const std::string& path : plugins) {
+    TRN_RETURN_IF_ERROR(kernels::loadKernelPlugin(path).status());
+  }
+  return {};
 }
 
 }  // namespace trn::tools

@@ -1,11 +1,12 @@
 #include "spec_command.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include <fmt/format.h>
-
+#include "exit_codes.h"
 #include "messages.h"
 #include "trn/spec/loader.h"
 #include "trn/spec/report.h"
@@ -13,13 +14,10 @@
 namespace trn::tools {
 namespace {
 
-constexpr int kUserError = 1;
-
 int show(const std::string& chip) {
   Result<spec::ChipSpec> loaded = spec::loadChip(chip);
   if (!loaded.ok()) {
-    printError(loaded.status().message());
-    return kUserError;
+    return reportError(loaded.status());
   }
   fmt::print("{}", spec::formatChip(*loaded));
   return 0;
@@ -30,8 +28,7 @@ int diff(const std::string& left, const std::string& right) {
   Result<spec::ChipSpec> b = spec::loadChip(right);
   for (const Result<spec::ChipSpec>* r : {&a, &b}) {
     if (!r->ok()) {
-      printError(r->status().message());
-      return kUserError;
+      return reportError(r->status());
     }
   }
   fmt::print("{}", spec::formatDiff(*a, *b));

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "exit_codes.h"
 #include "messages.h"
 #include "trn/spec/system_loader.h"
 
@@ -27,8 +28,7 @@ void registerSystemCommands(CLI::App& app, int& exitCode) {
   show->callback([name, &exitCode] {
     const Result<spec::SystemSpec> system = spec::loadSystem(*name);
     if (!system.ok()) {
-      printError(system.status().message());
-      exitCode = 1;
+      exitCode = reportError(system.status());
       return;
     }
     fmt::print("{}", spec::formatSystem(*system));
@@ -44,8 +44,7 @@ void registerSystemCommands(CLI::App& app, int& exitCode) {
     const Result<spec::SystemSpec> a = spec::loadSystem(*left);
     const Result<spec::SystemSpec> b = a.ok() ? spec::loadSystem(*right) : a;
     if (!a.ok() || !b.ok()) {
-      printError((a.ok() ? b : a).status().message());
-      exitCode = 1;
+      exitCode = reportError((a.ok() ? b : a).status());
       return;
     }
     fmt::print("{}", spec::formatSystemDiff(*a, *b));

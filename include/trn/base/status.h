@@ -24,6 +24,8 @@ enum class ErrorCode {
   kUnsupported,       ///< valid but not supported by this hardware or build
   kFailedPrecondition,///< a rule of the hardware or program was violated
   kIoError,           ///< reading or writing a file failed
+  kRace,              ///< two accesses to the same memory were not ordered (a data race)
+  kDeadlock,          ///< no engine or core of a run could proceed
 };
 
 /// Name of an error code, e.g. "invalid argument".
@@ -73,6 +75,10 @@ Status unsupported(std::string message,
 Status failedPrecondition(std::string message,
                           std::source_location origin = std::source_location::current());
 Status ioError(std::string message, std::source_location origin = std::source_location::current());
+Status raceDetected(std::string message,
+                    std::source_location origin = std::source_location::current());
+Status deadlockDetected(std::string message,
+                        std::source_location origin = std::source_location::current());
 
 /// Either a value of type T or an error Status. Accessing the value of an error is a bug and
 /// aborts (TRN_CHECK), so callers test ok() first or use TRN_ASSIGN_OR_RETURN.

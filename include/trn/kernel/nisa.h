@@ -89,9 +89,10 @@ void tensorScalar(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar
                   Loc loc = Loc::current());
 
 /// dst = (data <op0> operand0) <op1> operand1, operand0 an immediate or [P, 1] tensor and
-/// operand1 a full [P, F] tensor; fp32 arithmetic.
-void scalarTensorTensor(const Tensor& dst, const Tensor& data, const Tensor& operand1, AluOp op0,
-                        const Scalar& operand0, AluOp op1, bool reverse0 = false,
+/// operand1 a full [P, F] tensor; fp32 arithmetic. The operators and operands come in NKI's
+/// order (op0, operand0, op1, operand1), as in tensorScalar.
+void scalarTensorTensor(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
+                        AluOp op1, const Tensor& operand1, bool reverse0 = false,
                         bool reverse1 = false, Loc loc = Loc::current());
 
 /// dst = predicate ? src : dst element by element (where the predicate is zero with

@@ -167,15 +167,18 @@ Tensor var(const Tensor& x, OptDType dtype = std::nullopt, Loc loc = Loc::curren
 
 // ---- Tensor engine ----------------------------------------------------------------------------
 
-/// x @ y into a new PSUM fp32 tile [M, N]. With transposeX, x is already [K, M] (the stationary
-/// operand); otherwise x is [M, K] and is first transposed on the tensor engine through PSUM and
-/// copied back to SBUF. y is [K, N]. K <= 128, M <= 128, N <= 512.
+/// x @ y into a new PSUM fp32 tile [M, N]. By default x is [M, K], as in NKI's
+/// nki.language.matmul (transpose_x=False), and is first transposed on the tensor engine through
+/// PSUM and copied back to SBUF; with transposeX, x is already [K, M] (the stationary operand) and
+/// nothing is transposed. y is [K, N]. K <= 128, M <= 128, N <= 512.
 Tensor matmul(const Tensor& x, const Tensor& y, bool transposeX = false, Loc loc = Loc::current());
 
 /// dst[M, N] (+)= x @ y into the caller's PSUM tile, for the caller's own K loops: accumulate =
-/// false starts the accumulation group, true adds to it. x as in matmul.
+/// false starts the accumulation group, true adds to it. x as in matmul, with the same default
+/// (x is [M, K] unless transposeX; pass true in K loops over an already transposed x to save the
+/// transposes).
 void matmulAccumulate(const Tensor& dst, const Tensor& x, const Tensor& y, bool accumulate,
-                      bool transposeX = true, Loc loc = Loc::current());
+                      bool transposeX = false, Loc loc = Loc::current());
 
 /// data[P, F]^T, bit-exact: on the tensor engine into a new PSUM tile when data is in SBUF with
 /// P, F <= 128 and 2- or 4-byte elements; otherwise on the vector engine into a new SBUF tile

@@ -1,6 +1,8 @@
 // The reference kernel library: every kernel written in the tile language that trnsim ships,
 // by name, with a one-line summary, default inputs, its float64 CPU reference and tolerance, and
-// its useful FLOP count, for `trnsim kernels`, the tests and the benchmarks.
+// its useful FLOP count, for `trnsim kernels`, the tests and the benchmarks. User kernels join it
+// through registerKernel (from a plugin: kernels/plugin.h) and are then found by name like the
+// built-in ones.
 #pragma once
 
 #include <cstdint>
@@ -61,10 +63,19 @@ struct KernelEntry {
   }
 };
 
-/// Every reference kernel, in name order.
+/// Every reference kernel, in name order (the built-in library, without user kernels).
 const std::vector<KernelEntry>& referenceKernels();
 
-/// The kernel called `name`, or nullptr.
+/// Adds a user kernel (from a plugin, kernels/plugin.h, or a program of its own) to the library
+/// for the rest of the process, after the reference kernels. The entry needs a name no kernel
+/// has yet, a kernel body, default inputs and a reference (invalid argument otherwise). Safe to
+/// call from several threads; pointers from findKernel stay valid.
+Status registerKernel(KernelEntry entry);
+
+/// The kernels added by registerKernel, in the order they were added.
+std::vector<const KernelEntry*> userKernels();
+
+/// The kernel called `name` (a reference kernel, else a user kernel), or nullptr.
 const KernelEntry* findKernel(std::string_view name);
 
 }  // namespace trn::kernels

@@ -1,8 +1,9 @@
 // What crosses between host files and device tensors: program files (text or binary, read with
 // a bound), `NAME=FILE.npy` bindings, and the conversions between .npy arrays and tensor bytes.
 // Tensors are exchanged in their storage format (bf16 as raw uint16, fp8 as raw uint8, ...); a
-// float32 array may also be given for any floating-point tensor and is rounded to nearest even,
-// and outputs may be requested as float32 with a `:fp32` suffix on the binding.
+// float32 or float64 array may also be given for any floating-point tensor and is rounded with
+// the run's rounding mode, and outputs may be requested as float32 with a `:fp32` suffix on the
+// binding.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "trn/isa/chip_program.h"
 #include "trn/isa/core_limits.h"
 #include "trn/isa/program.h"
+#include "trn/numerics/convert.h"
 #include "trn/runtime/npy.h"
 #include "trn/spec/chip_spec.h"
 
@@ -51,10 +53,19 @@ Status saveChipProgram(const isa::ChipProgram& chip, const std::string& path);
 /// The .npy element type that stores `dtype` bit for bit.
 NpyType storageType(DType dtype);
 
-/// The bytes of `tensor` from an array: raw when the array has the storage type, rounded to
-/// nearest even when it is float32 and the tensor is a floating-point type. Shapes must match.
+/// The bytes of `tensor` from an array: raw when the array has the storage type; for a
+/// floating-point tensor, a float32 or float64 array is rounded once to the tensor's type under
+/// `rounding` (stochastic rounding draws element i's word from (seed, stream, i)). Shapes must
+/// match.
 Result<std::vector<std::byte>> tensorFromNpy(const isa::TensorDecl& tensor, const NpyArray& array,
-                                             std::string_view source);
+                                             std::string_view source,
+                                             const ConvertOptions& rounding = {});
+
+/// float64 values rounded once to `type` (a float type) under `options`, one encoding of
+/// byteSize(type) bytes per element into `dst`: exactly as if each value were rounded directly,
+/// not first to float32 (values go through float32 rounded to odd, which keeps the sticky bit).
+void convertFromDouble(std::span<const double> src, DType type, std::span<std::byte> dst,
+                       const ConvertOptions& options = {});
 
 /// An array holding `bytes` of `tensor`, in its storage type, or widened to float32 when
 /// `hostType` is fp32.
