@@ -24,6 +24,7 @@ struct DemoArgs {
   std::string chip = "trn2";
   std::string mode = "functional+timing";
   std::string trace = "out/trace.json";
+  std::string report;  ///< --report: the HTML report's path
   std::uint64_t seed = runtime::RunOptions{}.seed;
   std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
   int lnc = 0;  ///< physical cores of the logical core; 0: the chip's default
@@ -152,6 +153,27 @@ Status writeLayerTrace(const std::string& path, const harness::DecoderLayerRun& 
   return profile::writeSequenceTraceFile(path, segments);
 }
 
+/// The layer's kernels end to end, each core of a step on its lane ("core 0", "core 1").
+Status writeLayerReport(const std::string& path, const harness::DecoderLayerRun& run,
+                        const spec::ChipSpec& chip) {
+  std::vector<profile::PageRun> runs;
+  Picoseconds offset;
+  for (const harness::LayerStep& step : run.steps) {
+    const harness::CheckResult& r = step.result;
+    Picoseconds longest;
+    for (std::size_t c = 0; c < r.cores.size(); ++c) {
+      const std::string core =
+          r.cores.size() > 1 ? fmt::format(", core {}", r.physicalCores[c]) : std::string();
+      runs.push_back({fmt::format("{} ({}{})", step.name, step.kernel, core),
+                      fmt::format("core {}", r.physicalCores[c]), &r.launch.cores[c]->program,
+                      &r.cores[c], offset});
+      longest = std::max(longest, r.cores[c].total);
+    }
+    offset += longest;
+  }
+  return writeReport(path, runs, chip, "trnsim demo: one decoder layer");
+}
+
 Status runDemo(const DemoArgs& args) {
   TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(args.chip));
   TRN_ASSIGN_OR_RETURN(const core::RunMode mode, core::parseRunMode(args.mode));
@@ -180,7 +202,10 @@ Status runDemo(const DemoArgs& args) {
   options.run.mode = mode;
   options.run.seed = args.seed;
   options.run.maxInstructions = args.maxInstructions;
-  const bool trace = !args.trace.empty() && core::hasTiming(mode);
+  const bool trace = (!args.trace.empty() || !args.report.empty()) && core::hasTiming(mode);
+  if (!args.report.empty() && !core::hasTiming(mode)) {
+    return invalidArgument("--report needs a timed mode (functional+timing or timing-only)");
+  }
   // One core first; at LNC > 1 the logical core is the run that is checked and traced.
   harness::CheckOptions single = options;
   single.run.lnc = 1;
@@ -198,7 +223,10 @@ Status runDemo(const DemoArgs& args) {
   }
   printLayer(config, one, logical ? &*logical : nullptr, lnc);
 
-  if (trace) {
+  if (!args.report.empty()) {
+    TRN_RETURN_IF_ERROR(writeLayerReport(args.report, logical ? *logical : one, *chip));
+  }
+  if (trace && !args.trace.empty()) {
     TRN_RETURN_IF_ERROR(writeLayerTrace(args.trace, logical ? *logical : one));
     fmt::print(
         "trace: {} (open it in ui.perfetto.dev: one process per kernel and core, one track per "
@@ -226,6 +254,7 @@ void registerDemoCommand(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   demo->add_option("--trace", args->trace, "Perfetto trace of the layer ('' for none)")
       ->capture_default_str();
+  addReportOption(demo, args->report);
   addSeedOption(demo, args->seed, "seed of the inputs and weights");
   addMaxInstructionsOption(demo, args->maxInstructions);
   demo->add_option("--lnc", args->lnc,

@@ -24,6 +24,7 @@ struct BenchArgs {
   std::string chip = "trn2";
   std::string mode = "functional+timing";
   std::string trace;
+  std::string report;  ///< --report: the HTML report's path
   std::uint64_t seed = runtime::RunOptions{}.seed;
   bool allowRaces = false;
   bool noCheck = false;
@@ -84,7 +85,11 @@ int bench(const BenchArgs& args) {
   options.run.mode = *mode;
   options.run.seed = args.seed;
   options.run.detectRaces = !args.allowRaces;
-  options.run.record = !args.trace.empty();
+  options.run.record = !args.trace.empty() || !args.report.empty();
+  if (!args.report.empty() && !core::hasTiming(*mode)) {
+    printError("--report needs a timed mode (functional+timing or timing-only)");
+    return 1;
+  }
   options.run.maxInstructions = args.maxInstructions;
   options.checkNumerics = !args.noCheck;
   options.run.lnc = args.lnc;
@@ -137,6 +142,19 @@ int bench(const BenchArgs& args) {
     }
     fmt::print("\ntrace: {} (open in ui.perfetto.dev)\n", args.trace);
   }
+  if (!args.report.empty()) {
+    std::vector<profile::PageRun> runs;
+    for (std::size_t c = 0; c < result->cores.size(); ++c) {
+      const std::string core = fmt::format("core {}", result->physicalCores[c]);
+      runs.push_back({core, core, &result->launch.cores[c]->program, &result->cores[c], {}});
+    }
+    if (const Status written = writeReport(args.report, runs, session->chip(),
+                                           fmt::format("trnsim kernels bench {}", entry->name));
+        !written.ok()) {
+      printError(written.message());
+      return 1;
+    }
+  }
   return result->pass ? 0 : 1;
 }
 
@@ -155,6 +173,7 @@ void registerKernelBenchCommand(CLI::App& kernelsGroup, int& exitCode) {
   cmd->add_option("--mode", args->mode, "functional+timing, timing-only or functional-only")
       ->capture_default_str();
   cmd->add_option("--trace", args->trace, "write a Perfetto trace of the run");
+  addReportOption(cmd, args->report);
   addSeedOption(cmd, args->seed, "seed of the random inputs");
   addMaxInstructionsOption(cmd, args->maxInstructions);
   cmd->add_flag("--allow-races", args->allowRaces, "do not check for races");

@@ -38,6 +38,7 @@ struct RunOptions {
   bool noPoison = false;
   std::string mode = "functional+timing";
   std::string trace;
+  std::string report;  ///< --report: the HTML report's path
   bool allowRaces = false;
   std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
 };
@@ -112,7 +113,7 @@ Status runProgram(const RunOptions& options) {
   run.seed = options.seed;
   run.poison = !options.noPoison;
   run.detectRaces = !options.allowRaces;
-  run.record = !options.trace.empty();
+  run.record = !options.trace.empty() || !options.report.empty();
   run.maxInstructions = options.maxInstructions;
   const bool data = core::hasData(run.mode);
   if (options.poison && options.noPoison) {
@@ -124,6 +125,9 @@ Status runProgram(const RunOptions& options) {
   }
   if (!options.trace.empty() && !core::hasTiming(run.mode)) {
     return invalidArgument("--trace needs a timed mode (functional+timing or timing-only)");
+  }
+  if (!options.report.empty() && !core::hasTiming(run.mode)) {
+    return invalidArgument("--report needs a timed mode (functional+timing or timing-only)");
   }
   if (!data && !options.outputs.empty()) {
     return invalidArgument("timing-only mode computes no values: --out cannot be written");
@@ -273,6 +277,15 @@ Status runProgram(const RunOptions& options) {
     }
     std::printf("trace: %s (open in ui.perfetto.dev or chrome://tracing)\n", options.trace.c_str());
   }
+  if (!options.report.empty()) {
+    std::vector<profile::PageRun> runs;
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+      const std::string core = fmt::format("core {}", programs[i].physicalCore);
+      runs.push_back({core, core, programs[i].program.get(), &result.cores[i], {}});
+    }
+    TRN_RETURN_IF_ERROR(writeReport(options.report, runs, chip,
+                                    fmt::format("trnsim run {}", programNames)));
+  }
   return {};
 }
 
@@ -353,6 +366,7 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
   runCommand->add_option("--mode", o->run.mode,
                          "functional+timing (default), timing-only or functional-only");
   runCommand->add_option("--trace", o->run.trace, "write a Chrome/Perfetto trace JSON file");
+  addReportOption(runCommand, o->run.report);
   runCommand->add_flag("--allow-races", o->run.allowRaces,
                        "do not stop at a race (the result then depends on the schedule)");
   runCommand->callback([o, &exitCode] { report(exitCode, [&] { return runProgram(o->run); }); });

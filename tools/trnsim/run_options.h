@@ -1,13 +1,18 @@
 // Command-line options that every running subcommand (run, kernels bench, demo) spells the same
 // way, parsed strictly: an integer out of range is an error naming the option, never a silently
-// saturated value (CLI11's own integer parsing saturates).
+// saturated value (CLI11's own integer parsing saturates). Also the one helper that writes the
+// offline HTML report (--report) for all of them.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "trn/base/status.h"
 #include "trn/kernel/kernel.h"
+#include "trn/profile/page_data.h"
+#include "trn/spec/chip_spec.h"
 
 namespace trn::tools {
 
@@ -19,5 +24,13 @@ void addMaxInstructionsOption(CLI::App* command, std::uint64_t& limit);
 
 /// Adds --auto-cast none|matmult (neuronx-cc's spelling), stored in `autoCast`.
 void addAutoCastOption(CLI::App* command, kernel::AutoCast& autoCast);
+
+/// Adds --report FILE: the offline HTML report of the run (docs/profiling.md), stored in `path`.
+void addReportOption(CLI::App* command, std::string& path);
+
+/// Writes the report of `runs` on `chip` to `path` with `title`, warns when records were cut by
+/// the record limit, and prints where it went with its size.
+Status writeReport(const std::string& path, const std::vector<profile::PageRun>& runs,
+                   const spec::ChipSpec& chip, const std::string& title);
 
 }  // namespace trn::tools
