@@ -42,6 +42,10 @@ std::string SourcePaths::relative(std::string_view file) const {
   if (!root_.empty() && file.starts_with(root_)) {
     return std::string(file.substr(root_.size()));
   }
+  // A compiler run in a build directory records "../../src/x.cpp": the path from there.
+  while (file.starts_with("../") || file.starts_with("./")) {
+    file.remove_prefix(file.starts_with("./") ? 2 : 3);
+  }
   return std::string(file);
 }
 

@@ -8,8 +8,10 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "trn/isa/program_text.h"
+#include "trn/profile/source_paths.h"
 #include "trn/spec/chip_spec.h"
 #include "trn/spec/loader.h"
 
@@ -154,6 +156,19 @@ TEST(PageData, UnrecordedOrUntimedRunsAreErrors) {
   ASSERT_FALSE(page.ok());
   EXPECT_NE(page.status().message().find("timed run"), std::string::npos);
   EXPECT_FALSE(makePageData({}, f.chip).ok());
+}
+
+TEST(SourcePaths, RelativeToTheProject) {
+  const std::vector<std::string> files = {"/x/proj/src/a.cpp", "/x/proj/src/kernels/b.cpp",
+                                          "../../src/kernels/c.cpp", ""};
+  const SourcePaths paths(files);
+  EXPECT_EQ(paths.root(), "/x/proj/src/");  // no .git above: the common directory
+  EXPECT_EQ(paths.relative("/x/proj/src/kernels/b.cpp"), "kernels/b.cpp");
+  EXPECT_EQ(paths.relative("../../src/kernels/c.cpp"), "src/kernels/c.cpp");
+  EXPECT_EQ(paths.relative("/elsewhere/d.cpp"), "/elsewhere/d.cpp");
+  // A checkout: its .git marks the project.
+  const SourcePaths here(std::vector<std::string>{TRN_SOURCE_DIR "/src/kernels/matmul.cpp"});
+  EXPECT_EQ(here.relative(TRN_SOURCE_DIR "/src/kernels/matmul.cpp"), "src/kernels/matmul.cpp");
 }
 
 TEST(HtmlReport, OneSelfContainedPage) {
