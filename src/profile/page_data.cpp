@@ -244,6 +244,7 @@ class Builder {
     }
     return Json{
         {"name", run.name},
+        {"lane", lane},
         {"offset_ns", ns3(run.offset)},
         {"total_ns", ns3(stats.total)},
         {"mode", core::runModeName(stats.mode)},

@@ -55,7 +55,7 @@
   }
 
   function verdicts(app, data) {
-    add(app, 'h2', '', 'Verdict');
+    add(app, 'h2', '', 'Verdict').id = 'verdict';
     data.runs.forEach(function (run, i) {
       var v = run.verdict;
       var card = add(app, data.runs.length > 1 ? 'details' : 'div', 'card verdict');
@@ -74,14 +74,46 @@
     });
   }
 
-  function engineUsage(app, data) {
-    add(app, 'h2', '', 'Engines: busy, waiting on semaphores, idle');
+  /* One row per engine of each run; with more than two runs, one per engine of each lane,
+     summed over the runs (each run's own figures are in its verdict's evidence). */
+  function usageRows(data) {
     var rows = [];
+    if (data.runs.length <= 2) {
+      data.runs.forEach(function (run) {
+        run.engines.forEach(function (e) {
+          rows.push({ name: (data.runs.length > 1 ? run.name + ' \u00b7 ' : '') + e.engine, e: e });
+        });
+      });
+      return rows;
+    }
+    var byKey = {};
     data.runs.forEach(function (run) {
       run.engines.forEach(function (e) {
-        rows.push({ name: (data.runs.length > 1 ? run.name + ' \u00b7 ' : '') + e.engine, e: e });
+        var key = run.lane + ' \u00b7 ' + e.engine;
+        if (!byKey[key]) {
+          byKey[key] = { name: key, e: { instructions: 0, busy_ns: 0, waiting_ns: 0 } };
+          rows.push(byKey[key]);
+        }
+        var sum = byKey[key].e;
+        sum.instructions += e.instructions;
+        sum.busy_ns += e.busy_ns;
+        sum.waiting_ns += e.waiting_ns;
       });
     });
+    rows.forEach(function (r) {
+      var e = r.e;
+      e.busy = e.busy_ns / data.total_ns;
+      e.waiting = e.waiting_ns / data.total_ns;
+      e.idle_ns = Math.max(0, data.total_ns - e.busy_ns - e.waiting_ns);
+      e.idle = e.idle_ns / data.total_ns;
+    });
+    return rows;
+  }
+
+  function engineUsage(app, data) {
+    add(app, 'h2', '', 'Engines: busy, waiting on semaphores, idle' +
+      (data.runs.length > 2 ? ' (over all runs; each run\'s own in its evidence)' : '')).id = 'engines';
+    var rows = usageRows(data);
     var chart = chartBox(app, Math.max(140, 26 * rows.length + 70));
     function series(key, name, color) {
       return {
@@ -134,10 +166,18 @@
   }
 
   function timelineChart(app, data) {
-    add(app, 'h2', '', 'Timeline');
+    add(app, 'h2', '', 'Timeline').id = 'timeline';
     add(app, 'div', 'hint', 'Wheel or drag to zoom and pan (or use the sliders); hover a slice ' +
       'for its instruction. Red outlines: the critical path. Arrows: a semaphore update and the ' +
       'wait it released (red on the critical path).');
+    var toggle = add(app, 'label', 'hint');
+    var allArrows = document.createElement('input');
+    allArrows.type = 'checkbox';
+    allArrows.id = 'all-arrows';
+    toggle.appendChild(allArrows);
+    toggle.appendChild(document.createTextNode(' every semaphore arrow (' + data.arrows.length +
+      '), not only those on the critical path'));
+    var pathArrows = data.arrows.filter(function (a) { return a[4] === 1; });
     var s = data.slices;
     var n = s.track.length;
     var items = new Array(n);
@@ -211,14 +251,17 @@
         { type: 'custom', name: 'slices', renderItem: renderSlice, encode: { x: [1, 2], y: 0 },
           data: items, progressive: 20000, clip: true },
         { type: 'custom', name: 'arrows', renderItem: renderArrow, encode: { x: [1, 3], y: [0, 2] },
-          data: data.arrows, clip: true, silent: false, z: 5 }
+          data: pathArrows, clip: true, silent: false, z: 5 }
       ]
+    });
+    allArrows.addEventListener('change', function () {
+      chart.setOption({ series: [{}, { data: allArrows.checked ? data.arrows : pathArrows }] });
     });
     return { chart: chart, count: n };
   }
 
   function bandwidthChart(app, data) {
-    add(app, 'h2', '', 'DMA bandwidth over time');
+    add(app, 'h2', '', 'DMA bandwidth over time').id = 'bandwidth';
     var bw = data.bandwidth;
     var chart = chartBox(app, 240);
     var points = bw.gbps.map(function (v, i) { return [(i + 0.5) * bw.bin_ns, v]; });
@@ -240,7 +283,7 @@
   }
 
   function hotLines(app, data) {
-    add(app, 'h2', '', 'Hot source lines');
+    add(app, 'h2', '', 'Hot source lines').id = 'lines';
     add(app, 'div', 'hint', 'Busy time of each kernel line on each engine, and the time its ' +
       'transfers moved data (dma), over every executed instruction; share is of the sum.');
     var wrap = add(app, 'div', 'scroll');
