@@ -82,7 +82,8 @@ void commonEvidence(Verdict& v, const VerdictFigures& f) {
   }
 }
 
-void bandwidth(Verdict& v, const VerdictFigures& f) {
+/// `onPath`: not saturated over the run, but the critical path is mostly data moving.
+void bandwidth(Verdict& v, const VerdictFigures& f, bool onPath = false) {
   v.bound = Bound::kBandwidth;
   const bool stack = f.stackUtilisation > f.dmaLoad;
   v.subject = stack ? fmt::format("HBM stack {}", f.busiestStack) : "DMA engines";
@@ -90,6 +91,12 @@ void bandwidth(Verdict& v, const VerdictFigures& f) {
                                    f.busiestStack, percent(f.stackUtilisation))
                      : fmt::format("bandwidth-bound on the DMA engines: {} of their peak",
                                    percent(f.dmaLoad));
+  if (onPath) {
+    v.headline += fmt::format(
+        " over the run, and {} of the critical path is data moving: the rest of the run does "
+        "not overlap the transfers",
+        percent(f.pathDmaData));
+  }
   v.remedies = {"move fewer bytes: keep tiles in SBUF and reuse them, fuse kernels, narrower dtypes",
                 "make rows contiguous and long (>= 2 KiB per descriptor) so less engine time goes "
                 "to descriptors",
@@ -269,7 +276,7 @@ Verdict decideVerdict(const VerdictFigures& f) {
     }
   } else if (pathDma >= pathCompute && pathDma >= f.pathSemaphore) {
     if (f.pathDmaData > f.pathDmaIssue && memory >= 0.5) {
-      bandwidth(v, f);
+      bandwidth(v, f, true);
     } else {
       latencyDma(v, f);
     }

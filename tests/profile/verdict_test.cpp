@@ -165,6 +165,31 @@ TEST(Verdict, SaturationComesBeforeThePath) {
   EXPECT_EQ(decideVerdict(f).subject, "semaphore round trips");
 }
 
+// Unsaturated, with the path mostly DMA: bandwidth when data dominates and the engines are at
+// least half loaded, latency otherwise; a path of compute spread over engines is a chain.
+TEST(Verdict, ThePathDecidesWhenNothingIsSaturated) {
+  VerdictFigures f;
+  f.total = Picoseconds(1'000'000);
+  f.hasPath = true;
+  f.busy = {0.2, 0.3, 0.0, 0.0, 0.0};
+  f.pathCompute = {0.2, 0.1, 0.0, 0.0, 0.0};
+  f.pathDmaIssue = 0.1;
+  f.pathDmaData = 0.5;
+  f.dmaLoad = 0.6;
+  EXPECT_EQ(decideVerdict(f).bound, Bound::kBandwidth);
+  EXPECT_NE(decideVerdict(f).headline.find("50.0 % of the critical path is data moving"),
+            std::string::npos);
+  f.dmaLoad = 0.3;
+  EXPECT_EQ(decideVerdict(f).bound, Bound::kLatency);
+  EXPECT_EQ(decideVerdict(f).subject, "DMA latency");
+  f.pathDmaData = 0.1;
+  f.pathCompute = {0.35, 0.4, 0.0, 0.0, 0.0};
+  EXPECT_EQ(decideVerdict(f).bound, Bound::kDependency);
+  f.pathCompute = {0.7, 0.1, 0.0, 0.0, 0.0};
+  EXPECT_EQ(decideVerdict(f).bound, Bound::kCompute);
+  EXPECT_EQ(decideVerdict(f).subject, "pe");
+}
+
 TEST(Verdict, UntimedRunHasNoVerdict) {
   const Verdict v = decideVerdict(VerdictFigures{});
   EXPECT_EQ(v.bound, Bound::kNone);
