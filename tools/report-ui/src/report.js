@@ -165,6 +165,15 @@
     return '<div class="tip">' + lines.join('<br>') + '</div>';
   }
 
+  /* The source line picked in the hot-line table: the timeline dims every other slice. */
+  var picked = { location: null };
+
+  function sliceLocation(data, i) {
+    var instr = data.slices.instr[i];
+    if (instr < 0) { return null; }
+    return data.instrs[instr][4] || '(no source line)';
+  }
+
   function timelineChart(app, data) {
     add(app, 'h2', '', 'Timeline').id = 'timeline';
     add(app, 'div', 'hint', 'Wheel or drag to zoom and pan (or use the sliders); hover a slice ' +
@@ -208,7 +217,8 @@
       return {
         type: 'rect', shape: rect,
         style: { fill: colors[track], stroke: critical ? '#d50000' : null, lineWidth: critical ? 1.5 : 0,
-          opacity: s.count[index] > 1 ? 0.55 : 1 }
+          opacity: picked.location !== null && sliceLocation(data, index) !== picked.location ? 0.12 :
+            (s.count[index] > 1 ? 0.55 : 1) }
       };
     }
     function renderArrow(params, api) {
@@ -257,7 +267,10 @@
     allArrows.addEventListener('change', function () {
       chart.setOption({ series: [{}, { data: allArrows.checked ? data.arrows : pathArrows }] });
     });
-    return { chart: chart, count: n };
+    return {
+      chart: chart, count: n,
+      redraw: function () { chart.setOption({ series: [{ data: items }, {}] }); }
+    };
   }
 
   function bandwidthChart(app, data) {
@@ -282,10 +295,11 @@
     return chart;
   }
 
-  function hotLines(app, data) {
+  function hotLines(app, data, timeline) {
     add(app, 'h2', '', 'Hot source lines').id = 'lines';
     add(app, 'div', 'hint', 'Busy time of each kernel line on each engine, and the time its ' +
-      'transfers moved data (dma), over every executed instruction; share is of the sum.');
+      'transfers moved data (dma), over every executed instruction; share is of the sum. Click a ' +
+      'line to pick out its slices in the timeline (merged slices dim too); click again to clear.');
     var wrap = add(app, 'div', 'scroll');
     var table = add(wrap, 'table');
     var head = '<tr><th class="loc">source line</th><th>total</th><th>share</th>';
@@ -293,13 +307,25 @@
     head += '<th>waited</th><th>executions</th></tr>';
     var html = '<thead>' + head + '</thead><tbody>';
     data.lines.forEach(function (line) {
-      html += '<tr><td class="loc">' + esc(line.location) + '</td><td>' + fmtNs(line.total_ns) +
+      html += '<tr data-loc="' + esc(line.location) + '"><td class="loc">' + esc(line.location) +
+        '</td><td>' + fmtNs(line.total_ns) +
         '</td><td><span class="bar" style="width:' + Math.round(60 * line.share) + 'px"></span>' +
         pct(line.share) + '</td>';
       line.busy_ns.forEach(function (b) { html += '<td>' + (b > 0 ? fmtNs(b) : '') + '</td>'; });
       html += '<td>' + fmtNs(line.waited_ns) + '</td><td>' + line.executions + '</td></tr>';
     });
     table.innerHTML = html + '</tbody>';
+    table.addEventListener('click', function (event) {
+      var row = event.target.closest('tr[data-loc]');
+      if (!row) { return; }
+      var loc = row.getAttribute('data-loc');
+      picked.location = picked.location === loc ? null : loc;
+      Array.prototype.forEach.call(table.querySelectorAll('tr.picked'), function (r) {
+        r.classList.remove('picked');
+      });
+      if (picked.location !== null) { row.classList.add('picked'); }
+      timeline.redraw();
+    });
   }
 
   function main() {
@@ -310,7 +336,7 @@
     var charts = [engineUsage(app, data)];
     var timeline = timelineChart(app, data);
     charts.push(timeline.chart, bandwidthChart(app, data));
-    hotLines(app, data);
+    hotLines(app, data, timeline);
     window.addEventListener('resize', function () {
       charts.forEach(function (c) { c.resize(); });
     });
