@@ -15,6 +15,7 @@
 #include "trn/isa/program_text.h"
 #include "trn/profile/critical_path.h"
 #include "trn/profile/dependencies.h"
+#include "trn/profile/memory_use.h"
 #include "trn/profile/report.h"
 #include "trn/profile/source_paths.h"
 #include "trn/profile/verdict.h"
@@ -99,6 +100,7 @@ class Builder {
     page["arrows"] = arrows_;
     page["lines"] = linesJson();
     page["bandwidth"] = bandwidthJson();
+    page["memory"] = memoryJson();
     if (summary != nullptr) {
       *summary = summary_;
       summary->arrows = arrows_.size();
@@ -220,6 +222,11 @@ class Builder {
     collectArrows(index, data);
     collectLines(index);
     collectBandwidth(run);
+    TRN_ASSIGN_OR_RETURN(MemoryUse use, memoryUse(*run.program, stats));
+    for (MemoryUseSample& sample : use.samples) {
+      sample.time += run.offset;
+    }
+    memory_.push_back(std::move(use));
 
     Json engines = Json::array();
     for (const EngineUsage& e : report.engines) {
@@ -510,6 +517,36 @@ class Builder {
                 {"peak_gbps", peak_ * static_cast<double>(concurrent) / 1e9}};
   }
 
+  /// SBUF and PSUM in use (memory_use.h): per bin of the page, the largest over the runs (the
+  /// fullest core), in KiB, with the core's capacities.
+  Json memoryJson() {
+    const std::size_t bins = std::max<std::size_t>(1, options_.bandwidthBins);
+    std::vector<std::pair<std::int64_t, std::int64_t>> peak(bins, {0, 0});
+    for (const MemoryUse& use : memory_) {
+      const auto run = peakPerBin(use, end_, bins);
+      for (std::size_t b = 0; b < bins; ++b) {
+        peak[b].first = std::max(peak[b].first, run[b].first);
+        peak[b].second = std::max(peak[b].second, run[b].second);
+      }
+    }
+    Json sbuf = Json::array();
+    Json psum = Json::array();
+    for (const auto& [s, p] : peak) {
+      sbuf.push_back(static_cast<double>(s) / 1024.0);
+      psum.push_back(static_cast<double>(p) / 1024.0);
+    }
+    const spec::Core& core = chip_.core;
+    return Json{{"bin_ns", static_cast<double>(end_.count()) / static_cast<double>(bins) / 1e3},
+                {"sbuf_kib", std::move(sbuf)},
+                {"psum_kib", std::move(psum)},
+                {"sbuf_capacity_kib", static_cast<double>(core.sbuf.partitions) *
+                                          static_cast<double>(core.sbuf.partitionBytes.count()) /
+                                          1024.0},
+                {"psum_capacity_kib", static_cast<double>(core.psum.partitions) *
+                                          static_cast<double>(core.psum.partitionBytes.count()) /
+                                          1024.0}};
+  }
+
   const std::vector<PageRun>& runs_;
   const spec::ChipSpec& chip_;
   const PageOptions& options_;
@@ -524,6 +561,7 @@ class Builder {
   std::vector<Slice> slices_;
   std::map<std::string, Line> lines_;
   std::vector<std::tuple<Picoseconds, Picoseconds, std::int64_t>> transfers_;
+  std::vector<MemoryUse> memory_;
   PageSummary summary_;
 };
 

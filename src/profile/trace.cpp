@@ -21,6 +21,7 @@
 #include "trn/isa/enums.h"
 #include "trn/isa/program_text.h"
 #include "trn/profile/dependencies.h"
+#include "trn/profile/memory_use.h"
 #include "trn/profile/source_paths.h"
 
 namespace trn::profile {
@@ -324,10 +325,50 @@ void writeFlows(EventWriter& writer, const isa::Program& program, const core::Ru
   }
 }
 
+constexpr std::size_t kCounterBins = 1000;
+
+/// Counter tracks of SBUF and PSUM in use (memory_use.h), in KiB: every change, or past
+/// 2 x kCounterBins changes the largest use in each of kCounterBins stretches.
+void writeMemoryCounters(EventWriter& writer, const isa::Program& program,
+                         const core::RunStats& stats, const Placement& place) {
+  const Result<MemoryUse> use = memoryUse(program, stats);
+  if (!use.ok() || use->samples.empty()) {
+    return;
+  }
+  std::vector<std::pair<Picoseconds, std::pair<std::int64_t, std::int64_t>>> points;
+  if (use->samples.size() <= 2 * kCounterBins) {
+    for (const MemoryUseSample& sample : use->samples) {
+      points.emplace_back(sample.time, std::pair(sample.sbufBytes, sample.psumBytes));
+    }
+  } else {
+    const auto bins = peakPerBin(*use, stats.total, kCounterBins);
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+      points.emplace_back(Picoseconds(stats.total.count() * static_cast<std::int64_t>(b) /
+                                      static_cast<std::int64_t>(kCounterBins)),
+                          bins[b]);
+    }
+    points.emplace_back(stats.total, std::pair<std::int64_t, std::int64_t>(0, 0));
+  }
+  fmt::memory_buffer event;
+  for (const auto& [time, bytes] : points) {
+    event.clear();
+    fmt::format_to(std::back_inserter(event),
+                   R"({{"name":"SBUF in use, KiB","ph":"C","pid":{},"ts":{},"args":{{"KiB":{}}}}})",
+                   place.pid, jsonNumber(microseconds(place.offset + time)),
+                   jsonNumber(static_cast<double>(bytes.first) / 1024.0));
+    writer.write(event);
+    event.clear();
+    fmt::format_to(std::back_inserter(event),
+                   R"({{"name":"PSUM in use, KiB","ph":"C","pid":{},"ts":{},"args":{{"KiB":{}}}}})",
+                   place.pid, jsonNumber(microseconds(place.offset + time)),
+                   jsonNumber(static_cast<double>(bytes.second) / 1024.0));
+    writer.write(event);
+  }
+}
+
 /// Counter tracks of the run: the DMA bandwidth (GB/s) and the transfers in flight, each
 /// averaged over up to kCounterBins stretches of the run.
 void writeCounters(EventWriter& writer, const core::RunStats& stats, const Placement& place) {
-  constexpr std::size_t kCounterBins = 1000;
   if (stats.transfers.empty() || stats.total.count() <= 0) {
     return;
   }
@@ -386,6 +427,7 @@ void writeRun(EventWriter& writer, const isa::Program& program, const core::RunS
   }
   writeFlows(writer, program, stats, place, nextFlow);
   writeCounters(writer, stats, place);
+  writeMemoryCounters(writer, program, stats, place);
 }
 
 /// Writes the whole document: the validated runs one after another, then `otherData`.

@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "trn/isa/program_text.h"
+#include "trn/profile/memory_use.h"
 
 namespace trn::profile {
 namespace {
@@ -115,6 +119,34 @@ TEST(CriticalPath, ARecordOutsideTheProgramIsAnError) {
   const Result<CriticalPath> path = findCriticalPath(f.program, f.stats);
   ASSERT_FALSE(path.ok());
   EXPECT_NE(path.status().message().find("record 1"), std::string::npos);
+}
+
+// The load fills SBUF bytes 0..255 of 128 partitions while its data moves (1300 ns) and they
+// stay in use until the matmul's last read (1773 ns); the matmul's PSUM tile (512 B x 128) is
+// in use from its start (1560) to the GELU's end (2000), the GELU's output (512 B x 128) from
+// 1850 to 2000.
+TEST(MemoryUse, RegionsLiveFromWriteToLastUse) {
+  const Fixture f = chain();
+  Result<MemoryUse> use = memoryUse(f.program, f.stats);
+  ASSERT_TRUE(use.ok()) << use.status().toString();
+  const std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>> expected = {
+      {1300, 32768, 0}, {1560, 32768, 65536}, {1773, 0, 65536}, {1850, 65536, 65536},
+      {2000, 0, 0}};
+  ASSERT_EQ(use->samples.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(use->samples[i].time, ns(std::get<0>(expected[i]))) << i;
+    EXPECT_EQ(use->samples[i].sbufBytes, std::get<1>(expected[i])) << i;
+    EXPECT_EQ(use->samples[i].psumBytes, std::get<2>(expected[i])) << i;
+  }
+  EXPECT_EQ(use->sbufPeak, 65536);
+  EXPECT_EQ(use->psumPeak, 65536);
+  // Four bins of 512.5 ns: the largest use in each.
+  const auto bins = peakPerBin(*use, ns(2050), 4);
+  ASSERT_EQ(bins.size(), 4U);
+  using Bin = std::pair<std::int64_t, std::int64_t>;
+  EXPECT_EQ(bins[0], Bin(0, 0));
+  EXPECT_EQ(bins[2], Bin(32768, 0));  // 1025..1537.5 ns: the load only
+  EXPECT_EQ(bins[3], Bin(65536, 65536));
 }
 
 TEST(CriticalPath, NoRecordsGiveAnEmptyPath) {

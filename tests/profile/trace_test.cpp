@@ -404,7 +404,11 @@ TEST(ProfileTrace, SemaphoreHandOffsAreFlows) {
 // back to 0 at its end.
 TEST(ProfileTrace, DmaCounterTracks) {
   const json trace = writeAndParse(parseProgram(), runStats());
-  const std::vector<json> counters = eventsOfPhase(trace, "C");
+  std::vector<json> counters;
+  std::vector<json> memory;
+  for (const json& event : eventsOfPhase(trace, "C")) {
+    (event["name"].get<std::string>().starts_with("DMA") ? counters : memory).push_back(event);
+  }
   ASSERT_EQ(counters.size(), 14u);
   EXPECT_EQ(counters[0]["name"], "DMA bandwidth, GB/s");
   EXPECT_EQ(counters[1]["name"], "DMA transfers moving data");
@@ -412,6 +416,14 @@ TEST(ProfileTrace, DmaCounterTracks) {
   EXPECT_DOUBLE_EQ(counters.back()["args"]["transfers"].get<double>(), 0.0);
   // Stretch 1 (916.7..1833.3 ns): the first two loads move data from 1300 and 1310 ns.
   EXPECT_GT(counters[3]["args"]["transfers"].get<double>(), 1.0);
+  // SBUF and PSUM in use (memory_use.h), a pair of counters per change. The first load's
+  // 256 B x 128 partitions (32 KiB) come into use when its data starts to move.
+  ASSERT_FALSE(memory.empty());
+  EXPECT_EQ(memory[0]["name"], "SBUF in use, KiB");
+  EXPECT_EQ(memory[1]["name"], "PSUM in use, KiB");
+  EXPECT_DOUBLE_EQ(memory[0]["ts"].get<double>(), 1.3);
+  EXPECT_DOUBLE_EQ(memory[0]["args"]["KiB"].get<double>(), 32.0);
+  EXPECT_DOUBLE_EQ(memory.back()["args"]["KiB"].get<double>(), 0.0);
 }
 
 // DMA slices carry their instruction's source line; absolute paths are shown relative to the

@@ -295,6 +295,35 @@
     return chart;
   }
 
+  function memoryChart(app, data) {
+    add(app, 'h2', '', 'SBUF and PSUM in use').id = 'memory';
+    add(app, 'div', 'hint', 'Inferred from the operands: a region an instruction or transfer ' +
+      'writes is in use until its last access before another write overlaps it. Per stretch of ' +
+      'the run, the largest use on any core, as a share of one core\'s capacity (' +
+      Math.round(data.memory.sbuf_capacity_kib) + ' KiB SBUF, ' +
+      Math.round(data.memory.psum_capacity_kib) + ' KiB PSUM).');
+    var m = data.memory;
+    var chart = chartBox(app, 220);
+    function points(values, capacity) {
+      return values.map(function (v, i) { return [(i + 0.5) * m.bin_ns, +(100 * v / capacity).toFixed(2)]; });
+    }
+    chart.setOption({
+      animation: false,
+      legend: { top: 2 },
+      grid: { left: 70, right: 40, top: 30, bottom: 40 },
+      tooltip: { trigger: 'axis', valueFormatter: function (v) { return typeof v === 'number' ? v.toFixed(1) + ' %' : v; } },
+      xAxis: { type: 'value', min: 0, max: data.total_ns, axisLabel: { formatter: function (v) { return fmtNs(v); } } },
+      yAxis: { type: 'value', max: 100, axisLabel: { formatter: '{value} %' } },
+      series: [
+        { type: 'line', name: 'SBUF', data: points(m.sbuf_kib, m.sbuf_capacity_kib), showSymbol: false,
+          step: 'middle', lineStyle: { width: 1.5 } },
+        { type: 'line', name: 'PSUM', data: points(m.psum_kib, m.psum_capacity_kib), showSymbol: false,
+          step: 'middle', lineStyle: { width: 1.5 } }
+      ]
+    });
+    return chart;
+  }
+
   function hotLines(app, data, timeline) {
     add(app, 'h2', '', 'Hot source lines').id = 'lines';
     add(app, 'div', 'hint', 'Busy time of each kernel line on each engine, and the time its ' +
@@ -335,7 +364,7 @@
     verdicts(app, data);
     var charts = [engineUsage(app, data)];
     var timeline = timelineChart(app, data);
-    charts.push(timeline.chart, bandwidthChart(app, data));
+    charts.push(timeline.chart, bandwidthChart(app, data), memoryChart(app, data));
     hotLines(app, data, timeline);
     window.addEventListener('resize', function () {
       charts.forEach(function (c) { c.resize(); });
