@@ -22,7 +22,9 @@ struct Box {
   std::int64_t begin = 0;
   std::int64_t end = 0;
 
-  [[nodiscard]] std::int64_t bytes() const { return (endPartition - firstPartition) * (end - begin); }
+  [[nodiscard]] std::int64_t bytes() const {
+    return (endPartition - firstPartition) * (end - begin);
+  }
   [[nodiscard]] bool sameAs(const Box& o) const {
     return std::tie(psum, firstPartition, endPartition, begin, end) ==
            std::tie(o.psum, o.firstPartition, o.endPartition, o.begin, o.end);

@@ -159,14 +159,16 @@ class Builder {
       const auto& [engines, queues] = used.at(lane);
       for (std::size_t e = 0; e < engines.size(); ++e) {
         if (engines[e]) {
-          trackIds_[{lane, static_cast<std::int32_t>(e)}] = static_cast<std::int32_t>(tracks_.size());
-          tracks_.push_back(Json{{"name", prefix + std::string(isa::engineName(isa::kAllEngines[e]))},
-                                 {"kind", "engine"}});
+          trackIds_[{lane, static_cast<std::int32_t>(e)}] =
+              static_cast<std::int32_t>(tracks_.size());
+          const std::string_view engine = isa::engineName(isa::kAllEngines[e]);
+          tracks_.push_back(Json{{"name", prefix + std::string(engine)}, {"kind", "engine"}});
         }
       }
       for (const std::int32_t queue : queues) {
         trackIds_[{lane, kQueueKey + queue}] = static_cast<std::int32_t>(tracks_.size());
-        tracks_.push_back(Json{{"name", fmt::format("{}dma q{}", prefix, queue)}, {"kind", "queue"}});
+        tracks_.push_back(
+            Json{{"name", fmt::format("{}dma q{}", prefix, queue)}, {"kind", "queue"}});
       }
     }
   }
@@ -478,7 +480,8 @@ class Builder {
       }
       out.push_back(Json{{"location", *location},
                          {"total_ns", ns3(Picoseconds(sum))},
-                         {"share", guardedRatio(static_cast<double>(sum), static_cast<double>(total))},
+                         {"share", guardedRatio(static_cast<double>(sum),
+                                                static_cast<double>(total))},
                          {"busy_ns", std::move(busy)},
                          {"waited_ns", ns3(Picoseconds(line.waited))},
                          {"executions", line.count}});
@@ -490,7 +493,8 @@ class Builder {
   /// data-moving time, as GB/s.
   Json bandwidthJson() {
     const std::size_t bins = std::max<std::size_t>(1, options_.bandwidthBins);
-    const double width = std::max(1.0, static_cast<double>(end_.count()) / static_cast<double>(bins));
+    const double width =
+        std::max(1.0, static_cast<double>(end_.count()) / static_cast<double>(bins));
     std::vector<double> bytes(bins, 0.0);
     for (const auto& [start, end, moved] : transfers_) {
       const double s = static_cast<double>(start.count());

@@ -311,7 +311,8 @@ void writeFlows(EventWriter& writer, const isa::Program& program, const core::Ru
     const std::int64_t id = nextFlow++;
     event.clear();
     fmt::format_to(std::back_inserter(event),
-                   R"({{"name":"s{}","cat":"semaphore","ph":"s","id":{},"pid":{},"tid":{},"ts":{}}})",
+                   R"({{"name":"s{}","cat":"semaphore","ph":"s","id":{},"pid":{},"tid":{},)"
+                   R"("ts":{}}})",
                    d.semaphore, id, place.pid, fromTrack,
                    jsonNumber(microseconds(place.offset + fromTime)));
     writer.write(event);
@@ -395,13 +396,15 @@ void writeCounters(EventWriter& writer, const core::RunStats& stats, const Place
     const double inFlight = b < bins ? busy[b] / width : 0.0;
     event.clear();
     fmt::format_to(std::back_inserter(event),
-                   R"({{"name":"DMA bandwidth, GB/s","ph":"C","pid":{},"ts":{},"args":{{"GB/s":{}}}}})",
+                   R"({{"name":"DMA bandwidth, GB/s","ph":"C","pid":{},"ts":{},)"
+                   R"("args":{{"GB/s":{}}}}})",
                    place.pid, jsonNumber(ts), jsonNumber(gbps));
     writer.write(event);
     event.clear();
     fmt::format_to(
         std::back_inserter(event),
-        R"({{"name":"DMA transfers moving data","ph":"C","pid":{},"ts":{},"args":{{"transfers":{}}}}})",
+        R"({{"name":"DMA transfers moving data","ph":"C","pid":{},"ts":{},)"
+        R"("args":{{"transfers":{}}}}})",
         place.pid, jsonNumber(ts), jsonNumber(inFlight));
     writer.write(event);
   }

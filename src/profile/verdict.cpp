@@ -78,7 +78,8 @@ void commonEvidence(Verdict& v, const VerdictFigures& f) {
   if (f.hasPath) {
     pathEvidence(v, f);
   } else {
-    v.evidence.push_back("no critical path: the run kept no records (--report and --trace keep them)");
+    v.evidence.push_back(
+        "no critical path: the run kept no records (--report and --trace keep them)");
   }
 }
 
@@ -97,7 +98,8 @@ void bandwidth(Verdict& v, const VerdictFigures& f, bool onPath = false) {
         "not overlap the transfers",
         percent(f.pathDmaData));
   }
-  v.remedies = {"move fewer bytes: keep tiles in SBUF and reuse them, fuse kernels, narrower dtypes",
+  v.remedies = {"move fewer bytes: keep tiles in SBUF and reuse them, fuse kernels, narrower "
+                "dtypes",
                 "make rows contiguous and long (>= 2 KiB per descriptor) so less engine time goes "
                 "to descriptors",
                 stack ? "spread tensors and cores over more HBM stacks"
@@ -110,7 +112,8 @@ void latencyDma(Verdict& v, const VerdictFigures& f) {
   v.subject = "DMA latency";
   std::vector<std::string> causes;
   if (f.pathDmaIssue >= f.pathDmaData) {
-    causes.push_back(fmt::format("issue latency ({} per transfer)", formatDuration(f.averageIssue)));
+    causes.push_back(
+        fmt::format("issue latency ({} per transfer)", formatDuration(f.averageIssue)));
   }
   if (f.outstanding < 4) {
     causes.push_back(fmt::format("too few transfers in flight ({:.2f})", f.outstanding));
@@ -122,7 +125,8 @@ void latencyDma(Verdict& v, const VerdictFigures& f) {
       "latency-bound on DMA: {} of the critical path waits for transfers ({} issue, {} data) "
       "while the DMA engines are {} loaded{}",
       percent(f.pathDmaIssue + f.pathDmaData), percent(f.pathDmaIssue), percent(f.pathDmaData),
-      percent(f.dmaLoad), causes.empty() ? "" : fmt::format("; causes: {}", fmt::join(causes, ", ")));
+      percent(f.dmaLoad),
+      causes.empty() ? "" : fmt::format("; causes: {}", fmt::join(causes, ", ")));
   v.remedies = {
       "issue loads earlier and keep several in flight: double-buffer (prefetch tile i+1 while "
       "tile i computes) over several queues",
@@ -218,7 +222,8 @@ VerdictFigures verdictFigures(const Report& report, const core::RunStats& stats,
                                         static_cast<double>(chip.hbm.stacks));
   for (std::size_t s = 0; s < stats.dma.hbmBytesByStack.size(); ++s) {
     const double use =
-        guardedRatio(static_cast<double>(stats.dma.hbmBytesByStack[s]), seconds(report.total) * stackPeak);
+        guardedRatio(static_cast<double>(stats.dma.hbmBytesByStack[s]),
+                     seconds(report.total) * stackPeak);
     if (stats.dma.hbmBytesByStack[s] > 0 && use > f.stackUtilisation) {
       f.stackUtilisation = use;
       f.busiestStack = static_cast<std::int64_t>(s);

@@ -75,7 +75,8 @@ Fixture fixture() {
 TEST(PageData, TracksSlicesArrowsAndLines) {
   const Fixture f = fixture();
   PageSummary summary;
-  Result<Json> page = makePageData({{"core 0", "", &f.program, &f.stats, {}}}, f.chip, {}, &summary);
+  Result<Json> page =
+      makePageData({{"core 0", "", &f.program, &f.stats, {}}}, f.chip, {}, &summary);
   ASSERT_TRUE(page.ok()) << page.status().toString();
   const Json& p = *page;
   // Engines that ran, in engine order, then the queue.

@@ -79,7 +79,8 @@ TEST(CliReport, KernelBenchOnTwoCoresGivesAVerdictPerCore) {
 TEST(CliReport, DemoReportsEveryKernelOnEveryCore) {
   const trn::testing::ScratchDir scratch;
   const std::string page = scratch.file("layer.html");
-  const auto demo = trnsim("demo --small --mode timing-only --no-check --trace '' --report " + page);
+  const auto demo =
+      trnsim("demo --small --mode timing-only --no-check --trace '' --report " + page);
   ASSERT_EQ(demo.exitCode, 0) << demo.output;
   EXPECT_EQ(count(demo.output, "verdict ("), 16U) << demo.output;
   EXPECT_NE(readFile(page).find("trnsim demo: one decoder layer"), std::string::npos);
