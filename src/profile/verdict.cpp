@@ -248,7 +248,7 @@ Verdict decideVerdict(const VerdictFigures& f) {
   Verdict v;
   v.figures = f;
   if (f.total.count() <= 0) {
-    v.headline = "no verdict: the run has no timing";
+    v.headline = "no verdict: the run took no simulated time (untimed, or nothing ran)";
     return v;
   }
   const std::size_t engine = busiestEngine(f.busy);
