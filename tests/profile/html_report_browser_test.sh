@@ -38,7 +38,9 @@ check() {
     failures=$((failures + 1))
   fi
   local dom
+  # No name resolves: the page must need nothing from the network.
   dom=$(timeout 120 "$browser" --headless --disable-gpu --no-sandbox --no-first-run \
+          --host-resolver-rules="MAP * ~NOTFOUND" \
           --user-data-dir="$work/profile" --virtual-time-budget=30000 \
           --run-all-compositor-stages-before-draw --dump-dom "file://$report" 2>/dev/null)
   local body
@@ -61,6 +63,18 @@ check matmul_gelu 8 run "$source_dir/examples/matmul_gelu.tasm" --mode timing-on
 check rmsnorm_lnc2 - kernels bench rmsnorm --mode timing-only --lnc 2 --no-check
 # A timeline larger than the page shows in full: merged slices.
 check demo_small - demo --small --mode timing-only --no-check --trace ''
+
+# The check itself: a script error after the page has drawn must show as data-status="error".
+broken="$work/broken.html"
+{ cat "$work/matmul_gelu.html"; echo '<script>setTimeout(function () { undefinedFunction(); }, 10);</script>'; } >"$broken"
+body=$(timeout 120 "$browser" --headless --disable-gpu --no-sandbox --no-first-run \
+         --host-resolver-rules="MAP * ~NOTFOUND" --user-data-dir="$work/profile" \
+         --virtual-time-budget=10000 --dump-dom "file://$broken" 2>/dev/null |
+       grep -o '<body[^>]*>' | head -1)
+case "$body" in
+  *'data-status="error"'*'undefinedFunction'*) echo "broken page: reported as broken" ;;
+  *) echo "FAIL: a page with a script error was not reported: $body"; failures=$((failures + 1)) ;;
+esac
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
