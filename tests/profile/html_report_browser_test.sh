@@ -27,7 +27,8 @@ check() {
   shift 2
   local report="$work/$name.html"
   local printed
-  printed=$("$trnsim" "$@" --report "$report" | sed -n 's/^report: .* KiB, \([0-9]*\) timeline slices.*/\1/p')
+  printed=$("$trnsim" "$@" --report "$report" |
+            sed -n 's/^report: .* KiB, \([0-9]*\) timeline slices.*/\1/p')
   if [ -z "$printed" ]; then
     echo "FAIL $name: trnsim printed no report line"
     failures=$((failures + 1))
@@ -66,7 +67,10 @@ check demo_small - demo --small --mode timing-only --no-check --trace ''
 
 # The check itself: a script error after the page has drawn must show as data-status="error".
 broken="$work/broken.html"
-{ cat "$work/matmul_gelu.html"; echo '<script>setTimeout(function () { undefinedFunction(); }, 10);</script>'; } >"$broken"
+{
+  cat "$work/matmul_gelu.html"
+  echo '<script>setTimeout(function () { undefinedFunction(); }, 10);</script>'
+} >"$broken"
 body=$(timeout 120 "$browser" --headless --disable-gpu --no-sandbox --no-first-run \
          --host-resolver-rules="MAP * ~NOTFOUND" --user-data-dir="$work/profile" \
          --virtual-time-budget=10000 --dump-dom "file://$broken" 2>/dev/null |
