@@ -3,6 +3,7 @@
 # packages only. Idempotent: when every package is already present it does nothing. clang-16
 # builds the fuzz targets (libFuzzer, ASan+UBSan): clang 14 cannot compile std::source_location
 # with Debian's libstdc++ 12.
+# chromium opens the HTML report in the browser test (tests/profile/html_report_browser_test.sh).
 set -euo pipefail
 
 packages=(
@@ -12,6 +13,7 @@ packages=(
   libopenblas-dev nlohmann-json3-dev
   clang-16 libclang-rt-16-dev
   python3 python3-dev pybind11-dev python3-numpy python3-pytest
+  chromium
 )
 
 missing=()

@@ -20,6 +20,9 @@
 
 #include "trn/isa/enums.h"
 #include "trn/isa/program_text.h"
+#include "trn/profile/dependencies.h"
+#include "trn/profile/memory_use.h"
+#include "trn/profile/source_paths.h"
 
 namespace trn::profile {
 namespace {
@@ -151,6 +154,7 @@ struct InstructionJson {
   std::string name;       ///< the mnemonic, as a JSON string
   std::string text;       ///< the instruction text, as a JSON string
   std::string fixedArgs;  ///< "text", "waits", "signals" and "location" members of args
+  std::string location;   ///< the source location, as a JSON string
 };
 
 /// InstructionJson of each instruction, built on first use. Loop bodies execute many times, and
@@ -158,7 +162,8 @@ struct InstructionJson {
 /// fast to write.
 class InstructionJsonCache {
  public:
-  explicit InstructionJsonCache(const isa::Program& program) : program_(program) {
+  InstructionJsonCache(const isa::Program& program, const SourcePaths& paths)
+      : program_(program), paths_(paths) {
     for (const isa::Engine engine : isa::kAllEngines) {
       entries_[static_cast<std::size_t>(engine)].resize(program.stream(engine).size());
     }
@@ -171,10 +176,12 @@ class InstructionJsonCache {
       InstructionJson json;
       json.name = toJson(isa::info(instr.body).mnemonic);
       json.text = toJson(isa::formatInstruction(instr, program_, false));
-      json.fixedArgs =
-          fmt::format(R"("text":{},"waits":{},"signals":{},"location":{})", json.text,
-                      toJson(formatWaits(instr.sync)), toJson(formatSignals(instr.sync)),
-                      toJson(formatLocation(instr.location)));
+      isa::SourceLocation location = instr.location;
+      location.file = paths_.relative(location.file);
+      json.location = toJson(formatLocation(location));
+      json.fixedArgs = fmt::format(R"("text":{},"waits":{},"signals":{},"location":{})", json.text,
+                                   toJson(formatWaits(instr.sync)),
+                                   toJson(formatSignals(instr.sync)), json.location);
       entry = std::move(json);
     }
     return *entry;
@@ -182,6 +189,7 @@ class InstructionJsonCache {
 
  private:
   const isa::Program& program_;
+  const SourcePaths& paths_;
   std::array<std::vector<std::optional<InstructionJson>>, isa::kNumEngines> entries_;
 };
 
@@ -256,20 +264,158 @@ void formatTransferEvent(fmt::memory_buffer& out, const core::TransferRecord& tr
   fmt::format_to(std::back_inserter(out),
                  R"({{"name":{},"cat":"dma","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)"
                  R"("args":{{"bytes":{},"hbm_bytes":{},"descriptors":{},"engines":{},)"
-                 R"("efficiency":{},"issued_ns":{},"text":{}}}}})",
+                 R"("efficiency":{},"issued_ns":{},"text":{},"location":{}}}}})",
                  issuer.name, place.pid, queueTrack(transfer.queue),
                  jsonNumber(microseconds(place.offset + transfer.start)),
                  jsonNumber(microseconds(transfer.end - transfer.start)), transfer.bytes,
                  transfer.hbmBytes, transfer.descriptors, transfer.engines,
                  jsonNumber(transfer.efficiency), jsonNumber(nanoseconds(transfer.issued)),
-                 issuer.text);
+                 issuer.text, issuer.location);
+}
+
+/// The project root of the run's source files (source_paths.h).
+SourcePaths sourcePaths(const isa::Program& program, const core::RunStats& stats) {
+  std::set<std::string_view> seen;
+  for (const core::InstructionRecord& record : stats.records) {
+    seen.insert(program.stream(record.engine).locationFile(record.index));
+  }
+  const std::vector<std::string> files(seen.begin(), seen.end());
+  return SourcePaths(files);
+}
+
+/// A flow ("s" then "f") from the slice that signalled to the slice whose wait it released,
+/// for each wait that blocked; `nextFlow` numbers them across the trace.
+void writeFlows(EventWriter& writer, const isa::Program& program, const core::RunStats& stats,
+                const Placement& place, std::int64_t& nextFlow) {
+  const Result<std::vector<Dependency>> deps = findDependencies(program, stats);
+  if (!deps.ok()) {
+    return;  // validate() has accepted the records, so this does not happen
+  }
+  fmt::memory_buffer event;
+  for (const Dependency& d : *deps) {
+    if (!d.blocked) {
+      continue;
+    }
+    const core::InstructionRecord& to = stats.records[static_cast<std::size_t>(d.to)];
+    std::int64_t fromTrack = 0;
+    Picoseconds fromTime;
+    if (d.fromTransfer >= 0) {
+      const core::TransferRecord& t = stats.transfers[static_cast<std::size_t>(d.fromTransfer)];
+      fromTrack = queueTrack(t.queue);
+      fromTime = t.start;
+    } else {
+      const core::InstructionRecord& r = stats.records[static_cast<std::size_t>(d.fromRecord)];
+      fromTrack = engineTrack(r.engine);
+      fromTime = r.start;
+    }
+    const std::int64_t id = nextFlow++;
+    event.clear();
+    fmt::format_to(std::back_inserter(event),
+                   R"({{"name":"s{}","cat":"semaphore","ph":"s","id":{},"pid":{},"tid":{},)"
+                   R"("ts":{}}})",
+                   d.semaphore, id, place.pid, fromTrack,
+                   jsonNumber(microseconds(place.offset + fromTime)));
+    writer.write(event);
+    event.clear();
+    fmt::format_to(
+        std::back_inserter(event),
+        R"({{"name":"s{}","cat":"semaphore","ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{}}})",
+        d.semaphore, id, place.pid, engineTrack(to.engine),
+        jsonNumber(microseconds(place.offset + to.start)));
+    writer.write(event);
+  }
+}
+
+constexpr std::size_t kCounterBins = 1000;
+
+/// Counter tracks of SBUF and PSUM in use (memory_use.h), in KiB: every change, or past
+/// 2 x kCounterBins changes the largest use in each of kCounterBins stretches.
+void writeMemoryCounters(EventWriter& writer, const isa::Program& program,
+                         const core::RunStats& stats, const Placement& place) {
+  const Result<MemoryUse> use = memoryUse(program, stats);
+  if (!use.ok() || use->samples.empty()) {
+    return;
+  }
+  std::vector<std::pair<Picoseconds, std::pair<std::int64_t, std::int64_t>>> points;
+  if (use->samples.size() <= 2 * kCounterBins) {
+    for (const MemoryUseSample& sample : use->samples) {
+      points.emplace_back(sample.time, std::pair(sample.sbufBytes, sample.psumBytes));
+    }
+  } else {
+    const auto bins = peakPerBin(*use, stats.total, kCounterBins);
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+      points.emplace_back(Picoseconds(stats.total.count() * static_cast<std::int64_t>(b) /
+                                      static_cast<std::int64_t>(kCounterBins)),
+                          bins[b]);
+    }
+    points.emplace_back(stats.total, std::pair<std::int64_t, std::int64_t>(0, 0));
+  }
+  fmt::memory_buffer event;
+  for (const auto& [time, bytes] : points) {
+    event.clear();
+    fmt::format_to(std::back_inserter(event),
+                   R"({{"name":"SBUF in use, KiB","ph":"C","pid":{},"ts":{},"args":{{"KiB":{}}}}})",
+                   place.pid, jsonNumber(microseconds(place.offset + time)),
+                   jsonNumber(static_cast<double>(bytes.first) / 1024.0));
+    writer.write(event);
+    event.clear();
+    fmt::format_to(std::back_inserter(event),
+                   R"({{"name":"PSUM in use, KiB","ph":"C","pid":{},"ts":{},"args":{{"KiB":{}}}}})",
+                   place.pid, jsonNumber(microseconds(place.offset + time)),
+                   jsonNumber(static_cast<double>(bytes.second) / 1024.0));
+    writer.write(event);
+  }
+}
+
+/// Counter tracks of the run: the DMA bandwidth (GB/s) and the transfers in flight, each
+/// averaged over up to kCounterBins stretches of the run.
+void writeCounters(EventWriter& writer, const core::RunStats& stats, const Placement& place) {
+  if (stats.transfers.empty() || stats.total.count() <= 0) {
+    return;
+  }
+  const std::size_t bins = std::min(kCounterBins, 2 * stats.transfers.size());
+  const double width = static_cast<double>(stats.total.count()) / static_cast<double>(bins);
+  std::vector<double> bytes(bins, 0.0);
+  std::vector<double> busy(bins, 0.0);  ///< transfer-picoseconds of data moving
+  for (const core::TransferRecord& t : stats.transfers) {
+    const auto s = static_cast<double>(t.start.count());
+    const double e = std::max(s + 1, static_cast<double>(t.end.count()));
+    const double rate = static_cast<double>(t.bytes) / (e - s);
+    for (auto b = static_cast<std::size_t>(s / width);
+         b < bins && static_cast<double>(b) * width < e; ++b) {
+      const double overlap = std::min(e, static_cast<double>(b + 1) * width) -
+                             std::max(s, static_cast<double>(b) * width);
+      bytes[b] += rate * std::max(0.0, overlap);
+      busy[b] += std::max(0.0, overlap);
+    }
+  }
+  fmt::memory_buffer event;
+  for (std::size_t b = 0; b <= bins; ++b) {
+    const double ts = microseconds(place.offset) + static_cast<double>(b) * width / 1e6;
+    const double gbps = b < bins ? bytes[b] / width * 1e3 : 0.0;  // bytes per ps -> GB/s
+    const double inFlight = b < bins ? busy[b] / width : 0.0;
+    event.clear();
+    fmt::format_to(std::back_inserter(event),
+                   R"({{"name":"DMA bandwidth, GB/s","ph":"C","pid":{},"ts":{},)"
+                   R"("args":{{"GB/s":{}}}}})",
+                   place.pid, jsonNumber(ts), jsonNumber(gbps));
+    writer.write(event);
+    event.clear();
+    fmt::format_to(
+        std::back_inserter(event),
+        R"({{"name":"DMA transfers moving data","ph":"C","pid":{},"ts":{},)"
+        R"("args":{{"transfers":{}}}}})",
+        place.pid, jsonNumber(ts), jsonNumber(inFlight));
+    writer.write(event);
+  }
 }
 
 /// Writes the events of one run at `place`; the run has been validated.
 void writeRun(EventWriter& writer, const isa::Program& program, const core::RunStats& stats,
-              const Placement& place) {
+              const Placement& place, std::int64_t& nextFlow) {
   writeTrackNames(writer, stats, place);
-  InstructionJsonCache instructions(program);
+  const SourcePaths paths = sourcePaths(program, stats);
+  InstructionJsonCache instructions(program, paths);
   VariantJsonCache variants;
   fmt::memory_buffer event;
   for (const core::InstructionRecord& record : stats.records) {
@@ -282,6 +428,9 @@ void writeRun(EventWriter& writer, const isa::Program& program, const core::RunS
     formatTransferEvent(event, transfer, instructions.get(issuer.engine, issuer.index), place);
     writer.write(event);
   }
+  writeFlows(writer, program, stats, place, nextFlow);
+  writeCounters(writer, stats, place);
+  writeMemoryCounters(writer, program, stats, place);
 }
 
 /// Writes the whole document: the validated runs one after another, then `otherData`.
@@ -289,8 +438,9 @@ Status writeDocument(std::ostream& out, std::span<const TraceSegment> segments,
                      std::span<const Placement> placements, const Json& otherData) {
   out << "{\"traceEvents\":[";
   EventWriter writer(out);
+  std::int64_t nextFlow = 1;
   for (std::size_t i = 0; i < segments.size(); ++i) {
-    writeRun(writer, *segments[i].program, *segments[i].stats, placements[i]);
+    writeRun(writer, *segments[i].program, *segments[i].stats, placements[i], nextFlow);
   }
   out << "\n],\"displayTimeUnit\":\"ns\",\"otherData\":" << toJson(otherData) << "}\n";
   if (!out) {

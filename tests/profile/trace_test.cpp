@@ -366,5 +366,87 @@ TEST(ProfileTrace, SequenceErrorsNameTheSegment) {
   EXPECT_TRUE(out.str().empty());
 }
 
+std::vector<json> eventsOfPhase(const json& trace, std::string_view phase) {
+  std::vector<json> events;
+  for (const json& event : trace["traceEvents"]) {
+    if (event["ph"] == phase) {
+      events.push_back(event);
+    }
+  }
+  return events;
+}
+
+// Each wait that blocked is a flow from the slice that signalled to the slice it released: the
+// second load (its transfer on queue 1) to the matmul, the matmul to the GELU, the GELU to the
+// store. The store's own signal-free wait(s3==0) held from the start: no flow.
+TEST(ProfileTrace, SemaphoreHandOffsAreFlows) {
+  const json trace = writeAndParse(parseProgram(), runStats());
+  const std::vector<json> starts = eventsOfPhase(trace, "s");
+  const std::vector<json> finishes = eventsOfPhase(trace, "f");
+  ASSERT_EQ(starts.size(), 3u);
+  ASSERT_EQ(finishes.size(), 3u);
+  EXPECT_EQ(starts[0]["tid"], kDmaQueueTrackBase + 1);
+  EXPECT_DOUBLE_EQ(starts[0]["ts"].get<double>(), 1.31);
+  EXPECT_EQ(finishes[0]["tid"], 0);
+  EXPECT_DOUBLE_EQ(finishes[0]["ts"].get<double>(), 2.5);
+  EXPECT_EQ(finishes[0]["bp"], "e");
+  EXPECT_EQ(starts[0]["name"], "s0");
+  EXPECT_EQ(starts[1]["tid"], 0);
+  EXPECT_EQ(finishes[1]["tid"], 1);
+  EXPECT_EQ(starts[2]["tid"], 1);
+  EXPECT_EQ(finishes[2]["tid"], 4);
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    EXPECT_EQ(starts[i]["id"], finishes[i]["id"]);
+  }
+}
+
+// Bandwidth and transfers-in-flight counters over 2 x 3 transfers = 6 stretches of the run,
+// back to 0 at its end.
+TEST(ProfileTrace, DmaCounterTracks) {
+  const json trace = writeAndParse(parseProgram(), runStats());
+  std::vector<json> counters;
+  std::vector<json> memory;
+  for (const json& event : eventsOfPhase(trace, "C")) {
+    (event["name"].get<std::string>().starts_with("DMA") ? counters : memory).push_back(event);
+  }
+  ASSERT_EQ(counters.size(), 14u);
+  EXPECT_EQ(counters[0]["name"], "DMA bandwidth, GB/s");
+  EXPECT_EQ(counters[1]["name"], "DMA transfers moving data");
+  EXPECT_DOUBLE_EQ(counters.back()["ts"].get<double>(), 5.5);
+  EXPECT_DOUBLE_EQ(counters.back()["args"]["transfers"].get<double>(), 0.0);
+  // Stretch 1 (916.7..1833.3 ns): the first two loads move data from 1300 and 1310 ns.
+  EXPECT_GT(counters[3]["args"]["transfers"].get<double>(), 1.0);
+  // SBUF and PSUM in use (memory_use.h), a pair of counters per change. The first load's
+  // 256 B x 128 partitions (32 KiB) come into use when its data starts to move.
+  ASSERT_FALSE(memory.empty());
+  EXPECT_EQ(memory[0]["name"], "SBUF in use, KiB");
+  EXPECT_EQ(memory[1]["name"], "PSUM in use, KiB");
+  EXPECT_DOUBLE_EQ(memory[0]["ts"].get<double>(), 1.3);
+  EXPECT_DOUBLE_EQ(memory[0]["args"]["KiB"].get<double>(), 32.0);
+  EXPECT_DOUBLE_EQ(memory.back()["args"]["KiB"].get<double>(), 0.0);
+}
+
+// DMA slices carry their instruction's source line; absolute paths are shown relative to the
+// files' project (here their common directory: there is no .git above it).
+TEST(ProfileTrace, SourceLinesOnDmaSlicesRelativeToTheProject) {
+  constexpr std::string_view kText = R"(
+.tensor a input bf16 [128, 128]
+sp:  dma_copy dst=sbuf[0:128]:bf16[[1,128]] src=hbm:a:bf16[[128,128],[1,128]] queue=0 signal(s0+=1) loc=/nonexistent/proj/k.cpp:7
+pe:  nc_matmul dst=psum[0:128]:fp32[[1,128]] stationary=sbuf[0:128]:bf16[[1,128]] moving=sbuf[0:128]:bf16[[1,128]] wait(s0>=1) loc=/nonexistent/proj/sub/m.cpp:9
+)";
+  Result<isa::Program> program = isa::parseProgramText(kText, "loc.tasm");
+  ASSERT_TRUE(program.ok()) << program.status().toString();
+  core::RunStats stats;
+  stats.mode = core::RunMode::kTimingOnly;
+  stats.instructions = 2;
+  stats.total = ns(2000);
+  stats.records = {record(isa::Engine::kSp, 0, ns(0), ns(0), ns(10), 12),
+                   record(isa::Engine::kPe, 0, ns(0), ns(1600), ns(1800), 128)};
+  stats.transfers = {transfer(0, 0, ns(0), ns(1300), ns(1500), 32'768)};
+  const json trace = writeAndParse(*program, stats);
+  EXPECT_EQ(eventAt(trace, kDmaQueueTrackBase, 1.3)["args"]["location"], "k.cpp:7");
+  EXPECT_EQ(eventAt(trace, 0, 1.6)["args"]["location"], "sub/m.cpp:9");
+}
+
 }  // namespace
 }  // namespace trn::profile

@@ -26,6 +26,7 @@ struct DemoArgs {
   std::string chip = "trn2";
   std::string mode = "functional+timing";
   std::string trace = "out/trace.json";
+  std::string report;  ///< --report: the HTML report's path
   std::uint64_t seed = runtime::RunOptions{}.seed;
   std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
   int lnc = 0;  ///< physical cores of the logical core; 0: the chip's default
@@ -169,6 +170,27 @@ nlohmann::json layerToJson(const harness::DecoderLayerRun& run) {
           {"steps", std::move(steps)}};
 }
 
+/// The layer's kernels end to end, each core of a step on its lane ("core 0", "core 1").
+Status writeLayerReport(const std::string& path, const harness::DecoderLayerRun& run,
+                        const spec::ChipSpec& chip, bool announce = true) {
+  std::vector<profile::PageRun> runs;
+  Picoseconds offset;
+  for (const harness::LayerStep& step : run.steps) {
+    const harness::CheckResult& r = step.result;
+    Picoseconds longest;
+    for (std::size_t c = 0; c < r.cores.size(); ++c) {
+      const std::string core =
+          r.cores.size() > 1 ? fmt::format(", core {}", r.physicalCores[c]) : std::string();
+      runs.push_back({fmt::format("{} ({}{})", step.name, step.kernel, core),
+                      fmt::format("core {}", r.physicalCores[c]), &r.launch.cores[c]->program,
+                      &r.cores[c], offset});
+      longest = std::max(longest, r.cores[c].total);
+    }
+    offset += longest;
+  }
+  return writeReport(path, runs, chip, "trnsim demo: one decoder layer", announce);
+}
+
 /// Runs the demo; on success `pass` tells whether every kernel met its tolerance.
 Status runDemo(const DemoArgs& args, bool& pass) {
   TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(args.chip));
@@ -202,7 +224,10 @@ Status runDemo(const DemoArgs& args, bool& pass) {
   options.run.mode = mode;
   options.run.seed = args.seed;
   options.run.maxInstructions = args.maxInstructions;
-  const bool trace = !args.trace.empty() && core::hasTiming(mode);
+  const bool trace = (!args.trace.empty() || !args.report.empty()) && core::hasTiming(mode);
+  if (!args.report.empty() && !core::hasTiming(mode)) {
+    return invalidArgument("--report needs a timed mode (functional+timing or timing-only)");
+  }
   // One core first; at LNC > 1 the logical core is the run that is checked and traced.
   harness::CheckOptions single = options;
   single.run.lnc = 1;
@@ -218,11 +243,16 @@ Status runDemo(const DemoArgs& args, bool& pass) {
     pair.checkNumerics = !args.noCheck;
     TRN_ASSIGN_OR_RETURN(logical, harness::runDecoderLayer(session, config, pair));
   }
-  if (trace) {
+  const bool traceFile = trace && !args.trace.empty();
+  if (traceFile) {
     TRN_RETURN_IF_ERROR(writeLayerTrace(args.trace, logical ? *logical : one));
   }
   pass = logical ? logical->pass : one.pass;
   if (args.json) {
+    if (!args.report.empty()) {
+      TRN_RETURN_IF_ERROR(
+          writeLayerReport(args.report, logical ? *logical : one, *chip, /*announce=*/false));
+    }
     nlohmann::json doc = jsonDocument("demo");
     doc["chip"] = chip->name;
     doc["mode"] = std::string(core::runModeName(mode));
@@ -238,12 +268,16 @@ Status runDemo(const DemoArgs& args, bool& pass) {
     doc["one_core"] = layerToJson(one);
     doc["logical_core"] = logical ? layerToJson(*logical) : nlohmann::json(nullptr);
     doc["pass"] = pass;
-    doc["trace"] = trace ? nlohmann::json(args.trace) : nlohmann::json(nullptr);
+    doc["trace"] = traceFile ? nlohmann::json(args.trace) : nlohmann::json(nullptr);
+    doc["report"] = args.report.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.report);
     printJson(std::move(doc), pass ? kExitOk : kExitCheckFailed);
     return {};
   }
   printLayer(config, one, logical ? &*logical : nullptr, lnc);
-  if (trace) {
+  if (!args.report.empty()) {
+    TRN_RETURN_IF_ERROR(writeLayerReport(args.report, logical ? *logical : one, *chip));
+  }
+  if (traceFile) {
     fmt::print(
         "trace: {} (open it in ui.perfetto.dev: one process per kernel and core, one track per "
         "engine and DMA queue)\n",
@@ -269,6 +303,7 @@ void registerDemoCommand(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   demo->add_option("--trace", args->trace, "Perfetto trace of the layer ('' for none)")
       ->capture_default_str();
+  addReportOption(demo, args->report);
   addSeedOption(demo, args->seed, "seed of the inputs and weights");
   addMaxInstructionsOption(demo, args->maxInstructions);
   demo->add_option("--lnc", args->lnc,

@@ -27,6 +27,7 @@ struct BenchArgs {
   std::string chip = "trn2";
   std::string mode = "functional+timing";
   std::string trace;
+  std::string report;  ///< --report: the HTML report's path
   std::uint64_t seed = runtime::RunOptions{}.seed;
   bool allowRaces = false;
   bool noCheck = false;
@@ -139,7 +140,11 @@ int bench(const BenchArgs& args) {
   options.run.mode = *mode;
   options.run.seed = args.seed;
   options.run.detectRaces = !args.allowRaces;
-  options.run.record = !args.trace.empty();
+  options.run.record = !args.trace.empty() || !args.report.empty();
+  if (!args.report.empty() && !core::hasTiming(*mode)) {
+    printError("--report needs a timed mode (functional+timing or timing-only)");
+    return 1;
+  }
   options.run.maxInstructions = args.maxInstructions;
   options.checkNumerics = !args.noCheck;
   options.run.lnc = args.lnc;
@@ -160,9 +165,27 @@ int bench(const BenchArgs& args) {
     }
   }
   const int code = result->pass ? kExitOk : kExitCheckFailed;
+  std::vector<profile::PageRun> runs;
+  for (std::size_t c = 0; c < result->cores.size(); ++c) {
+    const std::string core = fmt::format("core {}", result->physicalCores[c]);
+    runs.push_back({core, core, &result->launch.cores[c]->program, &result->cores[c], {}});
+  }
+  const std::string title = fmt::format("trnsim kernels bench {}", entry->name);
   if (!args.json) {
     printText(args, *result, *mode, session->chip());
+    if (!args.report.empty()) {
+      if (const Status written = writeReport(args.report, runs, session->chip(), title);
+          !written.ok()) {
+        return fail(written);
+      }
+    }
     return code;
+  }
+  if (!args.report.empty()) {
+    if (const Status written = writeReport(args.report, runs, session->chip(), title, false);
+        !written.ok()) {
+      return fail(written);
+    }
   }
   nlohmann::json doc = jsonDocument(kCommand);
   doc["chip"] = session->chip().name;
@@ -174,6 +197,7 @@ int bench(const BenchArgs& args) {
                                   result->cores, result->physicalCores, session->chip()))
                             : nlohmann::json(nullptr);
   doc["trace"] = args.trace.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.trace);
+  doc["report"] = args.report.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.report);
   printJson(std::move(doc), code);
   return code;
 }
@@ -193,6 +217,7 @@ void registerKernelBenchCommand(CLI::App& kernelsGroup, int& exitCode) {
   cmd->add_option("--mode", args->mode, "functional+timing, timing-only or functional-only")
       ->capture_default_str();
   cmd->add_option("--trace", args->trace, "write a Perfetto trace of the run");
+  addReportOption(cmd, args->report);
   addSeedOption(cmd, args->seed, "seed of the random inputs");
   addMaxInstructionsOption(cmd, args->maxInstructions);
   cmd->add_flag("--allow-races", args->allowRaces, "do not check for races");

@@ -41,6 +41,7 @@ struct RunOptions {
   bool noPoison = false;
   std::string mode = "functional+timing";
   std::string trace;
+  std::string report;  ///< --report: the HTML report's path
   bool allowRaces = false;
   std::uint64_t maxInstructions = runtime::RunOptions{}.maxInstructions;
   bool keepStorageType = false;  ///< outputs in their storage type, not float32
@@ -173,7 +174,7 @@ Status runProgram(const RunOptions& options) {
   run.seed = options.seed;
   run.poison = !options.noPoison;
   run.detectRaces = !options.allowRaces;
-  run.record = !options.trace.empty();
+  run.record = !options.trace.empty() || !options.report.empty();
   run.maxInstructions = options.maxInstructions;
   const bool data = core::hasData(run.mode);
   if (options.poison && options.noPoison) {
@@ -186,6 +187,9 @@ Status runProgram(const RunOptions& options) {
   }
   if (!options.trace.empty() && !core::hasTiming(run.mode)) {
     usageError("--trace needs a timed mode (functional+timing or timing-only)");
+  }
+  if (!options.report.empty() && !core::hasTiming(run.mode)) {
+    return invalidArgument("--report needs a timed mode (functional+timing or timing-only)");
   }
   if (!data && !options.outputs.empty()) {
     usageError("timing-only mode computes no values: --out cannot be written");
@@ -312,7 +316,20 @@ Status runProgram(const RunOptions& options) {
       TRN_RETURN_IF_ERROR(profile::writeCoresTraceFile(options.trace, segments));
     }
   }
+  auto writeHtmlReport = [&](bool announce) -> Status {
+    if (options.report.empty()) {
+      return {};
+    }
+    std::vector<profile::PageRun> runs;
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+      const std::string core = fmt::format("core {}", programs[i].physicalCore);
+      runs.push_back({core, core, programs[i].program.get(), &result.cores[i], {}});
+    }
+    return writeReport(options.report, runs, chip, fmt::format("trnsim run {}", programNames),
+                       announce);
+  };
   if (options.json) {
+    TRN_RETURN_IF_ERROR(writeHtmlReport(/*announce=*/false));
     printRunJson(options, chip, names, programs, outputs, result);
     return {};
   }
@@ -342,7 +359,7 @@ Status runProgram(const RunOptions& options) {
   if (!options.trace.empty()) {
     std::printf("trace: %s (open in ui.perfetto.dev or chrome://tracing)\n", options.trace.c_str());
   }
-  return {};
+  return writeHtmlReport(/*announce=*/true);
 }
 
 /// Runs `action`, printing its error and storing the exit code.
@@ -425,6 +442,7 @@ void registerProgramCommands(CLI::App& app, int& exitCode) {
   runCommand->add_option("--mode", o->run.mode,
                          "functional+timing (default), timing-only or functional-only");
   runCommand->add_option("--trace", o->run.trace, "write a Chrome/Perfetto trace JSON file");
+  addReportOption(runCommand, o->run.report);
   runCommand->add_flag("--allow-races", o->run.allowRaces,
                        "do not stop at a race (the result then depends on the schedule)");
   runCommand->add_flag("--keep-storage-type", o->run.keepStorageType,

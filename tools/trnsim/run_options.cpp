@@ -3,7 +3,12 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <filesystem>
 #include <limits>
+#include <system_error>
+
+#include "messages.h"
+#include "trn/profile/html_report.h"
 
 #include "trn/kernels/plugin.h"
 
@@ -68,6 +73,43 @@ Status loadPlugins(const std::vector<std::string>& plugins) {
   for (const std::string& path : plugins) {
     TRN_RETURN_IF_ERROR(kernels::loadKernelPlugin(path).status());
   }
+  return {};
+}
+
+void addReportOption(CLI::App* command, std::string& path) {
+  command->add_option("--report", path,
+                      "write the offline HTML report (timeline, verdict, hot source lines) to "
+                      "FILE; open it in a browser");
+}
+
+Status writeReport(const std::string& path, const std::vector<profile::PageRun>& runs,
+                   const spec::ChipSpec& chip, const std::string& title, bool announce) {
+  for (const profile::PageRun& run : runs) {
+    if (run.stats != nullptr && run.stats->unrecorded > 0) {
+      printWarning(fmt::format(
+          "the report holds the first {} instructions of {}; {} later ones were run but not "
+          "recorded (the record limit bounds memory)",
+          run.stats->records.size(), run.name, run.stats->unrecorded));
+    }
+  }
+  profile::PageOptions options;
+  options.title = title;
+  profile::PageSummary summary;
+  TRN_RETURN_IF_ERROR(profile::writeHtmlReportFile(path, runs, chip, options, &summary));
+  if (!announce) {
+    return {};
+  }
+  for (const auto& [name, headline] : summary.verdicts) {
+    fmt::print("verdict{}: {}\n", runs.size() > 1 ? fmt::format(" ({})", name) : std::string(),
+               headline);
+  }
+  std::error_code error;
+  const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+  fmt::print("report: {} ({} KiB, {} timeline slices{}, {} source lines; open it in a browser)\n",
+             path, error ? 0 : bytes / 1024, summary.slices,
+             summary.aggregated > 0 ? fmt::format(", {} of them merged", summary.aggregated)
+                                    : std::string(),
+             summary.lines);
   return {};
 }
 

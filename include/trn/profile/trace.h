@@ -1,14 +1,19 @@
 // The run trace: a NeuronCore run's instruction and DMA transfer records written as Chrome
-// trace-event JSON, which ui.perfetto.dev and chrome://tracing open. The core is one process
-// ("NeuronCore", pid 0) with one track per engine that executed anything (tid = engine index,
-// named e.g. "pe (Tensor)") followed by one track per DMA queue that carried a transfer
-// (tid = 100 + queue, "dma queue 3"). Each executed instruction is a complete ("X") event from
-// its start to its end with the instruction's text, stream index, cycles, cost variant,
-// semaphore waits and signals, time spent waiting, throttle, FLOPs and source location in its
-// arguments; each transfer is an X event on its queue's track from the moment data starts to
-// move until the last byte lands. Times are microseconds (the format's unit); the exact
+// trace-event JSON, which ui.perfetto.dev and chrome://tracing open (the offline HTML report,
+// html_report.h, needs neither). The core is one process ("NeuronCore", pid 0) with one track
+// per engine that executed anything (tid = engine index, named e.g. "pe (Tensor)") followed by
+// one track per DMA queue that carried a transfer (tid = 100 + queue, "dma queue 3"). Each
+// executed instruction is a complete ("X") event from its start to its end with the
+// instruction's text, stream index, cycles, cost variant, semaphore waits and signals, time
+// spent waiting, throttle, FLOPs and source location in its arguments; each transfer is an X
+// event on its queue's track from the moment data starts to move until the last byte lands,
+// with its issuing instruction's text and source location. Source files are shown relative to
+// the kernel's project (source_paths.h). Each semaphore wait that blocked is a flow ("s" on
+// the slice that signalled, "f" on the slice it released; dependencies.h), and two counter
+// tracks per run give the DMA bandwidth (GB/s) and the transfers moving data, averaged over up
+// to 1,000 stretches of the run. Times are microseconds (the format's unit); the exact
 // picosecond total is kept in "otherData". Events are streamed one by one, so memory does not
-// grow with the number of records.
+// grow with the number of records beyond the run's dependencies.
 #pragma once
 
 #include <ostream>
