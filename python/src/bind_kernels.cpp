@@ -46,6 +46,34 @@ py::array_t<double> toArray(const HostTensor& t) {
   return out;
 }
 
+/// A Python float64 reference as the library's: arrays in, arrays out, under the GIL. A Python
+/// exception is printed and gives no outputs, which the check reports as a mismatch.
+kernels::ReferenceFn pythonReference(const py::function& reference, const std::string& name) {
+  return [fn = shareObject(reference), name](std::span<const HostTensor> inputs) {
+    const py::gil_scoped_acquire gil;
+    std::vector<HostTensor> out;
+    try {
+      py::list args;
+      for (const HostTensor& t : inputs) {
+        args.append(toArray(t));
+      }
+      const py::object result = (*fn)(*args);
+      if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
+        for (const py::handle item : result) {
+          out.push_back(toHost(item));
+        }
+      } else {
+        out.push_back(toHost(result));
+      }
+    } catch (py::error_already_set& error) {
+      PySys_WriteStderr("trnsim: the reference of kernel '%s' failed:\n%s", name.c_str(),
+                        describe(error).c_str());
+      out.clear();
+    }
+    return out;
+  };
+}
+
 }  // namespace
 
 void bindKernels(py::module_& m) {
@@ -53,6 +81,9 @@ void bindKernels(py::module_& m) {
     std::vector<std::string> out;
     for (const KernelEntry& e : kernels::referenceKernels()) {
       out.push_back(e.name);
+    }
+    for (const KernelEntry* e : kernels::userKernels()) {
+      out.push_back(e->name);
     }
     return out;
   });
@@ -96,6 +127,38 @@ void bindKernels(py::module_& m) {
         return out;
       },
       py::arg("name"), py::arg("arrays"));
+  m.def(
+      "register",
+      [](const py::function& fn, const py::list& inputs, const py::function& reference,
+         std::pair<double, double> tolerance, const std::string& summary, bool spmd,
+         const py::object& flops, const std::optional<std::string>& name) {
+        KernelEntry entry;
+        entry.name = name ? *name : fn.attr("__name__").cast<std::string>();
+        entry.summary = summary.empty() ? "a kernel written in Python" : summary;
+        entry.defaultInputs = toSpecs(inputs);
+        entry.def = pythonKernel(entry.name, fn, nullptr);
+        entry.reference = pythonReference(reference, entry.name);
+        entry.tolerance = kernels::Tolerance{tolerance.first, tolerance.second};
+        entry.spmd = spmd;
+        if (!flops.is_none()) {
+          entry.flops = [f = shareObject(flops)](std::span<const kernel::TensorSpec> specs) {
+            const py::gil_scoped_acquire gil;
+            py::list shapes;
+            for (const kernel::TensorSpec& s : specs) {
+              shapes.append(py::tuple(py::cast(s.shape)));
+            }
+            return (*f)(*shapes).cast<double>();
+          };
+        }
+        const Status status = kernels::registerKernel(std::move(entry));
+        if (!status.ok()) {
+          raise(status);
+        }
+        return fn;
+      },
+      py::arg("fn"), py::arg("inputs"), py::arg("reference"),
+      py::arg("tolerance") = std::pair<double, double>{1e-5, 1e-5}, py::arg("summary") = "",
+      py::arg("spmd") = false, py::arg("flops") = py::none(), py::arg("name") = py::none());
   m.def(
       "check",
       [](const runtime::Session& session, const std::string& name, const py::list& specs,

@@ -36,7 +36,6 @@ struct Run {
   std::shared_ptr<const spec::ChipSpec> chip;
 };
 
-
 kernel::CompileOptions toCompileOptions(const py::dict& options, std::ostream* dump) {
   kernel::CompileOptions o;
   for (const auto& [key, value] : options) {
@@ -64,69 +63,6 @@ kernel::CompileOptions toCompileOptions(const py::dict& options, std::ostream* d
   return o;
 }
 
-ErrorCode errorCodeNamed(const std::string& name) {
-  for (int c = 0; c <= static_cast<int>(ErrorCode::kDeadlock); ++c) {
-    if (errorCodeName(static_cast<ErrorCode>(c)) == name) {
-      return static_cast<ErrorCode>(c);
-    }
-  }
-  return ErrorCode::kFailedPrecondition;
-}
-
-/// The kernel's return value as its outputs: a tensor, a sequence of them, or None (every HBM
-/// output it declared).
-std::vector<kernel::Tensor> returnedTensors(kernel::Kernel& k, const py::object& result) {
-  if (result.is_none()) {
-    return k.declaredOutputs();
-  }
-  if (py::isinstance<kernel::Tensor>(result)) {
-    return {live(result.cast<kernel::Tensor>())};
-  }
-  if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
-    std::vector<kernel::Tensor> out;
-    for (const py::handle item : result) {
-      if (!py::isinstance<kernel::Tensor>(item)) {
-        throw py::type_error("a kernel returns tensors; its result holds " +
-                             py::repr(item).cast<std::string>());
-      }
-      out.push_back(live(item.cast<kernel::Tensor>()));
-    }
-    return out;
-  }
-  throw py::type_error("a kernel returns a tensor, a tuple of tensors or None, not " +
-                       py::repr(result).cast<std::string>());
-}
-
-/// A Python function as a kernel. A Python exception the body raises is kept in `pending` and
-/// the trace stops; a KernelError (a rule of the tile language broken at a kernel line) becomes
-/// the trace's error.
-kernel::KernelDef pythonKernel(std::string name, py::function fn,
-                               std::shared_ptr<std::optional<py::error_already_set>> pending) {
-  return kernel::KernelDef{
-      std::move(name),
-      [fn = std::move(fn), pending](kernel::Kernel& k, std::span<const kernel::Tensor> inputs) {
-        startProgramInstance();
-        const TracingScope scope(k);
-        py::tuple args(inputs.size());
-        for (std::size_t i = 0; i < inputs.size(); ++i) {
-          args[i] = py::cast(inputs[i]);
-        }
-        try {
-          return returnedTensors(k, fn(*args));
-        } catch (py::error_already_set& error) {
-          const py::object kernelError = py::module_::import("trnsim._trnsim").attr("KernelError");
-          if (error.matches(kernelError)) {
-            const py::object value = error.value();
-            throw kernel::TraceError{Status(errorCodeNamed(value.attr("code").cast<std::string>()),
-                                            py::str(value).cast<std::string>())};
-          }
-          pending->emplace(std::move(error));
-          throw kernel::TraceError{
-              Status(ErrorCode::kFailedPrecondition, "the kernel raised a Python exception")};
-        }
-      }};
-}
-
 /// True when a core of `program` declares `name` as a floating-point tensor.
 bool isFloatTensor(const isa::ChipProgram& program, const std::string& name) {
   for (const auto& core : program.cores) {
@@ -138,8 +74,6 @@ bool isFloatTensor(const isa::ChipProgram& program, const std::string& name) {
   return false;
 }
 
-
-/// The run report as a dict (trnsim.Report wraps it).
 
 Status writeTrace(const Run& run, const std::string& path) {
   if (run.programs.size() == 1) {
@@ -310,17 +244,14 @@ void bindRuntime(py::module_& m) {
           [](const Session& s, const std::string& name, py::function fn, const py::list& specs,
              const py::dict& runOptions, const py::dict& compileOptions,
              const std::vector<std::int64_t>& grid) {
-            auto pending = std::make_shared<std::optional<py::error_already_set>>();
+            auto pending = std::make_shared<PendingError>();
             std::ostringstream dump;
-            const kernel::KernelDef def = pythonKernel(name, std::move(fn), pending);
+            const kernel::KernelDef def = pythonKernel(name, fn, pending);
             const std::vector<kernel::TensorSpec> inputs = toSpecs(specs);
             Result<runtime::CompiledLaunch> launch =
                 s.compileLaunch(def, inputs, toRunOptions(runOptions),
                                 toCompileOptions(compileOptions, &dump), nullptr, grid);
-            if (pending->has_value()) {
-              (*pending)->restore();
-              throw py::error_already_set();
-            }
+            pending->raiseIfSet();
             auto out = std::make_shared<Launch>();
             out->launch = take(std::move(launch), /*kernelError=*/true);
             out->dump = dump.str();
@@ -331,14 +262,11 @@ void bindRuntime(py::module_& m) {
       .def(
           "trace",
           [](const Session& s, const std::string& name, py::function fn, const py::list& specs) {
-            auto pending = std::make_shared<std::optional<py::error_already_set>>();
-            const kernel::KernelDef def = pythonKernel(name, std::move(fn), pending);
+            auto pending = std::make_shared<PendingError>();
+            const kernel::KernelDef def = pythonKernel(name, fn, pending);
             const std::vector<kernel::TensorSpec> inputs = toSpecs(specs);
             Result<kernel::KernelIR> ir = kernel::trace(def, inputs, s.coreLimits());
-            if (pending->has_value()) {
-              (*pending)->restore();
-              throw py::error_already_set();
-            }
+            pending->raiseIfSet();
             return take(std::move(ir), /*kernelError=*/true).ops.size();
           },
           py::arg("name"), py::arg("fn"), py::arg("specs"),

@@ -31,34 +31,41 @@ void bindTabledEnum(py::module_& m, const char* pythonName) {
 /// One Python index (int, slice, Ellipsis) of a subscript, or several in a tuple, as kernel
 /// indices; an Ellipsis stands for as many whole dimensions as make up the rank.
 std::vector<kernel::Index> toIndices(const Tensor& t, const py::handle& key) {
-  std::vector<py::handle> items;
-  if (py::isinstance<py::tuple>(key)) {
-    for (const py::handle item : key.cast<py::tuple>()) {
-      items.push_back(item);
-    }
-  } else {
-    items.push_back(key);
+  PyObject* const single = key.ptr();
+  PyObject* const* items = &single;
+  Py_ssize_t count = 1;
+  if (PyTuple_Check(key.ptr())) {
+    items = &PyTuple_GET_ITEM(key.ptr(), 0);
+    count = PyTuple_GET_SIZE(key.ptr());
   }
   std::vector<kernel::Index> out;
-  const auto named = static_cast<int>(items.size());
-  for (const py::handle item : items) {
-    if (item.is(py::ellipsis())) {
-      for (int d = named - 1; d < t.rank(); ++d) {
+  out.reserve(static_cast<std::size_t>(t.rank()));
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject* item = items[i];
+    if (item == Py_Ellipsis) {
+      for (Py_ssize_t d = count - 1; d < t.rank(); ++d) {
         out.emplace_back(kernel::all);
       }
-    } else if (py::isinstance<py::slice>(item)) {
-      const py::object start = item.attr("start");
-      const py::object stop = item.attr("stop");
-      const py::object step = item.attr("step");
-      kernel::Slice s;
-      s.start = start.is_none() ? 0 : start.cast<std::int64_t>();
-      if (!stop.is_none()) {
-        s.stop = stop.cast<std::int64_t>();
+    } else if (PySlice_Check(item)) {
+      Py_ssize_t start = 0;
+      Py_ssize_t stop = 0;
+      Py_ssize_t step = 0;
+      if (PySlice_Unpack(item, &start, &stop, &step) < 0) {
+        throw py::error_already_set();
       }
-      s.step = step.is_none() ? 1 : step.cast<std::int64_t>();
+      kernel::Slice s;
+      s.start = start;
+      if (stop != PY_SSIZE_T_MAX) {
+        s.stop = stop;
+      }
+      s.step = step;
       out.emplace_back(s);
-    } else if (PyIndex_Check(item.ptr()) != 0) {
-      out.emplace_back(py::int_(py::reinterpret_borrow<py::object>(item)).cast<std::int64_t>());
+    } else if (PyIndex_Check(item) != 0) {
+      const Py_ssize_t index = PyNumber_AsSsize_t(item, PyExc_IndexError);
+      if (index == -1 && PyErr_Occurred() != nullptr) {
+        throw py::error_already_set();
+      }
+      out.emplace_back(static_cast<std::int64_t>(index));
     } else {
       throw py::type_error("a tensor index must be an integer, a slice (0:128, nl.ds(i, n)) or "
                            "..., not " +

@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,6 +81,33 @@ T take(Result<T> result, bool kernelError = false) {
   return std::move(result).value();
 }
 
+// ---- Python kernels ---------------------------------------------------------------------------
+
+/// `object` held for C++ code that copies it freely and may drop it on any thread: the last
+/// owner releases it under the GIL.
+std::shared_ptr<py::object> shareObject(py::object object);
+
+/// A Python exception as text: its traceback and message.
+std::string describe(py::error_already_set& error);
+
+/// A Python exception a kernel raised while traced, kept to be raised again once the compiler
+/// has returned (so that the caller sees the exception itself).
+class PendingError {
+ public:
+  void keep(py::error_already_set error) { error_.emplace(std::move(error)); }
+  /// Raises the kept exception, if any.
+  void raiseIfSet();
+
+ private:
+  std::optional<py::error_already_set> error_;
+};
+
+/// A Python function as a kernel: each program instance calls it with the input tensors, under
+/// the GIL. A trnsim.KernelError it raises is the trace's error; another exception is kept in
+/// `pending` when given, or else described in the error's message.
+kernel::KernelDef pythonKernel(std::string name, const py::function& fn,
+                               std::shared_ptr<PendingError> pending);
+
 // ---- Conversions ------------------------------------------------------------------------------
 
 /// A dtype from a trnsim dtype name ("bf16", "bfloat16", "float8_e4m3"), a trnsim.dtype object,
@@ -111,6 +139,9 @@ runtime::RunOptions toRunOptions(const py::dict& options);
 py::dict reportDict(const profile::Report& report);
 
 // ---- Binding each part ------------------------------------------------------------------------
+
+/// Defines the module trnsim._trnsim in `m`: its exceptions, types and functions.
+void defineModule(py::module_& m);
 
 void bindTypes(py::module_& m);
 void bindTensor(py::module_& m);

@@ -1,5 +1,6 @@
 // Python objects to trnsim's types and back: dtypes, ALU operators, activation functions, numpy
 // arrays.
+#include <array>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -38,6 +39,32 @@ std::string nameOf(const py::handle& object, std::string_view what) {
   throw py::type_error(std::string(what) + " must be a name or a function such as nl.add, not " +
                        py::repr(object).cast<std::string>());
 }
+
+/// Enum values of the functions and names last converted, by identity: kernels pass the same
+/// few objects (nl.add, np.maximum, "max") over and over. Entries hold strong references, so an
+/// address is never reused by another object while cached.
+template <typename E>
+class IdentityCache {
+ public:
+  [[nodiscard]] const E* find(PyObject* object) const {
+    for (std::size_t i = 0; i < used_; ++i) {
+      if (entries_[i].first == object) {
+        return &entries_[i].second;
+      }
+    }
+    return nullptr;
+  }
+  void add(PyObject* object, E value) {
+    if (used_ < entries_.size()) {
+      Py_INCREF(object);
+      entries_[used_++] = {object, value};
+    }
+  }
+
+ private:
+  std::array<std::pair<PyObject*, E>, 32> entries_{};
+  std::size_t used_ = 0;
+};
 
 template <typename E>
 std::string choices() {
@@ -81,6 +108,10 @@ DType toDType(const py::handle& object) {
 }
 
 isa::AluOp toAluOp(const py::handle& object) {
+  thread_local IdentityCache<isa::AluOp> cache;
+  if (const isa::AluOp* cached = cache.find(object.ptr())) {
+    return *cached;
+  }
   if (py::isinstance<isa::AluOp>(object)) {
     return object.cast<isa::AluOp>();
   }
@@ -95,10 +126,15 @@ isa::AluOp toAluOp(const py::handle& object) {
     throw py::value_error("'" + name + "' is not an ALU operator; one of: " +
                           choices<isa::AluOp>());
   }
+  cache.add(object.ptr(), op);
   return op;
 }
 
 isa::ActivationFunction toActivation(const py::handle& object) {
+  thread_local IdentityCache<isa::ActivationFunction> cache;
+  if (const isa::ActivationFunction* cached = cache.find(object.ptr())) {
+    return *cached;
+  }
   if (py::isinstance<isa::ActivationFunction>(object)) {
     return object.cast<isa::ActivationFunction>();
   }
@@ -110,6 +146,7 @@ isa::ActivationFunction toActivation(const py::handle& object) {
     throw py::value_error("'" + name + "' is not an activation function; one of: " +
                           choices<isa::ActivationFunction>());
   }
+  cache.add(object.ptr(), f);
   return f;
 }
 

@@ -14,37 +14,67 @@ thread_local kernel::Kernel* tracing = nullptr;
 thread_local int outputsDeclared = 0;
 thread_local int scratchDeclared = 0;
 
-/// The file name of `frame`'s code, as UTF-8.
-std::string_view fileOf(PyFrameObject* frame) {
-  PyCodeObject* code = PyFrame_GetCode(frame);
-  Py_ssize_t size = 0;
-  const char* text = PyUnicode_AsUTF8AndSize(code->co_filename, &size);
-  Py_DECREF(code);
-  if (text == nullptr) {
-    PyErr_Clear();
-    return {};
+/// A strong reference kept as a cache key, so that its address cannot be reused by another
+/// object while the cache holds it.
+class CacheKey {
+ public:
+  [[nodiscard]] bool is(PyObject* object) const { return object == key_; }
+  void set(PyObject* object) {
+    Py_XINCREF(object);
+    Py_XDECREF(key_);
+    key_ = object;
   }
-  return {text, static_cast<std::size_t>(size)};
+
+ private:
+  PyObject* key_ = nullptr;
+};
+
+/// The storable file name of `frame`'s code (kernel::locationFile), cached by its filename
+/// object: the frames of one source file share it.
+const std::string& fileOf(PyFrameObject* frame) {
+  thread_local CacheKey cachedName;
+  thread_local std::string cachedFile;
+  PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
+  PyObject* name = code->co_filename;
+  if (!cachedName.is(name)) {
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(name, &size);
+    if (text == nullptr) {
+      PyErr_Clear();
+    }
+    cachedFile = kernel::locationFile(text == nullptr ? std::string_view("<unknown>")
+                                                      : std::string_view(text, size));
+    cachedName.set(name);
+  }
+  Py_DECREF(code);
+  return cachedFile;
 }
 
 /// True when `frame` runs code of the trnsim package itself (its module is trnsim or
-/// trnsim.*), whose frames are skipped to find the kernel author's line.
+/// trnsim.*), whose frames are skipped to find the kernel author's line. Cached by the frame's
+/// globals: the frames of one module share them.
 bool inPackage(PyFrameObject* frame) {
+  thread_local CacheKey cachedGlobals;
+  thread_local bool cachedInside = false;
+  static PyObject* const nameKey = PyUnicode_InternFromString("__name__");
   PyObject* globals = PyFrame_GetGlobals(frame);  // new reference
-  PyObject* name = PyDict_GetItemString(globals, "__name__");  // borrowed
-  bool inside = false;
-  if (name != nullptr && PyUnicode_Check(name)) {
-    Py_ssize_t size = 0;
-    const char* text = PyUnicode_AsUTF8AndSize(name, &size);
-    if (text != nullptr) {
-      const std::string_view module(text, static_cast<std::size_t>(size));
-      inside = module == "trnsim" || module.starts_with("trnsim.");
-    } else {
-      PyErr_Clear();
+  if (!cachedGlobals.is(globals)) {
+    PyObject* name = PyDict_GetItemWithError(globals, nameKey);  // borrowed
+    bool inside = false;
+    if (name != nullptr && PyUnicode_Check(name)) {
+      Py_ssize_t size = 0;
+      const char* text = PyUnicode_AsUTF8AndSize(name, &size);
+      if (text != nullptr) {
+        const std::string_view module(text, static_cast<std::size_t>(size));
+        inside = module == "trnsim" || module.starts_with("trnsim.");
+      }
     }
+    PyErr_Clear();
+    cachedInside = inside;
+    cachedGlobals.set(globals);
   }
   Py_DECREF(globals);
-  return inside;
+  return cachedInside;
 }
 
 }  // namespace
@@ -91,7 +121,7 @@ PythonCallSite::PythonCallSite() {
   Py_INCREF(frame);
   while (frame != nullptr) {
     if (!inPackage(frame)) {
-      site_.emplace(std::string(fileOf(frame)), PyFrame_GetLineNumber(frame));
+      site_.emplace(isa::SourceLocation{fileOf(frame), PyFrame_GetLineNumber(frame)});
       Py_DECREF(frame);
       return;
     }

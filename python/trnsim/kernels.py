@@ -7,6 +7,9 @@ Each kernel has default input shapes, a float64 reference and a tolerance::
     result = tk.check("rmsnorm")                 # run at its default shapes, compared to float64
     result.passed, result.report.time_us, result.mfu
     tk.reference("softmax", [x])                 # the float64 reference on your arrays
+
+Your own kernels join the library with ``register`` (then ``check`` and the command line's
+``trnsim kernels bench NAME --plugin file.py`` treat them as the library's own).
 """
 from . import _trnsim
 from ._trnsim.kernels import default_inputs, flops, names, spmd, summary, tolerance  # noqa: F401
@@ -58,6 +61,35 @@ def check(name, inputs=None, shapes=None, dtype=None, chip="trn2", lnc=1,
     figures = _trnsim.kernels.check(session, name, specs, options, check_numerics, inputs,
                                     auto_cast)
     return CheckResult(figures, figures["report_text"])
+
+
+def register(fn=None, *, inputs, reference, tolerance=(1e-5, 1e-5), summary="", spmd=False,
+             flops=None, name=None):
+    """Adds a kernel to the library: ``inputs`` are its default inputs, ``{name: TensorSpec}``
+    (or ``(name, shape, dtype)`` tuples), ``reference(*arrays)`` computes its outputs in float64
+    with numpy, ``tolerance`` is (atol, rtol) for |out - ref| <= atol + rtol * |ref|,
+    ``flops(*shapes)`` its useful FLOPs (for MFU), ``spmd`` that it splits its work over
+    nl.program_id(0) so an LNC=2 launch works. Usable as a decorator."""
+    from . import Kernel, TensorSpec, _dtype_of
+
+    def specs():
+        items = inputs.items() if isinstance(inputs, dict) else [(i[0], i[1:]) for i in inputs]
+        out = []
+        for input_name, spec in items:
+            if isinstance(spec, TensorSpec):
+                out.append((input_name, spec.shape, spec.dtype))
+            else:
+                shape, dtype = spec if len(spec) == 2 else (spec[0], "float32")
+                out.append((input_name, tuple(shape), _dtype_of(dtype)))
+        return out
+
+    def add(f):
+        function = f.fn if isinstance(f, Kernel) else f
+        _trnsim.kernels.register(function, specs(), reference, tuple(tolerance), summary, spmd,
+                                 flops, name or function.__name__)
+        return f
+
+    return add if fn is None else add(fn)
 
 
 def reference(name, arrays):

@@ -1,5 +1,7 @@
 #include "trn/kernel/call_site.h"
 
+#include <utility>
+
 #include "trn/kernel/kernel.h"
 
 namespace trn::kernel {
@@ -7,8 +9,11 @@ namespace {
 thread_local const CallSite* innermost = nullptr;
 }  // namespace
 
-CallSite::CallSite(std::string file, std::int32_t line)
-    : location_{locationFile(file), line}, outer_(innermost) {
+CallSite::CallSite(std::string_view file, std::int32_t line)
+    : CallSite(isa::SourceLocation{locationFile(file), line}) {}
+
+CallSite::CallSite(isa::SourceLocation storable)
+    : location_(std::move(storable)), outer_(innermost) {
   innermost = this;
 }
 

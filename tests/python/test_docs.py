@@ -1,5 +1,5 @@
-"""Every ```python block of docs/python.md runs, in order, in one namespace (blocks fenced as
-```python nki are NKI code for comparison and are skipped)."""
+"""Every ```python block of docs/python.md and README.md runs, in order, in one namespace per
+file (blocks fenced as ```python nki are NKI code for comparison and are skipped)."""
 import os
 import re
 
@@ -26,3 +26,12 @@ def test_python_md_runs(capsys):
     printed = capsys.readouterr().out
     assert "bound by memory (DMA)" in printed
     assert "python.md:" in printed and "nl.add" in printed  # the error example names its line
+
+
+def test_readme_python_runs(capsys):
+    path = os.path.join(SOURCE, "README.md")
+    blocks = python_blocks(path)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, path, "exec"), {})  # noqa: S102
+    assert "trnsim run report: trn2" in capsys.readouterr().out

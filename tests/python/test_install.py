@@ -1,5 +1,6 @@
 """The package works after `cmake --install`, outside the build tree: installed into a temporary
 prefix, imported from there by a fresh interpreter, and a kernel simulated."""
+import glob
 import os
 import subprocess
 import sys
@@ -27,9 +28,10 @@ def test_installed_package_runs_a_kernel(tmp_path):
     prefix = str(tmp_path / "prefix")
     subprocess.run(["cmake", "--install", BUILD, "--prefix", prefix], check=True,
                    stdout=subprocess.DEVNULL)
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    site = os.path.join(prefix, "lib", version, "dist-packages")
-    assert os.path.isfile(os.path.join(site, "trnsim", "__init__.py"))
+    # TRN_PYTHON_INSTALL_DIR: lib/python3.X/dist-packages unless the build chose another.
+    found = glob.glob(os.path.join(prefix, "**", "trnsim", "__init__.py"), recursive=True)
+    assert len(found) == 1, found
+    site = os.path.dirname(os.path.dirname(found[0]))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = site
     result = subprocess.run([sys.executable, "-c", f"PREFIX = {prefix!r}\n" + PROGRAM],

@@ -52,16 +52,16 @@ TEST(CliReport, UntimedRunsAndUnwritablePathsAreErrors) {
   const trn::testing::ScratchDir scratch;
   const auto untimed =
       trnsim("run " + kExample + " --mode functional-only --report " + scratch.file("r.html"));
-  EXPECT_EQ(untimed.exitCode, 1);
+  EXPECT_EQ(untimed.exitCode, 3);  // bad input (docs/cli.md)
   EXPECT_NE(untimed.output.find("--report needs a timed mode"), std::string::npos)
       << untimed.output;
   const auto bench = trnsim("kernels bench matmul_basic --mode functional-only --no-check "
                             "--report " + scratch.file("b.html"));
-  EXPECT_EQ(bench.exitCode, 1);
+  EXPECT_EQ(bench.exitCode, 3);
   EXPECT_NE(bench.output.find("--report needs a timed mode"), std::string::npos);
   const auto unwritable =
       trnsim("run " + kExample + " --mode timing-only --report /proc/no-such/report.html");
-  EXPECT_EQ(unwritable.exitCode, 1);
+  EXPECT_EQ(unwritable.exitCode, 3);
   EXPECT_NE(unwritable.output.find("cannot open report file '/proc/no-such/report.html'"),
             std::string::npos)
       << unwritable.output;

@@ -142,8 +142,8 @@ int bench(const BenchArgs& args) {
   options.run.detectRaces = !args.allowRaces;
   options.run.record = !args.trace.empty() || !args.report.empty();
   if (!args.report.empty() && !core::hasTiming(*mode)) {
-    printError("--report needs a timed mode (functional+timing or timing-only)");
-    return 1;
+    return fail(Status(ErrorCode::kInvalidArgument,
+                       "--report needs a timed mode (functional+timing or timing-only)"));
   }
   options.run.maxInstructions = args.maxInstructions;
   options.checkNumerics = !args.noCheck;

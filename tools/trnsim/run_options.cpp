@@ -11,6 +11,9 @@
 #include "trn/profile/html_report.h"
 
 #include "trn/kernels/plugin.h"
+#ifdef TRN_WITH_PYTHON
+#include "trn/python/embedded.h"
+#endif
 
 namespace trn::tools {
 namespace {
@@ -65,12 +68,24 @@ void addAutoCastOption(CLI::App* command, kernel::AutoCast& autoCast) {
 
 void addPluginOption(CLI::App* command, std::vector<std::string>& plugins) {
   command->add_option("--plugin", plugins,
-                      "shared library of user kernels to add to the library (repeatable; "
-                      "docs/install.md)");
+                      "user kernels to add to the library (repeatable): a shared library "
+                      "(docs/install.md) or a Python file that calls trnsim.kernels.register "
+                      "(docs/python.md)");
 }
 
 Status loadPlugins(const std::vector<std::string>& plugins) {
   for (const std::string& path : plugins) {
+    if (path.ends_with(".py")) {
+#ifdef TRN_WITH_PYTHON
+      TRN_RETURN_IF_ERROR(python::loadPythonKernels(path));
+      continue;
+#else
+      return Status(ErrorCode::kUnsupported,
+                    fmt::format("--plugin {}: this trnsim was built without Python "
+                                "(TRN_BUILD_PYTHON=OFF)",
+                                path));
+#endif
+    }
     TRN_RETURN_IF_ERROR(kernels::loadKernelPlugin(path).status());
   }
   return {};

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "trn/isa/instruction.h"
 
@@ -14,7 +15,9 @@ namespace trn::kernel {
 
 class CallSite {
  public:
-  CallSite(std::string file, std::int32_t line);
+  CallSite(std::string_view file, std::int32_t line);
+  /// The same for a location whose file is storable already (kernel::locationFile's result).
+  explicit CallSite(isa::SourceLocation storable);
   ~CallSite();
   CallSite(const CallSite&) = delete;
   CallSite& operator=(const CallSite&) = delete;
