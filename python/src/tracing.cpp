@@ -5,6 +5,7 @@
 #include <frameobject.h>
 
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 namespace trn::python {
@@ -29,11 +30,15 @@ class CacheKey {
   PyObject* key_ = nullptr;
 };
 
-/// The storable file name of `frame`'s code (kernel::locationFile), cached by its filename
-/// object: the frames of one source file share it.
-const std::string& fileOf(PyFrameObject* frame) {
+/// Where `frame` is: the storable file name of its code (kernel::locationFile) and its line.
+/// Both are cached: the file by the code's filename object (the frames of one source file share
+/// it), the line by the code object and instruction offset, since finding a line scans the
+/// code's line table and a kernel calls the language from the same few places again and again.
+isa::SourceLocation locationOf(PyFrameObject* frame) {
   thread_local CacheKey cachedName;
   thread_local std::string cachedFile;
+  thread_local CacheKey cachedCode;
+  thread_local std::unordered_map<int, int> cachedLines;
   PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
   PyObject* name = code->co_filename;
   if (!cachedName.is(name)) {
@@ -46,8 +51,16 @@ const std::string& fileOf(PyFrameObject* frame) {
                                                       : std::string_view(text, size));
     cachedName.set(name);
   }
+  if (!cachedCode.is(reinterpret_cast<PyObject*>(code))) {
+    cachedLines.clear();
+    cachedCode.set(reinterpret_cast<PyObject*>(code));
+  }
   Py_DECREF(code);
-  return cachedFile;
+  const auto [line, inserted] = cachedLines.try_emplace(PyFrame_GetLasti(frame), 0);
+  if (inserted) {
+    line->second = PyFrame_GetLineNumber(frame);
+  }
+  return isa::SourceLocation{cachedFile, line->second};
 }
 
 /// True when `frame` runs code of the trnsim package itself (its module is trnsim or
@@ -121,7 +134,7 @@ PythonCallSite::PythonCallSite() {
   Py_INCREF(frame);
   while (frame != nullptr) {
     if (!inPackage(frame)) {
-      site_.emplace(isa::SourceLocation{fileOf(frame), PyFrame_GetLineNumber(frame)});
+      site_.emplace(locationOf(frame));
       Py_DECREF(frame);
       return;
     }
