@@ -1,7 +1,11 @@
 """Every ```python block of docs/python.md and README.md runs, in order, in one namespace per
-file (blocks fenced as ```python nki are NKI code for comparison and are skipped)."""
+file (blocks fenced as ```python nki are NKI code for comparison and are skipped), and the C++
+blocks of the tutorials (python.md, kernel.md) compile."""
 import os
 import re
+import subprocess
+
+import pytest
 
 SOURCE = os.environ.get("TRN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -35,3 +39,27 @@ def test_readme_python_runs(capsys):
     for block in blocks:
         exec(compile(block, path, "exec"), {})  # noqa: S102
     assert "trnsim run report: trn2" in capsys.readouterr().out
+
+
+TUTORIAL_CPP = ["docs/python.md", "docs/kernel.md"]
+
+
+def cpp_blocks(path):
+    text = open(path, encoding="utf-8").read()
+    return re.findall(r"^```cpp\n(.*?)^```", text, re.S | re.M)
+
+
+@pytest.mark.parametrize("doc", TUTORIAL_CPP)
+def test_tutorial_cpp_blocks_compile(doc, tmp_path):
+    """The C++ of the tutorials compiles as written, each block a translation unit of its own,
+    against the project's headers."""
+    blocks = cpp_blocks(os.path.join(SOURCE, doc))
+    assert blocks
+    compiler = os.environ.get("CXX", "c++")
+    for i, block in enumerate(blocks):
+        source = tmp_path / f"block{i}.cpp"
+        source.write_text(block)
+        result = subprocess.run(
+            [compiler, "-std=c++20", "-fsyntax-only", "-I", os.path.join(SOURCE, "include"),
+             str(source)], capture_output=True, text=True)
+        assert result.returncode == 0, f"{doc} block {i}:\n{result.stderr}"
