@@ -11,31 +11,16 @@
 
 #include "trn/kernel/compiler.h"
 #include "trn/kernel/nisa.h"
+#include "tiled_matmul_kernel.h"
 
 namespace {
 
 namespace py = pybind11;
 using namespace trn::kernel;  // NOLINT(google-build-using-namespace)
 
-constexpr std::int64_t kInstructionsPerTile = 5;
+using trn::bench::tiledMatmul;
+constexpr std::int64_t kInstructionsPerTile = trn::bench::kTiledMatmulInstructionsPerTile;
 constexpr std::int64_t kTiles = 4000;
-
-Tensor tiledMatmul(Kernel& k, Tensor x, Tensor w) {
-  const std::int64_t tiles = x.shape(1) / 512;
-  Tensor out = k.output("out", {128, x.shape(1)}, trn::DType::kBf16);
-  for (std::int64_t t = 0; t < tiles; ++t) {
-    Tensor xs = k.sbuf({128, 512}, trn::DType::kBf16, "x");
-    Tensor ws = k.sbuf({128, 128}, trn::DType::kBf16, "w");
-    nisa::dmaCopy(xs, x(all, ds(t * 512, 512)));
-    nisa::dmaCopy(ws, w(all, ds(t % 8 * 128, 128)));
-    Tensor acc = k.psum({128, 512}, trn::DType::kFp32, "acc");
-    nisa::ncMatmul(acc, ws, xs);
-    Tensor y = k.sbuf({128, 512}, trn::DType::kBf16, "y");
-    nisa::activation(y, acc, trn::isa::ActivationFunction::kGelu);
-    nisa::dmaCopy(out(all, ds(t * 512, 512)), y);
-  }
-  return out;
-}
 
 constexpr const char* kPythonKernel = R"(
 import trnsim

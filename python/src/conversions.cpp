@@ -2,6 +2,7 @@
 // arrays.
 #include <array>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -107,47 +108,44 @@ DType toDType(const py::handle& object) {
   return *parsed;
 }
 
-isa::AluOp toAluOp(const py::handle& object) {
-  thread_local IdentityCache<isa::AluOp> cache;
-  if (const isa::AluOp* cached = cache.find(object.ptr())) {
+/// An enum value of E from an instance, a name, or a function named like one; `aliases` maps
+/// numpy's and NKI's spellings to the table's names, `what` names E in errors.
+template <typename E>
+E toTabledEnum(const py::handle& object, std::string_view what,
+               std::initializer_list<std::pair<std::string_view, std::string_view>> aliases) {
+  thread_local IdentityCache<E> cache;
+  if (const E* cached = cache.find(object.ptr())) {
     return *cached;
   }
-  if (py::isinstance<isa::AluOp>(object)) {
-    return object.cast<isa::AluOp>();
+  if (py::isinstance<E>(object)) {
+    return object.cast<E>();
   }
-  std::string name = nameOf(object, "an ALU operator");
-  // numpy's and nl's spellings of the table's names.
-  if (name == "maximum") name = "max";
-  if (name == "minimum") name = "min";
-  if (name == "power") name = "pow";
-  if (name == "true_divide") name = "divide";
-  isa::AluOp op{};
-  if (!isa::enumFromName(name, op)) {
-    throw py::value_error("'" + name + "' is not an ALU operator; one of: " +
-                          choices<isa::AluOp>());
+  std::string name = nameOf(object, what);
+  for (const auto& [alias, canonical] : aliases) {
+    if (name == alias) {
+      name = canonical;
+    }
   }
-  cache.add(object.ptr(), op);
-  return op;
+  E value{};
+  if (!isa::enumFromName(name, value)) {
+    throw py::value_error("'" + name + "' is not " + std::string(what) + "; one of: " +
+                          choices<E>());
+  }
+  cache.add(object.ptr(), value);
+  return value;
+}
+
+isa::AluOp toAluOp(const py::handle& object) {
+  return toTabledEnum<isa::AluOp>(object, "an ALU operator",
+                                  {{"maximum", "max"},
+                                   {"minimum", "min"},
+                                   {"power", "pow"},
+                                   {"true_divide", "divide"}});
 }
 
 isa::ActivationFunction toActivation(const py::handle& object) {
-  thread_local IdentityCache<isa::ActivationFunction> cache;
-  if (const isa::ActivationFunction* cached = cache.find(object.ptr())) {
-    return *cached;
-  }
-  if (py::isinstance<isa::ActivationFunction>(object)) {
-    return object.cast<isa::ActivationFunction>();
-  }
-  std::string name = nameOf(object, "an activation function");
-  if (name == "identity") name = "copy";
-  if (name == "absolute") name = "abs";
-  isa::ActivationFunction f{};
-  if (!isa::enumFromName(name, f)) {
-    throw py::value_error("'" + name + "' is not an activation function; one of: " +
-                          choices<isa::ActivationFunction>());
-  }
-  cache.add(object.ptr(), f);
-  return f;
+  return toTabledEnum<isa::ActivationFunction>(object, "an activation function",
+                                               {{"identity", "copy"}, {"absolute", "abs"}});
 }
 
 runtime::NpyArray toNpyArray(const py::array& array, std::string_view what) {
