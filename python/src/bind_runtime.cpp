@@ -13,7 +13,9 @@
 #include "trn/harness/check.h"
 #include "trn/isa/program_text.h"
 #include "trn/profile/report.h"
+#include "trn/profile/html_report.h"
 #include "trn/profile/report_json.h"
+#include "trn/profile/verdict.h"
 #include "trn/profile/trace.h"
 #include "trn/runtime/host_io.h"
 #include "trn/runtime/session.h"
@@ -75,6 +77,28 @@ bool isFloatTensor(const isa::ChipProgram& program, const std::string& name) {
 }
 
 
+/// The report of core `c` of `run` (or of the whole run when c < 0) with its verdict: the
+/// slowest core's for the whole run.
+py::dict reportOf(const Run& run, int c) {
+  const core::RunStats& stats =
+      c < 0 ? run.result.stats : run.result.cores.at(static_cast<std::size_t>(c));
+  std::size_t explained = c < 0 ? 0 : static_cast<std::size_t>(c);
+  if (c < 0) {
+    for (std::size_t i = 1; i < run.result.cores.size(); ++i) {
+      if (run.result.cores[i].total > run.result.cores[explained].total) {
+        explained = i;
+      }
+    }
+  }
+  const profile::Report report = profile::makeReport(stats, *run.chip);
+  profile::Verdict verdict;
+  if (report.timed) {
+    verdict = take(profile::explainRun(*run.programs[explained], run.result.cores[explained],
+                                       *run.chip));
+  }
+  return reportDict(report, verdict);
+}
+
 Status writeTrace(const Run& run, const std::string& path) {
   if (run.programs.size() == 1) {
     return profile::writeTraceFile(path, *run.programs.front(), run.result.cores.front());
@@ -122,9 +146,18 @@ runtime::RunOptions toRunOptions(const py::dict& options) {
   return o;
 }
 
-py::dict reportDict(const profile::Report& report) {
+py::dict reportDict(const profile::Report& report, const profile::Verdict& verdict) {
   nlohmann::json figures = profile::reportToJson(report);
-  figures["bound_by"] = std::string(harness::boundBy(report));
+  figures["bound_by"] = report.timed ? nlohmann::json(profile::verdictLabel(verdict))
+                                     : nlohmann::json(nullptr);
+  figures["verdict"] = report.timed
+                           ? nlohmann::json{{"bound", std::string(profile::boundName(verdict.bound))},
+                                            {"subject", verdict.subject},
+                                            {"headline", verdict.headline},
+                                            {"evidence", verdict.evidence},
+                                            {"remedies", verdict.remedies},
+                                            {"text", profile::formatVerdict(verdict)}}
+                           : nlohmann::json(nullptr);
   return py::module_::import("json").attr("loads")(figures.dump());
 }
 
@@ -211,16 +244,28 @@ void bindRuntime(py::module_& m) {
       .def_property_readonly("instructions",
                              [](const Run& r) { return r.result.stats.instructions; })
       .def_property_readonly("physical_cores", [](const Run& r) { return r.result.physicalCores; })
-      .def("report", [](const Run& r) {
-        return reportDict(profile::makeReport(r.result.stats, *r.chip));
-      })
+      .def("report", [](const Run& r) { return reportOf(r, -1); })
       .def("core_reports", [](const Run& r) {
         py::list out;
-        for (const core::RunStats& s : r.result.cores) {
-          out.append(reportDict(profile::makeReport(s, *r.chip)));
+        for (std::size_t c = 0; c < r.result.cores.size(); ++c) {
+          out.append(reportOf(r, static_cast<int>(c)));
         }
         return out;
       })
+      .def("write_report",
+           [](const Run& r, const std::string& path, const std::string& title) {
+             std::vector<profile::PageRun> runs;
+             for (std::size_t c = 0; c < r.programs.size(); ++c) {
+               const std::string core = "core " + std::to_string(r.result.physicalCores[c]);
+               runs.push_back({core, core, r.programs[c].get(), &r.result.cores[c], {}});
+             }
+             profile::PageOptions options;
+             options.title = title;
+             const Status status = profile::writeHtmlReportFile(path, runs, *r.chip, options);
+             if (!status.ok()) {
+               raise(status);
+             }
+           })
       .def("report_text",
            [](const Run& r) {
              return profile::formatReport(profile::makeReport(r.result.stats, *r.chip));

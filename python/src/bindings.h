@@ -19,6 +19,7 @@
 #include "trn/kernel/tensor.h"
 #include "trn/numerics/dtype.h"
 #include "trn/profile/report.h"
+#include "trn/profile/verdict.h"
 #include "trn/runtime/npy.h"
 #include "trn/runtime/session.h"
 
@@ -135,8 +136,8 @@ py::list specList(const std::vector<kernel::TensorSpec>& specs);
 /// poison, detect_races, record, max_instructions, lnc, parallel); None keeps a default.
 runtime::RunOptions toRunOptions(const py::dict& options);
 
-/// A run report as the dict trnsim.Report wraps.
-py::dict reportDict(const profile::Report& report);
+/// A run report and its verdict as the dict trnsim.Report wraps.
+py::dict reportDict(const profile::Report& report, const profile::Verdict& verdict);
 
 // ---- Binding each part ------------------------------------------------------------------------
 

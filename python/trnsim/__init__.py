@@ -90,7 +90,8 @@ def _dtype_of(value):
 
 class Report:
     """What a run took and why: simulated time, per-engine busy / waiting / idle, DMA and HBM
-    figures, achieved TFLOP/s, MFU and what bounds the run. Attribute access reads the figures
+    figures, achieved TFLOP/s, MFU and what bounds it (``bound_by`` in a few words, ``verdict``
+    with its evidence and remedies, ``explain()`` as text). Attribute access reads the figures
     (``report.time_us``, ``report.engines["pe"]["busy_fraction"]``); ``str(report)`` is the
     text table ``trnsim kernels bench`` prints."""
 
@@ -109,6 +110,11 @@ class Report:
         if name in figures:
             return figures[name]
         raise AttributeError(name)
+
+    def explain(self):
+        """The verdict as text: what bounds the run, the figures behind it, the usual remedies."""
+        verdict = self._figures.get("verdict")
+        return verdict["text"] if verdict else "no verdict: the run was not timed"
 
     def as_dict(self):
         return dict(self._figures)
@@ -251,14 +257,17 @@ def simulate(kernel, *arrays, chip="trn2", lnc=1, grid=None, mode="functional+ti
 
 def benchmark(kernel, *arrays, chip="trn2", lnc=1, grid=None, mode="timing-only",
               rounding="nearest_even", seed=0, poison=True, detect_races=True, trace=None,
-              max_instructions=None, bufs=2, auto_cast="none"):
+              report=None, max_instructions=None, bufs=2, auto_cast="none"):
     """Simulates ``kernel`` (timing-only by default: arrays may be TensorSpecs) and returns its
-    Report; ``trace="t.json"`` also writes the Chrome/Perfetto timeline."""
+    Report, with the verdict on what bounds it decided from the run's critical path;
+    ``trace="t.json"`` also writes the Chrome/Perfetto timeline, ``report="r.html"`` the offline
+    HTML report (docs/profiling.md)."""
     launch, run = _launch_and_run(kernel, arrays, chip, lnc, grid, mode, rounding, seed, poison,
-                                  detect_races, trace is not None, max_instructions, bufs,
-                                  auto_cast)
+                                  detect_races, True, max_instructions, bufs, auto_cast)
     if trace is not None:
         run.write_trace(os.fspath(trace))
+    if report is not None:
+        run.write_report(os.fspath(report), f"trnsim.benchmark {launch.name}")
     return Report(run.report(), run.report_text(), trace, run.outputs)
 
 
@@ -275,11 +284,10 @@ def run_program(program, inputs, outputs, chip="trn2", mode="functional+timing",
     named in ``outputs``, Report). Float outputs come back as float32 unless ``raw``."""
     if not isinstance(program, _trnsim.Program):
         program = load_program(program)
-    options = _run_options(mode, rounding, seed, poison, detect_races, program.lnc,
-                           trace is not None, max_instructions)
+    options = _run_options(mode, rounding, seed, poison, detect_races, program.lnc, True,
+                           max_instructions)
     arrays = {name: np.ascontiguousarray(value) for name, value in inputs.items()}
     run = _session(chip).run_program(program, arrays, list(outputs), not raw, options)
     if trace is not None:
         run.write_trace(os.fspath(trace))
-    report = Report(run.report(), run.report_text(), trace)
-    return dict(zip(outputs, run.outputs)), report
+    return dict(zip(outputs, run.outputs)), Report(run.report(), run.report_text(), trace)

@@ -63,27 +63,8 @@ HostTensor fromNpy(const runtime::NpyArray& array) {
   return t;
 }
 
-std::string_view boundBy(const profile::Report& report) {
-  const std::string& unit = report.criticalEngine;
-  if (unit == "pe") {
-    return "compute (PE)";
-  }
-  if (unit == "dma") {
-    return "memory (DMA)";
-  }
-  if (unit == "act") {
-    return "Scalar engine";
-  }
-  if (unit == "dve") {
-    return "Vector engine";
-  }
-  if (unit == "pool") {
-    return "GpSimd engine";
-  }
-  if (unit == "sp") {
-    return "sync engine";
-  }
-  return "";
+std::string boundBy(const CheckResult& result) {
+  return result.report.timed ? profile::verdictLabel(result.verdict) : std::string();
 }
 
 namespace {
@@ -207,6 +188,17 @@ Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEnt
   result.physicalCores = std::move(ran.physicalCores);
   result.report = profile::makeReport(result.stats, session.chip());
   result.usefulFlops = entry.flops ? entry.flops(specs) : 0.0;
+  if (result.report.timed) {
+    std::size_t slowest = 0;
+    for (std::size_t c = 1; c < result.cores.size(); ++c) {
+      if (result.cores[c].total > result.cores[slowest].total) {
+        slowest = c;
+      }
+    }
+    TRN_ASSIGN_OR_RETURN(result.verdict,
+                         profile::explainRun(result.launch.cores[slowest]->program,
+                                             result.cores[slowest], session.chip()));
+  }
   const double seconds = static_cast<double>(result.report.total.count()) * 1e-12;
   if (seconds > 0 && result.report.peBf16PeakTflops > 0) {
     result.mfu = result.usefulFlops / (seconds * result.report.peBf16PeakTflops * 1e12);

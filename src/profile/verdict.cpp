@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 
 namespace trn::profile {
 namespace {
@@ -310,6 +311,23 @@ std::string formatVerdict(const Verdict& verdict) {
     out += fmt::format("  remedy       {}\n", line);
   }
   return out;
+}
+
+std::string verdictLabel(const Verdict& verdict) {
+  if (verdict.bound == Bound::kNone) {
+    return verdict.subject.empty() ? std::string("-") : fmt::format("busiest: {}", verdict.subject);
+  }
+  return fmt::format("{} ({})", boundName(verdict.bound), verdict.subject);
+}
+
+Result<Verdict> explainRun(const isa::Program& program, const core::RunStats& stats,
+                           const spec::ChipSpec& chip) {
+  const Report report = makeReport(stats, chip);
+  std::optional<CriticalPath> path;
+  if (!stats.records.empty() && stats.unrecorded == 0) {
+    TRN_ASSIGN_OR_RETURN(path, findCriticalPath(program, stats));
+  }
+  return decideVerdict(verdictFigures(report, stats, chip, path ? &*path : nullptr));
 }
 
 }  // namespace trn::profile

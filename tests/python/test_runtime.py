@@ -67,11 +67,15 @@ def test_dump_after_a_pass():
 def test_benchmark_report_and_trace(tmp_path, rng):
     x = rng.standard_normal((1024, 512), dtype=np.float32)
     trace = tmp_path / "t.json"
-    report = trnsim.benchmark(scale, x, trace=str(trace))
+    page = tmp_path / "r.html"
+    report = trnsim.benchmark(scale, x, trace=str(trace), report=str(page))
+    assert page.read_text().startswith("<!DOCTYPE html>")
     assert report.mode == "timing-only" and report.timed
     assert report.time_us > 1
     assert report.dma["bytes"] == 2 * x.nbytes
-    assert report.bound_by == "memory (DMA)"
+    # A load, a multiply and a store per tile: the DMA bounds it (its bandwidth or its latency).
+    assert "DMA" in report.bound_by and report.verdict["evidence"]
+    assert "remedy" in report.explain()
     assert "dve" in report.engines and 0 < report.engines["dve"]["busy_fraction"] < 1
     events = json.loads(trace.read_text())["traceEvents"]
     slices = [e for e in events if e.get("ph") == "X"]

@@ -75,7 +75,8 @@ TEST(CliKernels, BenchChecksNumericsAndReportsSpeed) {
   for (const char* expected :
        {"matmul_basic on trn2 (functional+timing): lhsT[128x128] bf16, rhs[128x512] bf16",
         "result[128x512]: max abs error", "0 of 65536 outside: PASS", "simulated time",
-        "0.01678 GFLOP", "MFU", "bound by", "critical", "trace: "}) {
+        "0.01678 GFLOP", "MFU", "verdict        latency-bound", "remedy", "critical",
+        "trace: "}) {
     EXPECT_NE(run.output.find(expected), std::string::npos) << expected << "\n" << run.output;
   }
   ASSERT_TRUE(std::filesystem::exists(trace));

@@ -50,7 +50,15 @@ nlohmann::json checkResultToJson(std::string_view kernel, const harness::CheckRe
                        {"pass", c.pass}});
   }
   const kernel::CompileSummary& s = result.compiled->summary;
-  const std::string_view bound = harness::boundBy(result.report);
+  const std::string bound = harness::boundBy(result);
+  const profile::Verdict& v = result.verdict;
+  const nlohmann::json verdict =
+      result.report.timed ? nlohmann::json{{"bound", std::string(profile::boundName(v.bound))},
+                                           {"subject", v.subject},
+                                           {"headline", v.headline},
+                                           {"evidence", v.evidence},
+                                           {"remedies", v.remedies}}
+                          : nlohmann::json(nullptr);
   return {
       {"kernel", std::string(kernel)},
       {"inputs", std::move(inputs)},
@@ -68,7 +76,8 @@ nlohmann::json checkResultToJson(std::string_view kernel, const harness::CheckRe
         {"outputs", std::move(outputs)}}},
       {"useful_flops", result.usefulFlops},
       {"mfu", result.mfu},
-      {"bound_by", bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::string(bound))},
+      {"bound_by", bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(bound)},
+      {"verdict", verdict},
       {"report", profile::reportToJson(result.report)},
   };
 }

@@ -68,7 +68,7 @@ void printPerformance(const harness::CheckResult& result) {
       result.usefulFlops * 1e-9,
       r.total.count() > 0 ? result.usefulFlops / static_cast<double>(r.total.count()) : 0.0,
       100.0 * result.mfu, r.peBf16PeakTflops);
-  fmt::print("bound by       {}\n\n", harness::boundBy(r));
+  fmt::print("{}\n", profile::formatVerdict(result.verdict));
   std::fputs(profile::formatReport(r).c_str(), stdout);
 }
 
@@ -140,7 +140,8 @@ int bench(const BenchArgs& args) {
   options.run.mode = *mode;
   options.run.seed = args.seed;
   options.run.detectRaces = !args.allowRaces;
-  options.run.record = !args.trace.empty() || !args.report.empty();
+  // Records give the verdict its critical path (and the trace and report their timelines).
+  options.run.record = core::hasTiming(*mode);
   if (!args.report.empty() && !core::hasTiming(*mode)) {
     return fail(Status(ErrorCode::kInvalidArgument,
                        "--report needs a timed mode (functional+timing or timing-only)"));

@@ -16,6 +16,7 @@
 #include "trn/kernel/compiler.h"
 #include "trn/kernels/registry.h"
 #include "trn/profile/report.h"
+#include "trn/profile/verdict.h"
 #include "trn/runtime/session.h"
 
 namespace trn::harness {
@@ -50,6 +51,9 @@ struct CheckResult {
   double usefulFlops = 0;  ///< KernelEntry::flops
   /// usefulFlops / (simulated time x dense BF16 PE peak of the cores used); 0 untimed.
   double mfu = 0;
+  /// What bounds the launch (timed modes): the verdict of its slowest core, with the critical
+  /// path when the run kept records (CheckOptions::run.record), else from its figures alone.
+  profile::Verdict verdict;
 };
 
 /// OK unless `autoCast` asks for bf16 products and `entry` has matrix products that do not
@@ -65,9 +69,9 @@ Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEnt
                                 kernel::KernelCache* cache = nullptr,
                                 std::span<const HostTensor> inputs = {});
 
-/// What bounds a run, from its busiest unit: "compute (PE)", "memory (DMA)", "Scalar engine",
-/// "Vector engine", "GpSimd engine", "sync engine", or "" for an untimed run.
-std::string_view boundBy(const profile::Report& report);
+/// What bounds a checked run in a few words (profile::verdictLabel of its verdict), e.g.
+/// "latency-bound (DMA latency)"; "" for an untimed run.
+std::string boundBy(const CheckResult& result);
 
 /// A host tensor as the float32 array the runner takes, and back.
 runtime::NpyArray toNpy(const HostTensor& tensor);

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trn/base/status.h"
 #include "trn/base/units.h"
 #include "trn/core/timeline.h"
 #include "trn/isa/engine.h"
@@ -90,5 +91,13 @@ Verdict decideVerdict(const VerdictFigures& figures);
 
 /// The verdict as text: the headline, then the evidence and remedies as indented lines.
 std::string formatVerdict(const Verdict& verdict);
+
+/// The verdict in a few words for tables: "latency-bound (DMA latency)", "compute-bound (pe)".
+std::string verdictLabel(const Verdict& verdict);
+
+/// The verdict of a run of `program` on one core of `chip`: with the critical path when `stats`
+/// holds every instruction's record, else from the figures alone (the busiest unit).
+Result<Verdict> explainRun(const isa::Program& program, const core::RunStats& stats,
+                           const spec::ChipSpec& chip);
 
 }  // namespace trn::profile
