@@ -85,10 +85,10 @@ void printLayer(const harness::DecoderLayerConfig& c, const harness::DecoderLaye
                 const harness::DecoderLayerRun* logical, int lnc) {
   const harness::DecoderLayerRun& shown = logical != nullptr ? *logical : one;
   if (logical != nullptr) {
-    fmt::print("{:<29} {:<16} {:>10} {:>10} {:>6} {:>6}  {:<30} {}\n", "step", "kernel", "1 core",
+    fmt::print("{:<29} {:<16} {:>10} {:>10} {:>6} {:>6}  {:<36} {}\n", "step", "kernel", "1 core",
                fmt::format("{} cores", lnc), "x", "MFU", "bound by", "numerics vs float64");
   } else {
-    fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<30} {:<24} {}\n", "step", "kernel", "time", "MFU",
+    fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<36} {:<24} {}\n", "step", "kernel", "time", "MFU",
                "bound by", "numerics vs float64", "inputs");
   }
   for (std::size_t i = 0; i < shown.steps.size(); ++i) {
@@ -100,11 +100,11 @@ void printLayer(const harness::DecoderLayerConfig& c, const harness::DecoderLaye
           r.report.total.count() > 0
               ? static_cast<double>(single.count()) / static_cast<double>(r.report.total.count())
               : 0.0;
-      fmt::print("{:<29} {:<16} {:>10} {:>10} {:>5.2f}x {:>6}  {:<30} {}\n", shown.steps[i].name,
+      fmt::print("{:<29} {:<16} {:>10} {:>10} {:>5.2f}x {:>6}  {:<36} {}\n", shown.steps[i].name,
                  shown.steps[i].kernel, microseconds(single), microseconds(r.report.total), speedup,
                  mfu, harness::boundBy(r), numericsCell(r));
     } else {
-      fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<30} {:<24} {}\n", shown.steps[i].name,
+      fmt::print("{:<29} {:<16} {:>10} {:>6}  {:<36} {:<24} {}\n", shown.steps[i].name,
                  shown.steps[i].kernel, microseconds(r.report.total), mfu,
                  harness::boundBy(r), numericsCell(r), describeShapes(r));
     }
