@@ -19,7 +19,7 @@ Status ShapeContext::error(const std::string& message) const {
 }
 
 Status ShapeContext::unresolved(const std::string& message) const {
-  return failedPrecondition(
+  return unsupported(
       fmt::format("{}: {}: {}", graph_.source, describeNode(graph_, node_), message));
 }
 
@@ -138,7 +138,7 @@ Status bindInputs(Graph& graph, const ShapeOptions& options) {
   for (const std::string& name : graph.inputs) {
     Value& v = *graph.value(name);
     if (!v.type || !v.shape) {
-      return failedPrecondition(fmt::format("{}: graph input '{}' has no {} in the file", graph.source,
+      return unsupported(fmt::format("{}: graph input '{}' has no {} in the file", graph.source,
                                             name, v.type ? "shape" : "element type"));
     }
     for (std::size_t k = 0; k < v.shape->dims.size(); ++k) {
@@ -148,7 +148,7 @@ Status bindInputs(Graph& graph, const ShapeOptions& options) {
       }
       auto bound = options.symbols.find(d.symbol);
       if (bound == options.symbols.end()) {
-        return failedPrecondition(fmt::format(
+        return invalidArgument(fmt::format(
             "{}: graph input '{}' {} has the symbolic dimension '{}' (dimension {}); give it a "
             "size (--dim {}=N)",
             graph.source, name, v.shape->toString(), d.symbol, k, d.symbol));
@@ -203,7 +203,7 @@ Status inferShapes(Graph& graph, const ShapeOptions& options) {
   for (const std::string& out : graph.outputs) {
     const Value* v = graph.value(out);
     if (!v->type || !v->shape || !v->shape->isStatic()) {
-      return failedPrecondition(
+      return unsupported(
           fmt::format("{}: the shape of graph output '{}' is not known", graph.source, out));
     }
   }

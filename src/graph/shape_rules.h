@@ -28,7 +28,7 @@ class ShapeContext {
 
   /// An error that names the file, the node, its op type and its inputs.
   [[nodiscard]] Status error(const std::string& message) const;
-  /// The same for a shape that depends on a value not known at compile time.
+  /// The same, as unsupported, for a shape that depends on a value not known at compile time.
   [[nodiscard]] Status unresolved(const std::string& message) const;
 
   [[nodiscard]] bool has(std::size_t i) const { return node_.hasInput(i); }

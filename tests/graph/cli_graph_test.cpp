@@ -44,6 +44,7 @@ TEST(CliGraph, ErrorsAreInputErrors) {
     EXPECT_NE(run.output.find("trnsim: error: " + model(name) + ": node '"), std::string::npos)
         << run.output;
   }
+  EXPECT_EQ(trnsim("graph show " + model("mlp")).exitCode, 3);  // batch not bound
   EXPECT_EQ(trnsim("graph show " + model("mlp") + " --dim batch=x").exitCode, 3);
   EXPECT_EQ(trnsim("graph show " + model("mlp") + " --dump-after fusion").exitCode, 3);
 }
