@@ -20,20 +20,56 @@ std::optional<std::vector<std::int64_t>> Tensor::toInt64() const {
   for (std::size_t off = 0; off + size <= raw.size(); off += size) {
     const std::byte* p = raw.data() + off;
     switch (type) {
-      case ElementType::kInt8: { std::int8_t v; std::memcpy(&v, p, 1); out.push_back(v); break; }
-      case ElementType::kUint8: { std::uint8_t v; std::memcpy(&v, p, 1); out.push_back(v); break; }
-      case ElementType::kInt16: { std::int16_t v; std::memcpy(&v, p, 2); out.push_back(v); break; }
-      case ElementType::kUint16: { std::uint16_t v; std::memcpy(&v, p, 2); out.push_back(v); break; }
-      case ElementType::kInt32: { std::int32_t v; std::memcpy(&v, p, 4); out.push_back(v); break; }
-      case ElementType::kUint32: { std::uint32_t v; std::memcpy(&v, p, 4); out.push_back(v); break; }
-      case ElementType::kInt64: { std::int64_t v; std::memcpy(&v, p, 8); out.push_back(v); break; }
+      case ElementType::kInt8: {
+        std::int8_t v;
+        std::memcpy(&v, p, 1);
+        out.push_back(v);
+        break;
+      }
+      case ElementType::kUint8: {
+        std::uint8_t v;
+        std::memcpy(&v, p, 1);
+        out.push_back(v);
+        break;
+      }
+      case ElementType::kInt16: {
+        std::int16_t v;
+        std::memcpy(&v, p, 2);
+        out.push_back(v);
+        break;
+      }
+      case ElementType::kUint16: {
+        std::uint16_t v;
+        std::memcpy(&v, p, 2);
+        out.push_back(v);
+        break;
+      }
+      case ElementType::kInt32: {
+        std::int32_t v;
+        std::memcpy(&v, p, 4);
+        out.push_back(v);
+        break;
+      }
+      case ElementType::kUint32: {
+        std::uint32_t v;
+        std::memcpy(&v, p, 4);
+        out.push_back(v);
+        break;
+      }
+      case ElementType::kInt64: {
+        std::int64_t v;
+        std::memcpy(&v, p, 8);
+        out.push_back(v);
+        break;
+      }
       case ElementType::kUint64: {
         std::uint64_t v;
         std::memcpy(&v, p, 8);
         out.push_back(static_cast<std::int64_t>(v));
         break;
       }
-      default: return std::nullopt;
+      default:
+        return std::nullopt;
     }
   }
   return out;
@@ -112,7 +148,9 @@ const Tensor* Graph::initializer(const std::string& valueName) const {
 std::int64_t Graph::parameterCount() const {
   Checked<std::int64_t> count = 0;
   for (const auto& [n, t] : initializers) {
-    if (isInteger(t.type) || t.type == ElementType::kBool) continue;
+    if (isInteger(t.type) || t.type == ElementType::kBool) {
+      continue;
+    }
     count += t.shape.elementCount().value_or(0);
   }
   return count.get().value_or(-1);
@@ -121,7 +159,9 @@ std::int64_t Graph::parameterCount() const {
 std::int64_t Graph::parameterBytes() const {
   Checked<std::int64_t> bytes = 0;
   for (const auto& [n, t] : initializers) {
-    if (isInteger(t.type) || t.type == ElementType::kBool) continue;
+    if (isInteger(t.type) || t.type == ElementType::kBool) {
+      continue;
+    }
     bytes += static_cast<std::int64_t>(t.data().size());
   }
   return bytes.get().value_or(-1);

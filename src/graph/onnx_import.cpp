@@ -29,8 +29,8 @@ Result<Shape> tensorShape(const onnx::TensorProto& proto, const std::string& whe
     shape.dims.push_back(Dim::known(d));
   }
   if (!shape.elementCount()) {
-    return outOfRange(fmt::format("{}: the element count of {} overflows", where,
-                                  shape.toString()));
+    return outOfRange(
+        fmt::format("{}: the element count of {} overflows", where, shape.toString()));
   }
   return shape;
 }
@@ -40,19 +40,21 @@ Result<Tensor> convertTensor(const onnx::TensorProto& proto, const std::string& 
   Tensor tensor;
   tensor.name = proto.name();
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    return unsupported(fmt::format("{}: tensor '{}' keeps its data in an external file, which is "
-                                   "not supported yet",
-                                   where, proto.name()));
+    return unsupported(
+        fmt::format("{}: tensor '{}' keeps its data in an external file, which is "
+                    "not supported yet",
+                    where, proto.name()));
   }
   const std::optional<ElementType> type = fromOnnxDataType(proto.data_type());
   if (!type) {
-    return unsupported(fmt::format("{}: tensor '{}' has the ONNX data type {}, which trnsim does "
-                                   "not support",
-                                   where, proto.name(), proto.data_type()));
+    return unsupported(
+        fmt::format("{}: tensor '{}' has the ONNX data type {}, which trnsim does "
+                    "not support",
+                    where, proto.name(), proto.data_type()));
   }
   tensor.type = *type;
-  TRN_ASSIGN_OR_RETURN(tensor.shape, tensorShape(proto, fmt::format("{}: tensor '{}'", where,
-                                                                    proto.name())));
+  TRN_ASSIGN_OR_RETURN(tensor.shape,
+                       tensorShape(proto, fmt::format("{}: tensor '{}'", where, proto.name())));
   const std::int64_t count = *tensor.shape.elementCount();
   const std::optional<std::int64_t> bytes = (Checked(count) * elementByteSize(*type)).get();
   if (!bytes) {
@@ -69,8 +71,7 @@ Result<Tensor> convertTensor(const onnx::TensorProto& proto, const std::string& 
     if (proto.raw_data().size() != static_cast<std::uint64_t>(*bytes)) {
       return invalidArgument(fmt::format("{}: tensor '{}' of {}{} needs {} bytes but holds {}",
                                          where, proto.name(), elementTypeName(*type),
-                                         tensor.shape.toString(), *bytes,
-                                         proto.raw_data().size()));
+                                         tensor.shape.toString(), *bytes, proto.raw_data().size()));
     }
     const auto* p = reinterpret_cast<const std::byte*>(proto.raw_data().data());
     data->assign(p, p + proto.raw_data().size());
@@ -82,40 +83,56 @@ Result<Tensor> convertTensor(const onnx::TensorProto& proto, const std::string& 
     switch (*type) {
       case ElementType::kFp32:
         TRN_RETURN_IF_ERROR(expect(proto.float_data_size()));
-        for (float v : proto.float_data()) appendBytes(*data, v);
+        for (float v : proto.float_data()) {
+          appendBytes(*data, v);
+        }
         break;
       case ElementType::kFp64:
         TRN_RETURN_IF_ERROR(expect(proto.double_data_size()));
-        for (double v : proto.double_data()) appendBytes(*data, v);
+        for (double v : proto.double_data()) {
+          appendBytes(*data, v);
+        }
         break;
       case ElementType::kInt64:
         TRN_RETURN_IF_ERROR(expect(proto.int64_data_size()));
-        for (std::int64_t v : proto.int64_data()) appendBytes(*data, v);
+        for (std::int64_t v : proto.int64_data()) {
+          appendBytes(*data, v);
+        }
         break;
       case ElementType::kUint32:
         TRN_RETURN_IF_ERROR(expect(proto.uint64_data_size()));
-        for (std::uint64_t v : proto.uint64_data()) appendBytes(*data, static_cast<std::uint32_t>(v));
+        for (std::uint64_t v : proto.uint64_data()) {
+          appendBytes(*data, static_cast<std::uint32_t>(v));
+        }
         break;
       case ElementType::kUint64:
         TRN_RETURN_IF_ERROR(expect(proto.uint64_data_size()));
-        for (std::uint64_t v : proto.uint64_data()) appendBytes(*data, v);
+        for (std::uint64_t v : proto.uint64_data()) {
+          appendBytes(*data, v);
+        }
         break;
       case ElementType::kInt32:
         TRN_RETURN_IF_ERROR(expect(proto.int32_data_size()));
-        for (std::int32_t v : proto.int32_data()) appendBytes(*data, v);
+        for (std::int32_t v : proto.int32_data()) {
+          appendBytes(*data, v);
+        }
         break;
       case ElementType::kInt16:
       case ElementType::kUint16:
       case ElementType::kFp16:
       case ElementType::kBf16:
         TRN_RETURN_IF_ERROR(expect(proto.int32_data_size()));
-        for (std::int32_t v : proto.int32_data()) appendBytes(*data, static_cast<std::uint16_t>(v));
+        for (std::int32_t v : proto.int32_data()) {
+          appendBytes(*data, static_cast<std::uint16_t>(v));
+        }
         break;
       case ElementType::kInt8:
       case ElementType::kUint8:
       case ElementType::kBool:
         TRN_RETURN_IF_ERROR(expect(proto.int32_data_size()));
-        for (std::int32_t v : proto.int32_data()) appendBytes(*data, static_cast<std::uint8_t>(v));
+        for (std::int32_t v : proto.int32_data()) {
+          appendBytes(*data, static_cast<std::uint8_t>(v));
+        }
         break;
     }
   }
@@ -130,17 +147,19 @@ Result<Value> convertValueInfo(const onnx::ValueInfoProto& info, const std::stri
     return value;
   }
   if (!info.type().has_tensor_type()) {
-    return unsupported(fmt::format("{}: value '{}' is not a tensor (sequences, maps and optionals "
-                                   "are not supported)",
-                                   where, info.name()));
+    return unsupported(
+        fmt::format("{}: value '{}' is not a tensor (sequences, maps and optionals "
+                    "are not supported)",
+                    where, info.name()));
   }
   const onnx::TypeProto_Tensor& t = info.type().tensor_type();
   if (t.elem_type() != 0) {
     value.type = fromOnnxDataType(t.elem_type());
     if (!value.type) {
-      return unsupported(fmt::format("{}: value '{}' has the ONNX data type {}, which trnsim does "
-                                     "not support",
-                                     where, info.name(), t.elem_type()));
+      return unsupported(
+          fmt::format("{}: value '{}' has the ONNX data type {}, which trnsim does "
+                      "not support",
+                      where, info.name(), t.elem_type()));
     }
   }
   if (t.has_shape()) {
@@ -168,9 +187,15 @@ Result<Attribute> convertAttribute(const onnx::AttributeProto& proto, const std:
   Attribute a;
   a.name = proto.name();
   switch (proto.type()) {
-    case onnx::AttributeProto::INT: a.value = proto.i(); break;
-    case onnx::AttributeProto::FLOAT: a.value = proto.f(); break;
-    case onnx::AttributeProto::STRING: a.value = proto.s(); break;
+    case onnx::AttributeProto::INT:
+      a.value = proto.i();
+      break;
+    case onnx::AttributeProto::FLOAT:
+      a.value = proto.f();
+      break;
+    case onnx::AttributeProto::STRING:
+      a.value = proto.s();
+      break;
     case onnx::AttributeProto::TENSOR: {
       TRN_ASSIGN_OR_RETURN(Tensor t, convertTensor(proto.t(), where));
       a.value = std::move(t);
@@ -186,9 +211,10 @@ Result<Attribute> convertAttribute(const onnx::AttributeProto& proto, const std:
       a.value = std::vector<std::string>(proto.strings().begin(), proto.strings().end());
       break;
     default:
-      return unsupported(fmt::format("{}: attribute '{}' has the ONNX attribute type {}, which is "
-                                     "not supported (subgraphs, sparse tensors, type protos)",
-                                     where, proto.name(), static_cast<int>(proto.type())));
+      return unsupported(
+          fmt::format("{}: attribute '{}' has the ONNX attribute type {}, which is "
+                      "not supported (subgraphs, sparse tensors, type protos)",
+                      where, proto.name(), static_cast<int>(proto.type())));
   }
   return a;
 }
@@ -211,8 +237,8 @@ Result<Graph> convertModel(const onnx::ModelProto& model, const std::string& sou
   for (const onnx::TensorProto& init : g.initializer()) {
     TRN_ASSIGN_OR_RETURN(Tensor t, convertTensor(init, source));
     if (t.name.empty() || graph.initializers.contains(t.name)) {
-      return invalidArgument(fmt::format("{}: initializer '{}' is unnamed or defined twice",
-                                         source, t.name));
+      return invalidArgument(
+          fmt::format("{}: initializer '{}' is unnamed or defined twice", source, t.name));
     }
     graph.values[t.name] = Value{t.name, t.type, t.shape};
     graph.initializers.emplace(t.name, std::move(t));
@@ -252,9 +278,10 @@ Result<Graph> convertModel(const onnx::ModelProto& model, const std::string& sou
     }
     for (const std::string& in : node.inputs) {
       if (!in.empty() && !graph.values.contains(in)) {
-        return notFound(fmt::format("{}: {}: input '{}' is not a graph input, an initializer or "
-                                    "the output of an earlier node",
-                                    source, describeNode(graph, node), in));
+        return notFound(
+            fmt::format("{}: {}: input '{}' is not a graph input, an initializer or "
+                        "the output of an earlier node",
+                        source, describeNode(graph, node), in));
       }
     }
     for (const std::string& out : node.outputs) {
@@ -272,9 +299,10 @@ Result<Graph> convertModel(const onnx::ModelProto& model, const std::string& sou
   }
   for (const onnx::ValueInfoProto& out : g.output()) {
     if (!graph.values.contains(out.name())) {
-      return notFound(fmt::format("{}: graph output '{}' is defined by no node, input or "
-                                  "initializer",
-                                  source, out.name()));
+      return notFound(
+          fmt::format("{}: graph output '{}' is defined by no node, input or "
+                      "initializer",
+                      source, out.name()));
     }
     graph.outputs.push_back(out.name());
   }
@@ -285,14 +313,15 @@ Result<Graph> convertModel(const onnx::ModelProto& model, const std::string& sou
 
 Result<Graph> importOnnxBytes(std::span<const std::byte> bytes, const std::string& source) {
   if (bytes.size() > static_cast<std::size_t>(INT_MAX)) {
-    return outOfRange(fmt::format("{}: {} bytes is more than protobuf can parse (2 GiB)", source,
-                                  bytes.size()));
+    return outOfRange(
+        fmt::format("{}: {} bytes is more than protobuf can parse (2 GiB)", source, bytes.size()));
   }
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return parseError(fmt::format("{}: not a valid ONNX model (the protobuf message does not "
-                                  "parse: the file is truncated, corrupt or not ONNX)",
-                                  source));
+    return parseError(
+        fmt::format("{}: not a valid ONNX model (the protobuf message does not "
+                    "parse: the file is truncated, corrupt or not ONNX)",
+                    source));
   }
   return convertModel(model, source);
 }

@@ -16,7 +16,9 @@ std::string withCommas(std::int64_t n) {
   std::string digits = std::to_string(n);
   std::string out;
   for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-') out += ',';
+    if (i > 0 && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-') {
+      out += ',';
+    }
     out += digits[i];
   }
   return out;
@@ -39,7 +41,8 @@ std::string formatGraph(const Graph& graph) {
   out += "initializers:\n";
   for (const auto& [name, tensor] : graph.initializers) {
     out += fmt::format("  %{}: {}{}  ({} bytes)\n", name, elementTypeName(tensor.type),
-                       tensor.shape.toString(), withCommas(static_cast<std::int64_t>(tensor.data().size())));
+                       tensor.shape.toString(),
+                       withCommas(static_cast<std::int64_t>(tensor.data().size())));
   }
   out += "nodes:\n";
   for (const Node& node : graph.nodes) {
@@ -55,11 +58,10 @@ std::string formatGraph(const Graph& graph) {
     for (const Attribute& a : node.attributes) {
       attrs.push_back(formatAttribute(a));
     }
-    out += fmt::format("  {} = {}{}({}){}  # {}\n", fmt::join(results, ", "),
-                       node.domain.empty() ? "" : node.domain + ".", node.opType,
-                       fmt::join(args, ", "),
-                       attrs.empty() ? "" : fmt::format(" {{{}}}", fmt::join(attrs, ", ")),
-                       node.name);
+    out += fmt::format(
+        "  {} = {}{}({}){}  # {}\n", fmt::join(results, ", "),
+        node.domain.empty() ? "" : node.domain + ".", node.opType, fmt::join(args, ", "),
+        attrs.empty() ? "" : fmt::format(" {{{}}}", fmt::join(attrs, ", ")), node.name);
   }
   out += "outputs:\n";
   for (const std::string& o : graph.outputs) {

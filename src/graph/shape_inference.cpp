@@ -51,9 +51,10 @@ Result<std::vector<std::int64_t>> ShapeContext::requireConstant(std::size_t i,
   TRN_RETURN_IF_ERROR(require(i, what));
   const std::vector<std::int64_t>* values = constant(i);
   if (values == nullptr) {
-    return unresolved(fmt::format("the {} ('{}') is not known at compile time, so the output "
-                                  "shape cannot be resolved",
-                                  what, node_.inputs[i]));
+    return unresolved(
+        fmt::format("the {} ('{}') is not known at compile time, so the output "
+                    "shape cannot be resolved",
+                    what, node_.inputs[i]));
   }
   return *values;
 }
@@ -64,8 +65,8 @@ Status ShapeContext::setOutput(std::size_t i, ElementType type, const Sizes& siz
   }
   for (std::int64_t s : sizes) {
     if (s < 0) {
-      return error(fmt::format("output '{}' would have the negative dimension {}",
-                               node_.outputs[i], s));
+      return error(
+          fmt::format("output '{}' would have the negative dimension {}", node_.outputs[i], s));
     }
   }
   const Shape shape = Shape::of(sizes);
@@ -139,7 +140,7 @@ Status bindInputs(Graph& graph, const ShapeOptions& options) {
     Value& v = *graph.value(name);
     if (!v.type || !v.shape) {
       return unsupported(fmt::format("{}: graph input '{}' has no {} in the file", graph.source,
-                                            name, v.type ? "shape" : "element type"));
+                                     name, v.type ? "shape" : "element type"));
     }
     for (std::size_t k = 0; k < v.shape->dims.size(); ++k) {
       Dim& d = v.shape->dims[k];
@@ -154,8 +155,8 @@ Status bindInputs(Graph& graph, const ShapeOptions& options) {
             graph.source, name, v.shape->toString(), d.symbol, k, d.symbol));
       }
       if (bound->second < 0) {
-        return invalidArgument(fmt::format("{}: the size of '{}' is negative", graph.source,
-                                           d.symbol));
+        return invalidArgument(
+            fmt::format("{}: the size of '{}' is negative", graph.source, d.symbol));
       }
       d = Dim::known(bound->second);
     }
@@ -182,9 +183,10 @@ Status inferShapes(Graph& graph, const ShapeOptions& options) {
     }
     auto rule = rules().find(node.opType);
     if (rule == rules().end()) {
-      return unsupported(fmt::format("{}: {}: the operator '{}' is not supported by the graph "
-                                     "compiler",
-                                     graph.source, describeNode(graph, node), node.opType));
+      return unsupported(
+          fmt::format("{}: {}: the operator '{}' is not supported by the graph "
+                      "compiler",
+                      graph.source, describeNode(graph, node), node.opType));
     }
     for (const std::string& in : node.inputs) {
       const Value* v = in.empty() ? nullptr : graph.value(in);

@@ -17,8 +17,8 @@ bool isFloat(ElementType t) {
 
 Status sameType(ShapeContext& ctx, std::size_t a, std::size_t b) {
   if (ctx.type(a) != ctx.type(b)) {
-    return ctx.error(fmt::format("inputs {} and {} have different element types ({} and {})", a,
-                                 b, elementTypeName(ctx.type(a)), elementTypeName(ctx.type(b))));
+    return ctx.error(fmt::format("inputs {} and {} have different element types ({} and {})", a, b,
+                                 elementTypeName(ctx.type(a)), elementTypeName(ctx.type(b))));
   }
   return Status();
 }
@@ -42,13 +42,21 @@ void foldBinary(ShapeContext& ctx, const Sizes& out) {
     std::int64_t r = 0;
     const std::string& op = ctx.node().opType;
     if (op == "Add") {
-      if (__builtin_add_overflow(x, y, &r)) return;
+      if (__builtin_add_overflow(x, y, &r)) {
+        return;
+      }
     } else if (op == "Sub") {
-      if (__builtin_sub_overflow(x, y, &r)) return;
+      if (__builtin_sub_overflow(x, y, &r)) {
+        return;
+      }
     } else if (op == "Mul") {
-      if (__builtin_mul_overflow(x, y, &r)) return;
+      if (__builtin_mul_overflow(x, y, &r)) {
+        return;
+      }
     } else if (op == "Div") {
-      if (y == 0 || (x == INT64_MIN && y == -1)) return;
+      if (y == 0 || (x == INT64_MIN && y == -1)) {
+        return;
+      }
       r = x / y;
     } else {
       return;
@@ -90,8 +98,8 @@ Status unary(ShapeContext& ctx) {
                             .status());
   }
   if (op != "Identity" && op != "Dropout" && op != "Not" && !isFloat(ctx.type(0))) {
-    return ctx.error(fmt::format("{} needs a floating-point input, not {}", op,
-                                 elementTypeName(ctx.type(0))));
+    return ctx.error(
+        fmt::format("{} needs a floating-point input, not {}", op, elementTypeName(ctx.type(0))));
   }
   if (op == "Not" && ctx.type(0) != ElementType::kBool) {
     return ctx.error("Not needs a bool input");
@@ -111,7 +119,8 @@ Status where(ShapeContext& ctx) {
   TRN_RETURN_IF_ERROR(ctx.require(1, "X"));
   TRN_RETURN_IF_ERROR(ctx.require(2, "Y"));
   if (ctx.type(0) != ElementType::kBool) {
-    return ctx.error(fmt::format("the condition must be bool, not {}", elementTypeName(ctx.type(0))));
+    return ctx.error(
+        fmt::format("the condition must be bool, not {}", elementTypeName(ctx.type(0))));
   }
   TRN_RETURN_IF_ERROR(sameType(ctx, 1, 2));
   TRN_ASSIGN_OR_RETURN(Sizes xy, ctx.broadcast(ctx.sizes(1), ctx.sizes(2)));
@@ -145,20 +154,28 @@ Status matmul(ShapeContext& ctx) {
   }
   const bool vectorA = a.size() == 1;
   const bool vectorB = b.size() == 1;
-  if (vectorA) a.insert(a.begin(), 1);
-  if (vectorB) b.push_back(1);
+  if (vectorA) {
+    a.insert(a.begin(), 1);
+  }
+  if (vectorB) {
+    b.push_back(1);
+  }
   const std::int64_t k = a.back();
   const std::int64_t kb = b[b.size() - 2];
   if (k != kb) {
-    return ctx.error(fmt::format("the inner dimensions differ: A {} has {} columns but B {} has "
-                                 "{} rows",
-                                 Shape::of(ctx.sizes(0)).toString(), k,
-                                 Shape::of(ctx.sizes(1)).toString(), kb));
+    return ctx.error(
+        fmt::format("the inner dimensions differ: A {} has {} columns but B {} has "
+                    "{} rows",
+                    Shape::of(ctx.sizes(0)).toString(), k, Shape::of(ctx.sizes(1)).toString(), kb));
   }
-  TRN_ASSIGN_OR_RETURN(Sizes out, ctx.broadcast(Sizes(a.begin(), a.end() - 2),
-                                                Sizes(b.begin(), b.end() - 2)));
-  if (!vectorA) out.push_back(a[a.size() - 2]);
-  if (!vectorB) out.push_back(b.back());
+  TRN_ASSIGN_OR_RETURN(Sizes out,
+                       ctx.broadcast(Sizes(a.begin(), a.end() - 2), Sizes(b.begin(), b.end() - 2)));
+  if (!vectorA) {
+    out.push_back(a[a.size() - 2]);
+  }
+  if (!vectorB) {
+    out.push_back(b.back());
+  }
   return ctx.setOutput(0, ctx.type(0), out);
 }
 
@@ -178,9 +195,10 @@ Status gemm(ShapeContext& ctx) {
   const std::int64_t kb = transB ? b[1] : b[0];
   const std::int64_t n = transB ? b[0] : b[1];
   if (k != kb) {
-    return ctx.error(fmt::format("the inner dimensions differ: op(A) is [{}, {}] and op(B) is "
-                                 "[{}, {}]",
-                                 m, k, kb, n));
+    return ctx.error(
+        fmt::format("the inner dimensions differ: op(A) is [{}, {}] and op(B) is "
+                    "[{}, {}]",
+                    m, k, kb, n));
   }
   const Sizes out = {m, n};
   if (ctx.has(2)) {
@@ -202,7 +220,9 @@ Status layerNorm(ShapeContext& ctx) {
                        ctx.axis(ctx.node().intAttribute("axis").value_or(-1), rank, "axis"));
   const Sizes normalized(x.begin() + axis, x.end());
   for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
-    if (!ctx.has(i)) continue;
+    if (!ctx.has(i)) {
+      continue;
+    }
     TRN_ASSIGN_OR_RETURN(Sizes b, ctx.broadcast(ctx.sizes(i), normalized));
     if (b != normalized) {
       return ctx.error(fmt::format("{} {} does not broadcast to the normalised shape {}",
@@ -213,8 +233,8 @@ Status layerNorm(ShapeContext& ctx) {
   TRN_RETURN_IF_ERROR(ctx.setOutput(0, ctx.type(0), x));
   Sizes stats(x.begin(), x.begin() + axis);
   stats.resize(x.size(), 1);
-  const auto stash = fromOnnxDataType(
-      static_cast<int>(ctx.node().intAttribute("stash_type").value_or(1)));
+  const auto stash =
+      fromOnnxDataType(static_cast<int>(ctx.node().intAttribute("stash_type").value_or(1)));
   TRN_RETURN_IF_ERROR(ctx.setOutput(1, stash.value_or(ElementType::kFp32), stats));
   return ctx.setOutput(2, stash.value_or(ElementType::kFp32), stats);
 }
@@ -255,13 +275,15 @@ Status reduce(ShapeContext& ctx) {
 }  // namespace
 
 void addElementwiseRules(ShapeRules& rules) {
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow"}) rules[op] = arithmetic;
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow"}) {
+    rules[op] = arithmetic;
+  }
   for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) {
     rules[op] = comparison;
   }
-  for (const char* op : {"Sqrt", "Exp", "Log", "Tanh", "Erf", "Sigmoid", "Relu", "Gelu", "Neg",
-                         "Abs", "Reciprocal", "Softmax", "LogSoftmax", "Identity", "Dropout",
-                         "Not"}) {
+  for (const char* op :
+       {"Sqrt", "Exp", "Log", "Tanh", "Erf", "Sigmoid", "Relu", "Gelu", "Neg", "Abs", "Reciprocal",
+        "Softmax", "LogSoftmax", "Identity", "Dropout", "Not"}) {
     rules[op] = unary;
   }
   rules["Where"] = where;

@@ -28,30 +28,36 @@ Result<Window> windowOf(ShapeContext& ctx, std::size_t spatial, const Sizes& ker
   w.pads = node.intsAttribute("pads").value_or(Sizes(2 * spatial, 0));
   w.ceilMode = node.intAttribute("ceil_mode").value_or(0) != 0;
   if (const Attribute* a = node.attribute("auto_pad")) {
-    if (const auto* s = std::get_if<std::string>(&a->value)) w.autoPad = *s;
+    if (const auto* s = std::get_if<std::string>(&a->value)) {
+      w.autoPad = *s;
+    }
   }
-  if (w.autoPad.empty()) w.autoPad = "NOTSET";
-  if (w.kernel.size() != spatial || w.strides.size() != spatial ||
-      w.dilations.size() != spatial || w.pads.size() != 2 * spatial) {
-    return ctx.error(fmt::format("kernel_shape {}, strides {}, dilations {} or pads {} do not "
-                                 "match the {} spatial dimensions",
-                                 show(w.kernel), show(w.strides), show(w.dilations), show(w.pads),
-                                 spatial));
+  if (w.autoPad.empty()) {
+    w.autoPad = "NOTSET";
+  }
+  if (w.kernel.size() != spatial || w.strides.size() != spatial || w.dilations.size() != spatial ||
+      w.pads.size() != 2 * spatial) {
+    return ctx.error(
+        fmt::format("kernel_shape {}, strides {}, dilations {} or pads {} do not "
+                    "match the {} spatial dimensions",
+                    show(w.kernel), show(w.strides), show(w.dilations), show(w.pads), spatial));
   }
   for (std::size_t k = 0; k < spatial; ++k) {
     if (w.kernel[k] < 1 || w.strides[k] < 1 || w.dilations[k] < 1 || w.pads[k] < 0 ||
         w.pads[k + spatial] < 0 || w.kernel[k] > (std::int64_t{1} << 32) ||
-        w.dilations[k] > (std::int64_t{1} << 32) || w.strides[k] > (std::int64_t{1} << 32) || w.pads[k] > (std::int64_t{1} << 40) ||
-        w.pads[k + spatial] > (std::int64_t{1} << 40)) {
-      return ctx.error("kernel sizes, strides and dilations must be positive and pads "
-                       "non-negative (and not huge)");
+        w.dilations[k] > (std::int64_t{1} << 32) || w.strides[k] > (std::int64_t{1} << 32) ||
+        w.pads[k] > (std::int64_t{1} << 40) || w.pads[k + spatial] > (std::int64_t{1} << 40)) {
+      return ctx.error(
+          "kernel sizes, strides and dilations must be positive and pads "
+          "non-negative (and not huge)");
     }
   }
   if (w.autoPad != "NOTSET" && w.autoPad != "VALID" && w.autoPad != "SAME_UPPER" &&
       w.autoPad != "SAME_LOWER") {
-    return ctx.error(fmt::format("auto_pad '{}' is not one of NOTSET, VALID, SAME_UPPER, "
-                                 "SAME_LOWER",
-                                 w.autoPad));
+    return ctx.error(
+        fmt::format("auto_pad '{}' is not one of NOTSET, VALID, SAME_UPPER, "
+                    "SAME_LOWER",
+                    w.autoPad));
   }
   return w;
 }
@@ -71,14 +77,17 @@ Result<Sizes> slide(ShapeContext& ctx, const Sizes& in, const Window& w) {
       const std::int64_t padded =
           in[k] + (w.autoPad == "VALID" ? 0 : w.pads[k] + w.pads[k + in.size()]);
       if (padded < extent) {
-        return ctx.error(fmt::format("the window {} (dilated {}) is larger than the padded input "
-                                     "{} in spatial dimension {}",
-                                     w.kernel[k], extent, padded, k));
+        return ctx.error(
+            fmt::format("the window {} (dilated {}) is larger than the padded input "
+                        "{} in spatial dimension {}",
+                        w.kernel[k], extent, padded, k));
       }
       const std::int64_t span = padded - extent;
       o = (w.ceilMode ? (span + w.strides[k] - 1) / w.strides[k] : span / w.strides[k]) + 1;
       // With ceil_mode the last window must start inside the input or its begin padding.
-      if (w.ceilMode && (o - 1) * w.strides[k] >= in[k] + w.pads[k]) --o;
+      if (w.ceilMode && (o - 1) * w.strides[k] >= in[k] + w.pads[k]) {
+        --o;
+      }
     }
     out.push_back(o);
   }
@@ -91,8 +100,8 @@ Status conv(ShapeContext& ctx) {
   const Sizes x = ctx.sizes(0);
   const Sizes w = ctx.sizes(1);
   if (x.size() < 3 || w.size() != x.size()) {
-    return ctx.error(fmt::format("X {} and W {} must have the same rank, at least 3", show(x),
-                                 show(w)));
+    return ctx.error(
+        fmt::format("X {} and W {} must have the same rank, at least 3", show(x), show(w)));
   }
   const std::int64_t group = ctx.node().intAttribute("group").value_or(1);
   if (group < 1 || x[1] % group != 0 || w[0] % group != 0) {
@@ -100,15 +109,17 @@ Status conv(ShapeContext& ctx) {
                                  group, x[1], w[0]));
   }
   if (w[1] * group != x[1]) {
-    return ctx.error(fmt::format("W {} expects {} input channels per group but X {} has {} "
-                                 "channels in {} groups",
-                                 show(w), w[1], show(x), x[1], group));
+    return ctx.error(
+        fmt::format("W {} expects {} input channels per group but X {} has {} "
+                    "channels in {} groups",
+                    show(w), w[1], show(x), x[1], group));
   }
   if (ctx.has(2) && ctx.sizes(2) != Sizes{w[0]}) {
     return ctx.error(fmt::format("the bias {} must be [{}]", show(ctx.sizes(2)), w[0]));
   }
   const std::size_t spatial = x.size() - 2;
-  const Sizes kernel = ctx.node().intsAttribute("kernel_shape").value_or(Sizes(w.begin() + 2, w.end()));
+  const Sizes kernel =
+      ctx.node().intsAttribute("kernel_shape").value_or(Sizes(w.begin() + 2, w.end()));
   if (kernel != Sizes(w.begin() + 2, w.end())) {
     return ctx.error(fmt::format("kernel_shape {} differs from W's spatial dims {}", show(kernel),
                                  show(Sizes(w.begin() + 2, w.end()))));

@@ -55,8 +55,8 @@ Status reshape(ShapeContext& ctx) {
   }
   if (inferred >= 0) {
     if (*known == 0 || *count % *known != 0) {
-      return ctx.error(fmt::format("cannot reshape {} ({} elements) to {}", show(in), *count,
-                                   show(target)));
+      return ctx.error(
+          fmt::format("cannot reshape {} ({} elements) to {}", show(in), *count, show(target)));
     }
     out[static_cast<std::size_t>(inferred)] = *count / *known;
   } else if (*known != *count) {
@@ -75,7 +75,9 @@ Status transpose(ShapeContext& ctx) {
   if (std::optional<std::vector<std::int64_t>> attr = ctx.node().intsAttribute("perm")) {
     perm = *attr;
   } else {
-    for (std::size_t k = in.size(); k-- > 0;) perm.push_back(static_cast<std::int64_t>(k));
+    for (std::size_t k = in.size(); k-- > 0;) {
+      perm.push_back(static_cast<std::int64_t>(k));
+    }
   }
   if (perm.size() != in.size()) {
     return ctx.error(fmt::format("perm {} does not match the rank {}", show(perm), in.size()));
@@ -116,8 +118,8 @@ Status squeeze(ShapeContext& ctx) {
       TRN_ASSIGN_OR_RETURN(std::int64_t axis,
                            ctx.axis(a, static_cast<std::int64_t>(in.size()), "axis"));
       if (in[static_cast<std::size_t>(axis)] != 1) {
-        return ctx.error(fmt::format("cannot squeeze axis {} of {}: its size is not 1", a,
-                                     show(in)));
+        return ctx.error(
+            fmt::format("cannot squeeze axis {} of {}: its size is not 1", a, show(in)));
       }
       drop.insert(axis);
     }
@@ -125,7 +127,9 @@ Status squeeze(ShapeContext& ctx) {
   Sizes out;
   for (std::size_t k = 0; k < in.size(); ++k) {
     const bool gone = axes ? drop.contains(static_cast<std::int64_t>(k)) : in[k] == 1;
-    if (!gone) out.push_back(in[k]);
+    if (!gone) {
+      out.push_back(in[k]);
+    }
   }
   TRN_RETURN_IF_ERROR(ctx.setOutput(0, ctx.type(0), out));
   keepConstant(ctx);
@@ -196,8 +200,8 @@ Status concat(ShapeContext& ctx) {
                                    elementTypeName(ctx.type(i)), elementTypeName(ctx.type(0))));
     }
     if (s.size() != out.size()) {
-      return ctx.error(fmt::format("input {} {} has rank {}, input 0 rank {}", i, show(s),
-                                   s.size(), out.size()));
+      return ctx.error(fmt::format("input {} {} has rank {}, input 0 rank {}", i, show(s), s.size(),
+                                   out.size()));
     }
     for (std::size_t k = 0; k < s.size(); ++k) {
       if (k != ax && s[k] != out[k]) {
@@ -224,9 +228,8 @@ Status concat(ShapeContext& ctx) {
 Status split(ShapeContext& ctx) {
   TRN_RETURN_IF_ERROR(ctx.require(0, "input"));
   const Sizes in = ctx.sizes(0);
-  TRN_ASSIGN_OR_RETURN(std::int64_t axis,
-                       ctx.axis(ctx.node().intAttribute("axis").value_or(0),
-                                static_cast<std::int64_t>(in.size()), "axis"));
+  TRN_ASSIGN_OR_RETURN(std::int64_t axis, ctx.axis(ctx.node().intAttribute("axis").value_or(0),
+                                                   static_cast<std::int64_t>(in.size()), "axis"));
   const std::int64_t total = in[static_cast<std::size_t>(axis)];
   const auto n = static_cast<std::int64_t>(ctx.outputCount());
   std::vector<std::int64_t> parts;
@@ -236,7 +239,9 @@ Status split(ShapeContext& ctx) {
     TRN_ASSIGN_OR_RETURN(parts, ctx.requireConstant(1, "split"));
   } else if (ctx.node().intAttribute("num_outputs") || total % n == 0) {
     const std::int64_t chunk = (total + n - 1) / n;
-    for (std::int64_t k = 0; k < n; ++k) parts.push_back(std::min(chunk, total - k * chunk));
+    for (std::int64_t k = 0; k < n; ++k) {
+      parts.push_back(std::min(chunk, total - k * chunk));
+    }
   } else {
     return ctx.error(fmt::format("dimension {} of size {} does not split evenly into {} outputs",
                                  axis, total, n));
@@ -260,14 +265,18 @@ Status split(ShapeContext& ctx) {
 }
 
 /// The number of elements Slice takes from a dimension of `size` (ONNX's clamping rules).
-std::int64_t sliceLength(std::int64_t size, std::int64_t start, std::int64_t end,
-                         std::int64_t step, std::int64_t* first) {
+std::int64_t sliceLength(std::int64_t size, std::int64_t start, std::int64_t end, std::int64_t step,
+                         std::int64_t* first) {
   *first = 0;
   if (size == 0) {
     return 0;
   }
-  if (start < 0) start = std::max<std::int64_t>(start, -size) + size;
-  if (end < 0) end = std::max<std::int64_t>(end, -size - 1) + size;
+  if (start < 0) {
+    start = std::max<std::int64_t>(start, -size) + size;
+  }
+  if (end < 0) {
+    end = std::max<std::int64_t>(end, -size - 1) + size;
+  }
   if (step > 0) {
     start = std::clamp<std::int64_t>(start, 0, size);
     end = std::clamp<std::int64_t>(end, 0, size);
@@ -304,9 +313,13 @@ Status slice(ShapeContext& ctx) {
     }
   }
   if (axes.empty()) {
-    for (std::size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<std::int64_t>(k));
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+      axes.push_back(static_cast<std::int64_t>(k));
+    }
   }
-  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (steps.empty()) {
+    steps.assign(starts.size(), 1);
+  }
   if (ends.size() != starts.size() || axes.size() != starts.size() ||
       steps.size() != starts.size()) {
     return ctx.error("starts, ends, axes and steps differ in length");
@@ -345,17 +358,16 @@ Status gather(ShapeContext& ctx) {
   if (!isInteger(ctx.type(1))) {
     return ctx.error("the indices must be integers");
   }
-  TRN_ASSIGN_OR_RETURN(std::int64_t axis,
-                       ctx.axis(ctx.node().intAttribute("axis").value_or(0),
-                                static_cast<std::int64_t>(data.size()), "axis"));
+  TRN_ASSIGN_OR_RETURN(std::int64_t axis, ctx.axis(ctx.node().intAttribute("axis").value_or(0),
+                                                   static_cast<std::int64_t>(data.size()), "axis"));
   const auto ax = static_cast<std::size_t>(axis);
   const std::int64_t size = data[ax];
   const std::vector<std::int64_t>* known = ctx.constant(1);
   if (known != nullptr) {
     for (std::int64_t i : *known) {
       if (i < -size || i >= size) {
-        return ctx.error(fmt::format("index {} is out of range for dimension {} of size {}", i,
-                                     axis, size));
+        return ctx.error(
+            fmt::format("index {} is out of range for dimension {} of size {}", i, axis, size));
       }
     }
   }
@@ -366,7 +378,9 @@ Status gather(ShapeContext& ctx) {
   if (const std::vector<std::int64_t>* v = ctx.constant(0);
       v != nullptr && known != nullptr && data.size() == 1) {
     std::vector<std::int64_t> values;
-    for (std::int64_t i : *known) values.push_back((*v)[static_cast<std::size_t>(i < 0 ? i + size : i)]);
+    for (std::int64_t i : *known) {
+      values.push_back((*v)[static_cast<std::size_t>(i < 0 ? i + size : i)]);
+    }
     ctx.setConstant(0, std::move(values));
   }
   return Status();
@@ -393,8 +407,8 @@ Status shapeOp(ShapeContext& ctx) {
   start = std::clamp<std::int64_t>(start < 0 ? start + rank : start, 0, rank);
   end = std::clamp<std::int64_t>(end < 0 ? end + rank : end, 0, rank);
   const std::vector<std::int64_t> values(in.begin() + start, in.begin() + std::max(start, end));
-  TRN_RETURN_IF_ERROR(ctx.setOutput(0, ElementType::kInt64,
-                                    {static_cast<std::int64_t>(values.size())}));
+  TRN_RETURN_IF_ERROR(
+      ctx.setOutput(0, ElementType::kInt64, {static_cast<std::int64_t>(values.size())}));
   ctx.setConstant(0, values);
   return Status();
 }
@@ -407,7 +421,9 @@ Status constant(ShapeContext& ctx) {
   const Attribute& a = node.attributes[0];
   if (const auto* t = std::get_if<Tensor>(&a.value); t != nullptr && a.name == "value") {
     TRN_RETURN_IF_ERROR(ctx.setOutput(0, t->type, t->shape.sizes()));
-    if (std::optional<std::vector<std::int64_t>> v = t->toInt64()) ctx.setConstant(0, *v);
+    if (std::optional<std::vector<std::int64_t>> v = t->toInt64()) {
+      ctx.setConstant(0, *v);
+    }
   } else if (a.name == "value_float") {
     TRN_RETURN_IF_ERROR(ctx.setOutput(0, ElementType::kFp32, {}));
   } else if (const auto* fs = std::get_if<std::vector<float>>(&a.value)) {

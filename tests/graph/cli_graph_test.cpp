@@ -29,8 +29,8 @@ TEST(CliGraph, DumpAfterImportStopsBeforeShapes) {
 }
 
 TEST(CliGraph, DimBindsSymbolicSizes) {
-  const testing::CliRun run =
-      trnsim("graph show " + model("mlp") + " --dim batch=3 --dump-after import --dump-after shapes");
+  const testing::CliRun run = trnsim("graph show " + model("mlp") +
+                                     " --dim batch=3 --dump-after import --dump-after shapes");
   EXPECT_EQ(run.exitCode, 0) << run.output;
   EXPECT_NE(run.output.find("%x: fp32[batch, 16]"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("// after shapes\n"), std::string::npos);

@@ -28,7 +28,9 @@ class GraphBuilder {
   /// An int64 initializer holding `values` with shape `sizes` ({n} when empty and values has n).
   GraphBuilder& ints(const std::string& name, const std::vector<std::int64_t>& values,
                      std::vector<std::int64_t> sizes = {-1}) {
-    if (sizes == std::vector<std::int64_t>{-1}) sizes = {static_cast<std::int64_t>(values.size())};
+    if (sizes == std::vector<std::int64_t>{-1}) {
+      sizes = {static_cast<std::int64_t>(values.size())};
+    }
     auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * 8);
     std::memcpy(bytes->data(), values.data(), bytes->size());
     graph_.initializers[name] = Tensor{name, ElementType::kInt64, Shape::of(sizes), bytes};
@@ -54,7 +56,9 @@ class GraphBuilder {
     n.outputs = std::move(outputs);
     n.attributes = std::move(attributes);
     for (const std::string& out : n.outputs) {
-      if (!out.empty()) graph_.values[out] = Value{out, {}, {}};
+      if (!out.empty()) {
+        graph_.values[out] = Value{out, {}, {}};
+      }
     }
     graph_.nodes.push_back(std::move(n));
     return *this;
@@ -82,7 +86,9 @@ inline Attribute textAttr(const std::string& name, const char* v) {
 /// The sizes of value `name` (empty with a failed expectation if unknown).
 inline std::vector<std::int64_t> sizesOf(const Graph& graph, const std::string& name) {
   const Value* v = graph.value(name);
-  if (v == nullptr || !v->shape || !v->shape->isStatic()) return {-1};
+  if (v == nullptr || !v->shape || !v->shape->isStatic()) {
+    return {-1};
+  }
   return v->shape->sizes();
 }
 

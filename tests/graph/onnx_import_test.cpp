@@ -1,5 +1,7 @@
 // ONNX import: the committed models (tests/graph/models, written by scripts/make_test_models.py)
 // load with their weights, and bad files fail with messages that say where.
+#include "trn/graph/onnx_import.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,7 +10,6 @@
 
 #include "scratch_dir.h"
 #include "trn/base/file_reader.h"
-#include "trn/graph/onnx_import.h"
 
 namespace trn::graph {
 namespace {
@@ -57,7 +58,8 @@ TEST(OnnxImport, TruncatedFileIsAParseErrorNamingTheFile) {
   testing::ScratchDir dir;
   const std::string path = dir.file("truncated.onnx");
   std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size() / 2));
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size() / 2));
   Result<Graph> g = importOnnx(path);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), ErrorCode::kParseError);
@@ -90,9 +92,8 @@ TEST(OnnxImport, FilesAreBoundedAndMustExist) {
 
 TEST(OnnxImport, GarbageIsNotAModel) {
   const std::string text = "this is not a protobuf message at all \xff\xff\xff\xff";
-  Result<Graph> g =
-      importOnnxBytes(std::span(reinterpret_cast<const std::byte*>(text.data()), text.size()),
-                      "garbage.onnx");
+  Result<Graph> g = importOnnxBytes(
+      std::span(reinterpret_cast<const std::byte*>(text.data()), text.size()), "garbage.onnx");
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find("garbage.onnx"), std::string::npos);
 }

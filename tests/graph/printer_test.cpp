@@ -1,9 +1,10 @@
 // The graph printer: the whole text of a small model after shape inference, so a change in the
 // format shows here.
+#include "trn/graph/printer.h"
+
 #include <gtest/gtest.h>
 
 #include "trn/graph/onnx_import.h"
-#include "trn/graph/printer.h"
 #include "trn/graph/shape_inference.h"
 
 namespace trn::graph {

@@ -1,9 +1,10 @@
 // Shape inference on the committed models: the exact shapes of every value, and the errors for
 // unsupported operators, mismatched shapes and unbound symbolic dimensions.
+#include "trn/graph/shape_inference.h"
+
 #include <gtest/gtest.h>
 
 #include "trn/graph/onnx_import.h"
-#include "trn/graph/shape_inference.h"
 
 namespace trn::graph {
 namespace {
@@ -68,8 +69,9 @@ TEST(ShapeInference, UnboundSymbolicDimensionSaysHowToBindIt) {
   ASSERT_TRUE(g.ok());
   const Status s = inferShapes(*g);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.message(), model("mlp") + ": graph input 'x' [batch, 16] has the symbolic dimension "
-                                        "'batch' (dimension 0); give it a size (--dim batch=N)");
+  EXPECT_EQ(s.message(), model("mlp") +
+                             ": graph input 'x' [batch, 16] has the symbolic dimension "
+                             "'batch' (dimension 0); give it a size (--dim batch=N)");
 }
 
 TEST(ShapeInference, UnknownOperatorNamesNodeOpAndInputs) {
@@ -97,12 +99,44 @@ TEST(ShapeInference, MatMulMismatchNamesNodeAndInputs) {
 
 TEST(ShapeInference, SupportsTheIssuesOperatorList) {
   const std::vector<std::string> ops = supportedShapeOps();
-  for (const char* op :
-       {"MatMul", "Gemm", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Tanh", "Erf",
-        "Sigmoid", "Relu", "Gelu", "Softmax", "LayerNormalization", "ReduceMean", "ReduceSum",
-        "ReduceMax", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Concat", "Split", "Slice",
-        "Gather", "Expand", "Where", "Cast", "Shape", "Constant", "Conv", "MaxPool",
-        "AveragePool", "GlobalAveragePool", "BatchNormalization", "Flatten"}) {
+  for (const char* op : {"MatMul",
+                         "Gemm",
+                         "Add",
+                         "Sub",
+                         "Mul",
+                         "Div",
+                         "Pow",
+                         "Sqrt",
+                         "Exp",
+                         "Tanh",
+                         "Erf",
+                         "Sigmoid",
+                         "Relu",
+                         "Gelu",
+                         "Softmax",
+                         "LayerNormalization",
+                         "ReduceMean",
+                         "ReduceSum",
+                         "ReduceMax",
+                         "Reshape",
+                         "Transpose",
+                         "Squeeze",
+                         "Unsqueeze",
+                         "Concat",
+                         "Split",
+                         "Slice",
+                         "Gather",
+                         "Expand",
+                         "Where",
+                         "Cast",
+                         "Shape",
+                         "Constant",
+                         "Conv",
+                         "MaxPool",
+                         "AveragePool",
+                         "GlobalAveragePool",
+                         "BatchNormalization",
+                         "Flatten"}) {
     EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
   }
 }

@@ -10,9 +10,9 @@ namespace trn::graph {
 namespace {
 
 using fixtures::attr;
-using fixtures::textAttr;
 using fixtures::GraphBuilder;
 using fixtures::sizesOf;
+using fixtures::textAttr;
 using Sizes = std::vector<std::int64_t>;
 
 /// Infers `b`'s shapes and returns the sizes of `value` ({-1} on failure).
@@ -41,7 +41,10 @@ TEST(ShapeRules, BroadcastingIsMultidirectional) {
 
 TEST(ShapeRules, MatMulVectorAndBatchCases) {
   GraphBuilder b;
-  b.input("v", {3}).input("m", {5, 3, 4}).input("w", {4}).input("a", {2, 1, 6, 3})
+  b.input("v", {3})
+      .input("m", {5, 3, 4})
+      .input("w", {4})
+      .input("a", {2, 1, 6, 3})
       .node("MatMul", {"v", "m"}, {"vm"})
       .node("MatMul", {"m", "w"}, {"mw"})
       .node("MatMul", {"a", "m"}, {"am"});
@@ -53,7 +56,9 @@ TEST(ShapeRules, MatMulVectorAndBatchCases) {
 
 TEST(ShapeRules, GemmTransposes) {
   GraphBuilder b;
-  b.input("a", {7, 3}).weight("w", {5, 7}).weight("c", {5})
+  b.input("a", {7, 3})
+      .weight("w", {5, 7})
+      .weight("c", {5})
       .node("Gemm", {"a", "w", "c"}, {"y"}, {attr("transA", 1), attr("transB", 1)});
   EXPECT_EQ(infer(b), (Sizes{3, 5}));
 }
@@ -79,7 +84,9 @@ TEST(ShapeRules, ReshapeOfAnUnknownShapeIsUnresolved) {
 
 TEST(ShapeRules, TransposeSqueezeUnsqueezeFlatten) {
   GraphBuilder b;
-  b.input("x", {2, 1, 3}).ints("ax", {1}).ints("ax2", {0, -1})
+  b.input("x", {2, 1, 3})
+      .ints("ax", {1})
+      .ints("ax2", {0, -1})
       .node("Transpose", {"x"}, {"t"}, {attr("perm", Sizes{2, 0, 1})})
       .node("Transpose", {"x"}, {"r"})
       .node("Squeeze", {"x", "ax"}, {"s"})
@@ -98,7 +105,9 @@ TEST(ShapeRules, TransposeSqueezeUnsqueezeFlatten) {
 TEST(ShapeRules, SliceClampsNegativeAndHugeIndices) {
   GraphBuilder b;
   b.input("x", {10, 20, 5})
-      .ints("starts", {-3, 1, 4}).ints("ends", {INT64_MAX, -1, -100}).ints("axes", {0, 1, 2})
+      .ints("starts", {-3, 1, 4})
+      .ints("ends", {INT64_MAX, -1, -100})
+      .ints("axes", {0, 1, 2})
       .ints("steps", {1, 3, -2})
       .node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
   EXPECT_EQ(infer(b), (Sizes{3, 6, 3}));
@@ -106,7 +115,10 @@ TEST(ShapeRules, SliceClampsNegativeAndHugeIndices) {
 
 TEST(ShapeRules, SplitConcatGatherExpand) {
   GraphBuilder b;
-  b.input("x", {6, 4}).ints("parts", {2, 4}).ints("idx", {0, 2, 1}, {3}).ints("shape", {3, 1, 4})
+  b.input("x", {6, 4})
+      .ints("parts", {2, 4})
+      .ints("idx", {0, 2, 1}, {3})
+      .ints("shape", {3, 1, 4})
       .node("Split", {"x", "parts"}, {"p0", "p1"}, {attr("axis", 0)})
       .node("Split", {"x"}, {"q0", "q1", "q2"})
       .node("Concat", {"p1", "x"}, {"c"}, {attr("axis", 0)})
@@ -130,7 +142,8 @@ TEST(ShapeRules, GatherIndexOutOfRange) {
 
 TEST(ShapeRules, ReductionsKeepOrDropAxes) {
   GraphBuilder b;
-  b.input("x", {2, 3, 4}).ints("axes", {1})
+  b.input("x", {2, 3, 4})
+      .ints("axes", {1})
       .node("ReduceSum", {"x", "axes"}, {"s"})
       .node("ReduceMax", {"x"}, {"m"}, {attr("axes", Sizes{0, -1}), attr("keepdims", 0)})
       .node("ReduceMean", {"x"}, {"all"}, {attr("keepdims", 0)});
@@ -142,7 +155,8 @@ TEST(ShapeRules, ReductionsKeepOrDropAxes) {
 
 TEST(ShapeRules, LayerNormStatistics) {
   GraphBuilder b;
-  b.input("x", {2, 5, 8}).weight("g", {5, 8})
+  b.input("x", {2, 5, 8})
+      .weight("g", {5, 8})
       .node("LayerNormalization", {"x", "g"}, {"y", "mean", "inv"}, {attr("axis", 1)});
   ASSERT_TRUE(inferShapes(b.graph()).ok());
   EXPECT_EQ(sizesOf(b.graph(), "y"), (Sizes{2, 5, 8}));
@@ -151,7 +165,8 @@ TEST(ShapeRules, LayerNormStatistics) {
 
 TEST(ShapeRules, WhereCastShapeAndComparisons) {
   GraphBuilder b;
-  b.input("x", {3, 1}).input("z", {4})
+  b.input("x", {3, 1})
+      .input("z", {4})
       .node("Less", {"x", "z"}, {"mask"})
       .node("Where", {"mask", "x", "z"}, {"w"})
       .node("Cast", {"w"}, {"h"}, {attr("to", 10)})
@@ -165,12 +180,13 @@ TEST(ShapeRules, WhereCastShapeAndComparisons) {
 
 TEST(ShapeRules, ConvPadsStridesDilationsGroupsAndAutoPad) {
   GraphBuilder b;
-  b.input("x", {1, 4, 15, 15}).weight("w", {6, 2, 3, 3})
+  b.input("x", {1, 4, 15, 15})
+      .weight("w", {6, 2, 3, 3})
       .node("Conv", {"x", "w"}, {"c"},
             {attr("group", 2), attr("pads", Sizes{1, 1, 1, 1}), attr("strides", Sizes{2, 2}),
              attr("dilations", Sizes{2, 1})})
-      .node("Conv", {"x", "w"}, {"same"}, {attr("group", 2), textAttr("auto_pad", "SAME_UPPER"),
-                                           attr("strides", Sizes{2, 2})})
+      .node("Conv", {"x", "w"}, {"same"},
+            {attr("group", 2), textAttr("auto_pad", "SAME_UPPER"), attr("strides", Sizes{2, 2})})
       .node("Conv", {"x", "w"}, {"valid"}, {attr("group", 2), textAttr("auto_pad", "VALID")});
   ASSERT_TRUE(inferShapes(b.graph()).ok());
   // Height: (15 + 2 - 2*(3-1) - 1) / 2 + 1 = 7; width: (15 + 2 - 3) / 2 + 1 = 8.
@@ -190,12 +206,12 @@ TEST(ShapeRules, ConvChannelMismatch) {
 TEST(ShapeRules, PoolCeilModeAndGlobalPools) {
   GraphBuilder b;
   b.input("x", {1, 2, 7, 6})
-      .node("MaxPool", {"x"}, {"floor"}, {attr("kernel_shape", Sizes{2, 2}),
-                                          attr("strides", Sizes{2, 2})})
-      .node("MaxPool", {"x"}, {"ceil"}, {attr("kernel_shape", Sizes{2, 2}),
-                                         attr("strides", Sizes{2, 2}), attr("ceil_mode", 1)})
-      .node("AveragePool", {"x"}, {"avg"}, {attr("kernel_shape", Sizes{3, 3}),
-                                            attr("pads", Sizes{1, 1, 1, 1})})
+      .node("MaxPool", {"x"}, {"floor"},
+            {attr("kernel_shape", Sizes{2, 2}), attr("strides", Sizes{2, 2})})
+      .node("MaxPool", {"x"}, {"ceil"},
+            {attr("kernel_shape", Sizes{2, 2}), attr("strides", Sizes{2, 2}), attr("ceil_mode", 1)})
+      .node("AveragePool", {"x"}, {"avg"},
+            {attr("kernel_shape", Sizes{3, 3}), attr("pads", Sizes{1, 1, 1, 1})})
       .node("GlobalMaxPool", {"x"}, {"g"});
   ASSERT_TRUE(inferShapes(b.graph()).ok());
   EXPECT_EQ(sizesOf(b.graph(), "floor"), (Sizes{1, 2, 3, 3}));
@@ -206,7 +222,8 @@ TEST(ShapeRules, PoolCeilModeAndGlobalPools) {
 
 TEST(ShapeRules, ConstantsFlowIntoShapes) {
   GraphBuilder b;
-  b.input("x", {4, 6}).ints("two", {2}, {})
+  b.input("x", {4, 6})
+      .ints("two", {2}, {})
       .node("Shape", {"x"}, {"s"})
       .node("Div", {"s", "two"}, {"half"})
       .node("Concat", {"half", "half"}, {"s4"}, {attr("axis", 0)})

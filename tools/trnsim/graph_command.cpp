@@ -52,7 +52,9 @@ int show(const ShowArgs& args) {
     std::size_t last = 0;
     for (const std::string& pass : args.dumpAfter) {
       auto it = std::find(passes.begin(), passes.end(), pass);
-      if (it != passes.end()) last = std::max(last, static_cast<std::size_t>(it - passes.begin()));
+      if (it != passes.end()) {
+        last = std::max(last, static_cast<std::size_t>(it - passes.begin()));
+      }
     }
     options.stopAfter = passes[last];
     options.dump = [](std::string_view pass, const graph::Graph& g) {

@@ -11,9 +11,9 @@
 
 namespace trn::graph {
 
-using AttributeValue = std::variant<std::int64_t, float, std::string, Tensor,
-                                    std::vector<std::int64_t>, std::vector<float>,
-                                    std::vector<std::string>>;
+using AttributeValue =
+    std::variant<std::int64_t, float, std::string, Tensor, std::vector<std::int64_t>,
+                 std::vector<float>, std::vector<std::string>>;
 
 /// A named attribute of a node.
 struct Attribute {

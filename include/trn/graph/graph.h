@@ -26,9 +26,9 @@ struct Value {
 
 struct Graph {
   std::string name;
-  std::string source;         ///< the file it was imported from, for messages
-  std::int64_t opsetVersion = 0;  ///< of the default ONNX domain
-  std::string producer;       ///< producer_name and version, e.g. "pytorch 1.13.1"
+  std::string source;                ///< the file it was imported from, for messages
+  std::int64_t opsetVersion = 0;     ///< of the default ONNX domain
+  std::string producer;              ///< producer_name and version, e.g. "pytorch 1.13.1"
   std::vector<std::string> inputs;   ///< graph inputs that are not initializers, in order
   std::vector<std::string> outputs;  ///< in order
   std::vector<Node> nodes;           ///< in topological order

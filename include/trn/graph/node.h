@@ -25,7 +25,9 @@ struct Node {
   [[nodiscard]] std::optional<std::vector<std::int64_t>> intsAttribute(
       const std::string& attributeName) const;
   /// True if input `i` is present (exists and is not the empty name).
-  [[nodiscard]] bool hasInput(std::size_t i) const { return i < inputs.size() && !inputs[i].empty(); }
+  [[nodiscard]] bool hasInput(std::size_t i) const {
+    return i < inputs.size() && !inputs[i].empty();
+  }
 };
 
 }  // namespace trn::graph
