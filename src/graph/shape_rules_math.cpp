@@ -97,7 +97,13 @@ Status unary(ShapeContext& ctx) {
                                  static_cast<std::int64_t>(in.size()), "axis")
                             .status());
   }
-  if (op != "Identity" && op != "Dropout" && op != "Not" && !isFloat(ctx.type(0))) {
+  // Relu, Neg and Abs take signed integers too; Identity and Dropout any type.
+  const bool signedOk = op == "Relu" || op == "Neg" || op == "Abs";
+  const ElementType t = ctx.type(0);
+  const bool signedInt = t == ElementType::kInt8 || t == ElementType::kInt16 ||
+                         t == ElementType::kInt32 || t == ElementType::kInt64;
+  if (op != "Identity" && op != "Dropout" && op != "Not" && !isFloat(t) &&
+      !(signedOk && signedInt)) {
     return ctx.error(
         fmt::format("{} needs a floating-point input, not {}", op, elementTypeName(ctx.type(0))));
   }

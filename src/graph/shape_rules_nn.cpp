@@ -44,8 +44,8 @@ Result<Window> windowOf(ShapeContext& ctx, std::size_t spatial, const Sizes& ker
   }
   for (std::size_t k = 0; k < spatial; ++k) {
     if (w.kernel[k] < 1 || w.strides[k] < 1 || w.dilations[k] < 1 || w.pads[k] < 0 ||
-        w.pads[k + spatial] < 0 || w.kernel[k] > (std::int64_t{1} << 32) ||
-        w.dilations[k] > (std::int64_t{1} << 32) || w.strides[k] > (std::int64_t{1} << 32) ||
+        w.pads[k + spatial] < 0 || w.kernel[k] > (std::int64_t{1} << 24) ||
+        w.dilations[k] > (std::int64_t{1} << 24) || w.strides[k] > (std::int64_t{1} << 32) ||
         w.pads[k] > (std::int64_t{1} << 40) || w.pads[k + spatial] > (std::int64_t{1} << 40)) {
       return ctx.error(
           "kernel sizes, strides and dilations must be positive and pads "
@@ -108,7 +108,8 @@ Status conv(ShapeContext& ctx) {
     return ctx.error(fmt::format("group {} does not divide the {} input and {} output channels",
                                  group, x[1], w[0]));
   }
-  if (w[1] * group != x[1]) {
+  std::int64_t channels = 0;
+  if (__builtin_mul_overflow(w[1], group, &channels) || channels != x[1]) {
     return ctx.error(
         fmt::format("W {} expects {} input channels per group but X {} has {} "
                     "channels in {} groups",

@@ -232,6 +232,9 @@ Status split(ShapeContext& ctx) {
                                                    static_cast<std::int64_t>(in.size()), "axis"));
   const std::int64_t total = in[static_cast<std::size_t>(axis)];
   const auto n = static_cast<std::int64_t>(ctx.outputCount());
+  if (n == 0) {
+    return ctx.error("Split needs at least one output");
+  }
   std::vector<std::int64_t> parts;
   if (std::optional<std::vector<std::int64_t>> attr = ctx.node().intsAttribute("split")) {
     parts = *attr;

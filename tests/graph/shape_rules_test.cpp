@@ -195,6 +195,15 @@ TEST(ShapeRules, ConvPadsStridesDilationsGroupsAndAutoPad) {
   EXPECT_EQ(sizesOf(b.graph(), "valid"), (Sizes{1, 6, 13, 13}));
 }
 
+TEST(ShapeRules, UnaryTypes) {
+  GraphBuilder b;
+  b.input("i", {3}, ElementType::kInt32).node("Relu", {"i"}, {"y"});
+  EXPECT_EQ(infer(b), (Sizes{3}));
+  GraphBuilder bad;
+  bad.input("i", {3}, ElementType::kInt32).node("Exp", {"i"}, {"y"});
+  EXPECT_NE(failure(bad).find("Exp needs a floating-point input, not int32"), std::string::npos);
+}
+
 TEST(ShapeRules, ConvChannelMismatch) {
   GraphBuilder b;
   b.input("x", {1, 3, 8, 8}).weight("w", {6, 4, 3, 3}).node("Conv", {"x", "w"}, {"y"});
