@@ -3,6 +3,8 @@
 # packages only. Idempotent: when every package is already present it does nothing. clang-16
 # builds the fuzz targets (libFuzzer, ASan+UBSan): clang 14 cannot compile std::source_location
 # with Debian's libstdc++ 12.
+# libonnx-dev and libprotobuf-dev parse ONNX models (src/graph); python3-onnx writes the test
+# models (scripts/make_test_models.py).
 # chromium opens the HTML report in the browser test (tests/profile/html_report_browser_test.sh).
 set -euo pipefail
 
@@ -11,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-dev libfmt-dev libcli11-dev libhwy-dev
   libopenblas-dev nlohmann-json3-dev
+  libonnx-dev libprotobuf-dev python3-onnx
   clang-16 libclang-rt-16-dev
   python3 python3-dev pybind11-dev python3-numpy python3-pytest
   chromium

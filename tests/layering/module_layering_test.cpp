@@ -29,6 +29,8 @@ const std::map<std::string, std::vector<std::string>>& directDependencies() {
       {"profile", {"core"}},
       {"harness", {"kernels", "runtime", "profile"}},
       {"fabric", {"core"}},
+      // The plan's edges; the front end (import, shapes) uses only numerics and base so far.
+      {"graph", {"kernels", "runtime", "fabric"}},
   };
   return table;
 }

@@ -15,6 +15,7 @@
 #include "demo_command.h"
 #include "exit_codes.h"
 #include "fidelity_command.h"
+#include "graph_command.h"
 #include "json_output.h"
 #include "kernel_commands.h"
 #include "messages.h"
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   trn::tools::registerKernelCommands(app, exitCode);
   trn::tools::registerSystemCommands(app, exitCode);
   trn::tools::registerCollectivesCommands(app, exitCode);
+  trn::tools::registerGraphCommands(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,34 @@
+// The graph compiler's pass pipeline as far as it exists: import, then shape inference. Each
+// pass has a name for --dump-after; the pipeline stops after the last pass asked for.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trn/base/status.h"
+#include "trn/graph/graph.h"
+#include "trn/graph/onnx_import.h"
+#include "trn/graph/shape_inference.h"
+
+namespace trn::graph {
+
+struct PipelineOptions {
+  ImportOptions import;
+  ShapeOptions shapes;
+  /// Pass names after which the graph is handed to `dump`, in pipeline order.
+  std::vector<std::string> dumpAfter;
+  /// Receives the pass name and the graph after each pass in dumpAfter.
+  std::function<void(std::string_view pass, const Graph&)> dump;
+  /// The last pass to run ("import" or "shapes"); empty runs them all.
+  std::string stopAfter;
+};
+
+/// The pass names, in order.
+const std::vector<std::string>& passNames();
+
+/// Imports `path` and runs the passes.
+Result<Graph> runPipeline(const std::string& path, const PipelineOptions& options);
+
+}  // namespace trn::graph

@@ -1,0 +1,42 @@
+#include "trn/graph/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace trn::graph {
+
+const std::vector<std::string>& passNames() {
+  static const std::vector<std::string> names = {"import", "shapes"};
+  return names;
+}
+
+Result<Graph> runPipeline(const std::string& path, const PipelineOptions& options) {
+  for (const std::string& pass : options.dumpAfter) {
+    if (std::find(passNames().begin(), passNames().end(), pass) == passNames().end()) {
+      return invalidArgument(fmt::format("unknown pass '{}' (the passes are: {})", pass,
+                                         fmt::join(passNames(), ", ")));
+    }
+  }
+  if (!options.stopAfter.empty() &&
+      std::find(passNames().begin(), passNames().end(), options.stopAfter) == passNames().end()) {
+    return invalidArgument(fmt::format("unknown pass '{}' (the passes are: {})", options.stopAfter,
+                                       fmt::join(passNames(), ", ")));
+  }
+  auto after = [&](const std::string& pass, const Graph& graph) {
+    if (options.dump && std::find(options.dumpAfter.begin(), options.dumpAfter.end(), pass) !=
+                            options.dumpAfter.end()) {
+      options.dump(pass, graph);
+    }
+    return pass == options.stopAfter;
+  };
+  TRN_ASSIGN_OR_RETURN(Graph graph, importOnnx(path, options.import));
+  if (after("import", graph)) {
+    return graph;
+  }
+  TRN_RETURN_IF_ERROR(inferShapes(graph, options.shapes));
+  after("shapes", graph);
+  return graph;
+}
+
+}  // namespace trn::graph
