@@ -483,8 +483,8 @@ inline Status decode(Reader& r, ReplicaGroups& g) {
   TRN_RETURN_IF_ERROR(r.get(g.groupSize));
   TRN_RETURN_IF_ERROR(r.get(g.count));
   if (g.count < 0 || g.count > ReplicaGroups::kMaxRanks) {
-    return r.error(fmt::format("replica groups of {} ranks (0..{})", g.count,
-                               ReplicaGroups::kMaxRanks));
+    return r.error(
+        fmt::format("replica groups of {} ranks (0..{})", g.count, ReplicaGroups::kMaxRanks));
   }
   for (std::int32_t i = 0; i < g.count; ++i) {
     TRN_RETURN_IF_ERROR(r.get(g.ranks[static_cast<std::size_t>(i)]));

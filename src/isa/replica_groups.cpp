@@ -73,14 +73,15 @@ Result<ReplicaGroups> parseReplicaGroups(std::string_view text) {
       groups.groupSize = static_cast<std::int32_t>(
           std::min<std::size_t>(members.size(), ReplicaGroups::kMaxRanks + 1));
     } else if (members.size() != static_cast<std::size_t>(groups.groupSize)) {
-      return parseError(fmt::format("replica group {} has {} ranks and group 0 has {}: the groups "
-                                    "of a collective are of one size",
-                                    g, members.size(), groups.groupSize));
+      return parseError(
+          fmt::format("replica group {} has {} ranks and group 0 has {}: the groups "
+                      "of a collective are of one size",
+                      g, members.size(), groups.groupSize));
     }
     for (const std::string_view m : members) {
       if (groups.count == ReplicaGroups::kMaxRanks) {
-        return parseError(fmt::format("replica groups list more than {} ranks",
-                                      ReplicaGroups::kMaxRanks));
+        return parseError(
+            fmt::format("replica groups list more than {} ranks", ReplicaGroups::kMaxRanks));
       }
       std::int32_t rank = 0;
       const auto [end, ec] = std::from_chars(m.data(), m.data() + m.size(), rank);
@@ -113,15 +114,15 @@ Status checkReplicaGroupsForm(const ReplicaGroups& groups) {
     const std::int32_t rank = groups.ranks[static_cast<std::size_t>(i)];
     const std::int32_t g = i / groups.groupSize;
     if (rank < 0 || rank > ReplicaGroups::kMaxRank) {
-      return invalidArgument(fmt::format("replica group {} names rank {}: ranks are 0..{}", g,
-                                         rank, ReplicaGroups::kMaxRank));
+      return invalidArgument(fmt::format("replica group {} names rank {}: ranks are 0..{}", g, rank,
+                                         ReplicaGroups::kMaxRank));
     }
     if (const auto [at, inserted] = groupOf.emplace(rank, g); !inserted) {
       return invalidArgument(
           at->second == g
               ? fmt::format("replica group {} names rank {} twice", g, rank)
-              : fmt::format("rank {} is in replica groups {} and {}: a rank is in one group",
-                            rank, at->second, g));
+              : fmt::format("rank {} is in replica groups {} and {}: a rank is in one group", rank,
+                            at->second, g));
     }
   }
   return {};
@@ -135,16 +136,16 @@ Status checkReplicaGroupsCover(const ReplicaGroups& groups, std::int64_t ranks) 
   for (std::int32_t i = 0; i < groups.count; ++i) {
     const std::int32_t rank = groups.ranks[static_cast<std::size_t>(i)];
     if (rank >= ranks) {
-      return invalidArgument(fmt::format(
-          "replica group {} names rank {}, but the run has {} ranks (0..{})", i / groups.groupSize,
-          rank, ranks, ranks - 1));
+      return invalidArgument(
+          fmt::format("replica group {} names rank {}, but the run has {} ranks (0..{})",
+                      i / groups.groupSize, rank, ranks, ranks - 1));
     }
     seen[static_cast<std::size_t>(rank)] = true;
   }
   if (const auto missing = std::find(seen.begin(), seen.end(), false); missing != seen.end()) {
-    return invalidArgument(fmt::format(
-        "rank {} is in no replica group {} (every rank of the run's {} is in one)",
-        missing - seen.begin(), formatReplicaGroups(groups), ranks));
+    return invalidArgument(
+        fmt::format("rank {} is in no replica group {} (every rank of the run's {} is in one)",
+                    missing - seen.begin(), formatReplicaGroups(groups), ranks));
   }
   return {};
 }

@@ -20,14 +20,14 @@ const std::string kTensors =
 
 std::string collectiveLine(const std::string& groups, const std::string& op = "all_reduce",
                            int dstRows = 128) {
-  return "pool: collective op=" + op + " reduce=add dst=hbm:y:fp32[[64," +
-         std::to_string(dstRows) + "],[1,64]] src=hbm:x:fp32[[64,128],[1,64]]" +
-         (groups.empty() ? "" : " groups=" + groups) + "\n";
+  return "pool: collective op=" + op + " reduce=add dst=hbm:y:fp32[[64," + std::to_string(dstRows) +
+         "],[1,64]] src=hbm:x:fp32[[64,128],[1,64]]" + (groups.empty() ? "" : " groups=" + groups) +
+         "\n";
 }
 
 TEST(ReplicaGroups, TextAndBothBinaryFormsRoundTrip) {
-  for (const std::string groups : {"", "[[0,1,2,3],[4,5,6,7]]", "[[0,4],[1,5],[2,6],[3,7]]",
-                                   "[[3,1],[0,2]]", "[[5]]"}) {
+  for (const std::string groups :
+       {"", "[[0,1,2,3],[4,5,6,7]]", "[[0,4],[1,5],[2,6],[3,7]]", "[[3,1],[0,2]]", "[[5]]"}) {
     const std::string text = kTensors + collectiveLine(groups);
     const Result<Program> program = parseProgramText(text, "g.tasm");
     ASSERT_TRUE(program.ok()) << program.status().toString();
@@ -117,8 +117,7 @@ TEST(ReplicaGroups, CorruptBinaryGroupsAreRefused) {
   binary[at] = std::byte{1};
   const Result<Program> back = decodeProgram(binary, "bad.tprog");
   ASSERT_FALSE(back.ok());
-  EXPECT_NE(back.status().message().find("rank 1 is in replica groups 0 and 1"),
-            std::string::npos)
+  EXPECT_NE(back.status().message().find("rank 1 is in replica groups 0 and 1"), std::string::npos)
       << back.status().message();
 }
 
