@@ -367,12 +367,13 @@ void bindIsa(py::module_& m) {
   m.def(
       "collective",
       [](const py::object& op, const Tensor& dst, const Tensor& src, const py::object& reduce,
-         const py::object& engine) {
+         const py::object& engine, const std::vector<std::vector<int>>& replicaGroups) {
         nisa::collective(enumOf<isa::CollectiveOp>(op), live(dst), live(src), toAluOp(reduce),
-                         engineOr(engine, Engine::kPool));
+                         engineOr(engine, Engine::kPool), replicaGroups);
       },
       py::arg("op"), py::arg("dst"), py::arg("src"), py::arg("reduce") = "add",
-      py::arg("engine") = none, Guard());
+      py::arg("engine") = none, py::arg("replica_groups") = std::vector<std::vector<int>>{},
+      Guard());
 }
 
 }  // namespace trn::python

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <vector>
@@ -60,6 +61,8 @@ struct CoreRun {
   std::uint32_t barriersReached = 0;
   std::uint32_t exchangesReached = 0;
   std::uint32_t collectivesReached = 0;
+  /// Per collective reached: the ranks of its replica group, in the groups' list order.
+  std::vector<std::vector<std::int32_t>> collectiveGroups;
   /// Per HBM tensor: whether its accesses can conflict with another core's (cross_core_races.h).
   std::vector<std::uint8_t> crossChecked;
   bool anyCrossChecked = false;  ///< some entry of crossChecked is set
@@ -100,6 +103,15 @@ struct ExchangeState {
   std::vector<Party> parties;
   std::int64_t lastArrival = 0;
   std::int64_t doneAt = -1;  ///< -1 until both have arrived
+};
+
+/// The k-th collective of every rank of a run: the replica groups the first rank to reach it
+/// gave (every rank must give the same) and a meeting per group, keyed by its first listed rank.
+/// Groups meet and complete independently.
+struct CollectiveRound {
+  std::uint32_t firstRank = 0;
+  isa::ReplicaGroups groups;
+  std::map<std::int32_t, ExchangeState> meetings;
 };
 
 /// The cores of one logical core, which meet at core barriers and sendrecvs.

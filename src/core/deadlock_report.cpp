@@ -33,9 +33,9 @@ Status deadlockReport(std::span<const CoreRun> cores, std::span<const BarrierGro
       }
       if (es.blockedOn == kCollectiveWait) {
         std::vector<std::uint32_t> missing;
-        for (std::uint32_t other = 0; other < cores.size(); ++other) {
-          if (cores[other].collectivesReached < es.collective) {
-            missing.push_back(other);
+        for (const std::int32_t other : cr.collectiveGroups[es.collective - 1]) {
+          if (cores[static_cast<std::size_t>(other)].collectivesReached < es.collective) {
+            missing.push_back(static_cast<std::uint32_t>(other));
           }
         }
         pending += fmt::format("\n  {} waits at collective {} for rank(s) {}, which never reach it",

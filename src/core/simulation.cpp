@@ -103,12 +103,13 @@ class Simulation {
   /// Both cores are at sendrecv `x`: copies each one's src to the other's dst (data modes), sets
   /// when the exchange is done and wakes both engines then.
   Status exchange(ExchangeState& x);
-  /// `engine` of core `c` is at a collective at `now`: counts its arrival (once); when every core
-  /// of the run is there, runs it (runCollective). Returns whether the engine may pass it now.
+  /// `engine` of core `c` is at a collective at `now`: counts its arrival (once) in its replica
+  /// group's meeting; when every member is there, runs it (runCollective). Returns whether the
+  /// engine may pass it now.
   Result<bool> arriveAtCollective(std::uint32_t c, Engine engine, std::int64_t now);
-  /// Every core is at collective `x`: hands it to the service, sets when it is done and wakes the
+  /// Every member is at collective `x`: hands it to the service, sets when it is done and wakes the
   /// engines then.
-  Status runCollective(ExchangeState& x);
+  Status runCollective(ExchangeState& x, std::span<const std::int32_t> members);
   /// Wakes every party of meeting `x` when it is done (they see it as a remote semaphore write).
   void wakeParties(const ExchangeState& x);
   /// Stores `value` at `slot` of `slots` (growing it) when races are checked.
@@ -136,7 +137,7 @@ class Simulation {
   std::vector<BarrierGroup> groups_;
   CollectiveService* collectiveService_ = nullptr;
   bool severalDevices_ = false;              ///< cores on different chips: messages name ranks
-  std::vector<ExchangeState> collectives_;   ///< by collective number - 1, over all cores
+  std::vector<CollectiveRound> collectives_;  ///< by collective number - 1, over all cores
   std::optional<CrossCoreRaces> crossCore_;  ///< with race detection, when several cores run
   std::int64_t barrierLatency_ = 0;          ///< ps from the last arrival to the others' release
   RunMode mode_ = RunMode::kFunctionalOnly;

@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
-#include <numeric>
+#include <optional>
 
 #include "trn/fabric/functional_collective.h"
 
@@ -54,8 +55,13 @@ Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall
   const isa::Collective& first = *calls.front().instr;
   CollectiveRequest request;
   request.op = first.op;
-  request.group.resize(calls.size());
-  std::iota(request.group.begin(), request.group.end(), 0);
+  for (const core::CollectiveCall& call : calls) {
+    if (call.rank >= topology_.chips()) {
+      return invalidArgument(fmt::format("rank {}, but the system has {} chips (a rank per chip)",
+                                         call.rank, topology_.chips()));
+    }
+    request.group.push_back(call.rank);
+  }
   request.elementBytes = byteSize(first.src.dtype);
   TRN_ASSIGN_OR_RETURN(request.bytes, requestBytes(calls.front(), n));
   for (std::int64_t r = 1; r < n; ++r) {
@@ -66,18 +72,31 @@ Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall
     if (mine.op != first.op || mine.src.dtype != first.src.dtype ||
         (reducing && mine.reduce != first.reduce)) {
       return invalidArgument(fmt::format(
-          "rank {} issues {} of {} (reduce={}) where rank 0 issues {} of {} (reduce={})", r,
-          opName(mine.op), dtypeName(mine.src.dtype), isa::enumName(mine.reduce), opName(first.op),
-          dtypeName(first.src.dtype), isa::enumName(first.reduce)));
+          "rank {} issues {} of {} (reduce={}) where rank {} issues {} of {} (reduce={})",
+          call.rank, opName(mine.op), dtypeName(mine.src.dtype), isa::enumName(mine.reduce),
+          calls.front().rank, opName(first.op), dtypeName(first.src.dtype),
+          isa::enumName(first.reduce)));
     }
     TRN_ASSIGN_OR_RETURN(const std::int64_t bytes, requestBytes(call, n));
     if (bytes != request.bytes) {
-      return invalidArgument(fmt::format("rank {}'s {} is of {} bytes, rank 0's of {}", r,
-                                         opName(first.op), bytes, request.bytes));
+      return invalidArgument(fmt::format("rank {}'s {} is of {} bytes, rank {}'s of {}", call.rank,
+                                         opName(first.op), bytes, calls.front().rank,
+                                         request.bytes));
     }
   }
+  if (n == 1) {
+    // A group of one: the collective is a copy of the rank's src to its dst, at once.
+    records_.push_back({request.op, request.bytes, std::nullopt, 0, request.group});
+    if (withData) {
+      const core::CollectiveCall& call = calls.front();
+      TRN_RETURN_IF_ERROR(copyWithin(*call.device, call.dstAddress, call.srcAddress,
+                                     std::min(call.srcBytes, call.dstBytes)));
+    }
+    return 0;
+  }
   TRN_ASSIGN_OR_RETURN(CollectiveResult timing, runCollective(topology_, request));
-  records_.push_back({request.op, request.bytes, timing.algorithm, timing.picoseconds});
+  records_.push_back(
+      {request.op, request.bytes, timing.algorithm, timing.picoseconds, request.group});
   if (!withData) {
     return timing.picoseconds;
   }

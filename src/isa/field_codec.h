@@ -19,6 +19,7 @@
 #include "trn/isa/field.h"
 #include "trn/isa/index_pattern.h"
 #include "trn/isa/instruction.h"
+#include "trn/isa/replica_groups.h"
 
 namespace trn::isa::codec {
 
@@ -455,6 +456,38 @@ inline Status decode(Reader& r, IndexPattern& p) {
   for (int d = 0; d < p.numDims; ++d) {
     TRN_RETURN_IF_ERROR(r.get(p.dims[static_cast<std::size_t>(d)].stride));
     TRN_RETURN_IF_ERROR(r.get(p.dims[static_cast<std::size_t>(d)].count));
+  }
+  return {};
+}
+
+// ---- ReplicaGroups: "all" or "[[0,1],[2,3]]" ----
+inline std::string_view typeName(const ReplicaGroups*) { return "groups"; }
+inline std::string format(const ReplicaGroups& g, const TensorNameFn&) {
+  return formatReplicaGroups(g);
+}
+inline Status parse(std::string_view text, ReplicaGroups& g, const TensorIndexFn&) {
+  TRN_ASSIGN_OR_RETURN(g, parseReplicaGroups(text));
+  return {};
+}
+/// Version 1: group size and rank count as int32, then the listed ranks as int32.
+inline void encode(const ReplicaGroups& g, Writer& w) {
+  w.put(g.groupSize);
+  const std::span<const std::int32_t> listed = g.listed();
+  w.put(static_cast<std::int32_t>(listed.size()));
+  for (const std::int32_t rank : listed) {
+    w.put(rank);
+  }
+}
+inline Status decode(Reader& r, ReplicaGroups& g) {
+  g = ReplicaGroups{};
+  TRN_RETURN_IF_ERROR(r.get(g.groupSize));
+  TRN_RETURN_IF_ERROR(r.get(g.count));
+  if (g.count < 0 || g.count > ReplicaGroups::kMaxRanks) {
+    return r.error(
+        fmt::format("replica groups of {} ranks (0..{})", g.count, ReplicaGroups::kMaxRanks));
+  }
+  for (std::int32_t i = 0; i < g.count; ++i) {
+    TRN_RETURN_IF_ERROR(r.get(g.ranks[static_cast<std::size_t>(i)]));
   }
   return {};
 }

@@ -18,6 +18,7 @@
 #include "trn/isa/field.h"
 #include "trn/isa/index_pattern.h"
 #include "trn/isa/instruction_set.h"
+#include "trn/isa/replica_groups.h"
 
 namespace trn::isa::packed {
 
@@ -67,7 +68,7 @@ class Unpacker {
   bool boolean() { return byte() != 0; }
   std::int32_t int32() { return static_cast<std::int32_t>(signedVarint()); }
   /// A count of at most `max` (trusted here; CheckedUnpacker checks it).
-  std::uint8_t count(std::uint8_t /*max*/) { return byte(); }
+  std::uint8_t count(std::uint8_t /*max*/, const char* /*what*/ = nullptr) { return byte(); }
   void checkStoredDims(const std::array<Dim, kMaxFreeDims>& /*dims*/, std::uint8_t /*stored*/) {}
   [[gnu::always_inline]] std::uint64_t varint() {
     // Most values take one byte and most of the rest two: those without a loop.
@@ -176,10 +177,11 @@ class CheckedUnpacker {
     at_ += 4;
     return v;
   }
-  [[gnu::always_inline]] std::uint8_t count(std::uint8_t max) {
+  [[gnu::always_inline]] std::uint8_t count(
+      std::uint8_t max, const char* what = "a dimension count beyond the pattern's four") {
     const std::uint8_t n = byte();
     if (n > max) [[unlikely]] {
-      fail("a dimension count beyond the pattern's four");
+      fail(what);
       return 0;
     }
     return n;
@@ -386,6 +388,27 @@ void unpack(U& u, IndexPattern& pattern) {
   unpackDims(u, pattern.dims, stored);
 }
 
+// Replica groups: the group size (zigzag varint), the rank count (one byte, 0..kMaxRanks), then
+// the listed ranks (zigzag varints).
+inline void pack(const ReplicaGroups& g, Packer& p) {
+  p.signedVarint(g.groupSize);
+  const std::span<const std::int32_t> listed = g.listed();
+  p.byte(static_cast<std::uint8_t>(listed.size()));
+  for (const std::int32_t rank : listed) {
+    p.signedVarint(rank);
+  }
+}
+template <typename U>
+void unpack(U& u, ReplicaGroups& g) {
+  g.groupSize = u.int32();
+  g.count = u.count(static_cast<std::uint8_t>(ReplicaGroups::kMaxRanks),
+                    "replica groups of more than 64 ranks");
+  std::fill(g.ranks.begin(), g.ranks.end(), 0);
+  for (std::int32_t i = 0; i < g.count; ++i) {
+    g.ranks[static_cast<std::size_t>(i)] = u.int32();
+  }
+}
+
 // The most bytes pack() writes for a field of each type.
 constexpr std::size_t kMaxDimsBytes = 2 * kMaxFreeDims * kMaxVarint;
 constexpr std::size_t kMaxPatternBytes = 3 + 6 * kMaxVarint + kMaxDimsBytes;
@@ -405,6 +428,9 @@ constexpr std::size_t maxPackedBytes(const std::array<std::int64_t, N>*) {
   return N * kMaxVarint;
 }
 constexpr std::size_t maxPackedBytes(const IndexPattern*) { return 1 + kMaxVarint + kMaxDimsBytes; }
+constexpr std::size_t maxPackedBytes(const ReplicaGroups*) {
+  return kMaxVarint + 1 + ReplicaGroups::kMaxRanks * kMaxVarint;
+}
 
 template <typename I>
 constexpr std::size_t maxBodyBytes() {

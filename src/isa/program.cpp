@@ -109,6 +109,8 @@ Status checkValueForm(const T& value, std::size_t tensorCount) {
     return ap != nullptr ? checkPatternForm(*ap, tensorCount) : Status();
   } else if constexpr (std::is_same_v<T, IndexPattern>) {
     return checkDims(value.dims, value.numDims, "the index pattern");
+  } else if constexpr (std::is_same_v<T, ReplicaGroups>) {
+    return checkReplicaGroupsForm(value);
   } else if constexpr (TabledEnum<T>) {
     return isDefined(value) ? Status()
                             : invalidArgument(fmt::format("{} value {} is not defined",

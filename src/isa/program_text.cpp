@@ -293,6 +293,13 @@ std::string formatInstruction(const Instruction& instr, const Program& program, 
         using I = std::decay_t<decltype(body)>;
         out += I::kInfo.mnemonic;
         forEachFieldValue(body, [&](const auto& desc, const auto& value) {
+          // Every rank, the default, is left out: texts written before there were groups read
+          // and print as they did.
+          if constexpr (std::is_same_v<std::decay_t<decltype(value)>, ReplicaGroups>) {
+            if (value.all()) {
+              return;
+            }
+          }
           out += fmt::format(" {}={}", desc.name, codec::format(value, names));
         });
       },

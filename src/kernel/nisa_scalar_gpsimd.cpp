@@ -1,4 +1,6 @@
 // nisa functions of the scalar engine and the GpSimd engine (nisa.h).
+#include <fmt/format.h>
+
 #include "nisa_call.h"
 #include "trn/kernel/nisa.h"
 
@@ -92,12 +94,35 @@ void sendrecv(const Tensor& dst, const Tensor& src, Engine engine, Loc loc) {
 }
 
 void collective(isa::CollectiveOp op, const Tensor& dst, const Tensor& src, isa::AluOp reduce,
-                Engine engine, Loc loc) {
+                Engine engine, const std::vector<std::vector<int>>& groups, Loc loc) {
   detail::Call<isa::Collective> c(loc);
   if (dst.memory() != isa::Memory::kHbm || src.memory() != isa::Memory::kHbm) {
     c.fail("a collective moves HBM tensors: store tiles to HBM first");
   }
-  c.emit({.op = op, .reduce = reduce, .dst = c("dst", dst), .src = c("src", src)}, engine);
+  isa::ReplicaGroups replicas;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<int>& members = groups[g];
+    if (members.empty() || members.size() != groups.front().size()) {
+      c.fail(
+          fmt::format("replica group {} has {} ranks and group 0 has {}: the groups of a "
+                      "collective are non-empty and of one size",
+                      g, members.size(), groups.front().size()));
+    }
+    for (const int rank : members) {
+      if (replicas.count == isa::ReplicaGroups::kMaxRanks) {
+        c.fail(
+            fmt::format("replica groups list more than {} ranks", isa::ReplicaGroups::kMaxRanks));
+      }
+      replicas.ranks[static_cast<std::size_t>(replicas.count++)] = rank;
+    }
+    replicas.groupSize = static_cast<std::int32_t>(groups.front().size());
+  }
+  if (Status form = isa::checkReplicaGroupsForm(replicas); !form.ok()) {
+    c.fail(form.message());
+  }
+  c.emit(
+      {.op = op, .reduce = reduce, .dst = c("dst", dst), .src = c("src", src), .groups = replicas},
+      engine);
 }
 
 }  // namespace trn::kernel::nisa

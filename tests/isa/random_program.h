@@ -9,6 +9,7 @@
 
 #include "trn/isa/index_pattern.h"
 #include "trn/isa/program.h"
+#include "trn/isa/replica_groups.h"
 
 namespace trn::isa::test_programs {
 
@@ -73,6 +74,19 @@ class RandomFields {
     p.numDims = static_cast<std::int32_t>(integer(1, kMaxFreeDims));
     for (int d = 0; d < p.numDims; ++d) {
       p.dims[static_cast<std::size_t>(d)] = {integer(-512, 512), integer(1, 64)};
+    }
+  }
+  /// Every rank, or 1 to 4 groups of 1 to 4 distinct ranks.
+  void fill(ReplicaGroups& g) {
+    g = ReplicaGroups{};
+    if (integer(0, 1) == 0) {
+      return;
+    }
+    g.groupSize = static_cast<std::int32_t>(integer(1, 4));
+    const auto groups = static_cast<std::int32_t>(integer(1, 4));
+    const auto start = static_cast<std::int32_t>(integer(0, 100));
+    for (std::int32_t i = 0; i < g.groupSize * groups; ++i) {
+      g.ranks[static_cast<std::size_t>(g.count++)] = start + i;
     }
   }
   void fill(ScalarOperand& s) {

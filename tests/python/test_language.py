@@ -186,3 +186,22 @@ def test_bad_arguments_are_errors_not_crashes():
         bad_op(np.zeros((4, 4), np.float32))
     with pytest.raises(TypeError, match="cannot be kernel inputs"):
         add_rows(np.zeros((128, 4), np.complex64), np.zeros((128, 4), np.complex64))
+
+
+def test_collective_replica_groups_reach_the_program():
+    def tensor_parallel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.collective("all_reduce", out, x, replica_groups=[[0, 1, 2, 3], [4, 5, 6, 7]])
+        return out
+
+    text = trnsim.compile(tensor_parallel, np.zeros((128, 64), np.float32)).program_text()
+    assert "groups=[[0,1,2,3],[4,5,6,7]]" in text
+
+    def overlapping(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.collective("all_reduce", out, x, replica_groups=[[0, 1], [1, 2]])
+        return out
+
+    with pytest.raises(trnsim.KernelError) as error:
+        trnsim.compile(overlapping, np.zeros((128, 64), np.float32))
+    assert "rank 1 is in replica groups 0 and 1" in str(error.value)

@@ -1,5 +1,6 @@
-// The seam between the scheduler and a system's fabric: when every rank of a run has reached its
-// k-th `collective` instruction (isa/instrs/control.h), the scheduler hands the ranks' calls to a
+// The seam between the scheduler and a system's fabric: when every member of a replica group (every
+// rank of the run by default) has reached its k-th `collective` instruction (isa/instrs/control.h),
+// the scheduler hands the members' calls to a
 // CollectiveService, which moves and reduces the data in the ranks' device memories and says
 // how long the operation takes. The fabric module implements it (fabric/kernel_collectives.h);
 // core only knows this interface, so the dependency points downward.
@@ -17,6 +18,7 @@ namespace trn::core {
 /// One rank's part of a collective: its instruction and where its operands sit.
 struct CollectiveCall {
   const isa::Collective* instr = nullptr;
+  std::int64_t rank = 0;           ///< the rank of the run (its chip), whatever its group
   DeviceMemory* device = nullptr;  ///< the rank's chip's HBM
   std::int64_t srcAddress = 0;     ///< device addresses of the contiguous ranges
   std::int64_t dstAddress = 0;
@@ -27,9 +29,10 @@ struct CollectiveCall {
 class CollectiveService {
  public:
   virtual ~CollectiveService() = default;
-  /// Runs one collective whose rank r is calls[r]; with `withData`, moves and reduces the data in
-  /// the ranks' devices. Returns its duration in picoseconds, or an error that names what does not
-  /// match (operations, types or sizes that differ between the ranks).
+  /// Runs one collective over a group whose position i is calls[i] (rank calls[i].rank of the
+  /// run); with `withData`, moves and reduces the data in the ranks' devices. A group of one is a
+  /// copy of src to dst that takes no time. Returns its duration in picoseconds, or an error that
+  /// names what does not match (operations, types or sizes that differ between the ranks).
   [[nodiscard]] virtual Result<std::int64_t> run(std::span<const CollectiveCall> calls,
                                                  bool withData) = 0;
 };

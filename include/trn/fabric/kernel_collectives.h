@@ -1,12 +1,14 @@
 // The fabric behind a kernel's `collective` instructions: the core::CollectiveService a system
-// run (runtime::Session::runRanks) gives the scheduler. Rank r is chip r of the topology. Each
-// collective is timed by the model (collective.h: every algorithm that applies, the fastest
-// taken) and, in the modes with data, executed on the ranks' HBM by the same plan
-// (functional_collective.h), through scratch buffers in each chip's HBM that are given back
+// run (runtime::Session::runRanks) gives the scheduler. Rank r is chip r of the topology; each
+// call is over one replica group, a request over the group's chips (position i of the group is
+// rank i of the request). Each collective is timed by the model (collective.h: every algorithm that
+// applies, the fastest taken) and, in the modes with data, executed on the ranks' HBM by the same
+// plan (functional_collective.h), through scratch buffers in each chip's HBM that are given back
 // afterwards. Every collective run is recorded, for reports.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -20,8 +22,9 @@ namespace trn::fabric {
 struct CollectiveRecord {
   CollectiveOp op = CollectiveOp::kAllReduce;
   std::int64_t bytes = 0;  ///< in the nccom-test sense (CollectiveRequest::bytes)
-  Algorithm algorithm = Algorithm::kRing;
+  std::optional<Algorithm> algorithm;  ///< unset for a group of one rank (a copy)
   std::int64_t picoseconds = 0;
+  std::vector<std::int64_t> group;  ///< the ranks (chips) it ran over, in group order
 };
 
 class FabricCollectives final : public core::CollectiveService {

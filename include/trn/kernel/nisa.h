@@ -264,11 +264,16 @@ void sendrecv(const Tensor& dst, const Tensor& src, Engine engine = Engine::kPoo
 /// A collective over the ranks of a system run (NKI nki.collectives on HBM tensors; rank r runs
 /// on chip r, runtime::Session::runRanks): `op` of `src` into `dst`, reducing with `reduce` (add,
 /// max or min) where it reduces. Both are contiguous HBM ranges of one dtype; sizes per op as
-/// isa::Collective says (all_gather's dst is the ranks times src, reduce_scatter's src the ranks
-/// times dst). The k-th collective of every rank meets the others' k-th; a kernel issues all of
+/// isa::Collective says (all_gather's dst is the group size times src, reduce_scatter's src the
+/// group size times dst). `groups` are NKI's replica groups: empty for one group of every rank,
+/// or equal-size lists of ranks that hold every rank once ({{0,1,2,3},{4,5,6,7}}); each rank's
+/// collective then runs with the members of its group only, in the list's order. The k-th
+/// collective of a rank meets the k-th of the other members of its group; a kernel issues all of
 /// its collectives from one engine, and the kernel's other engines run on while it is in flight.
+/// Malformed groups (of different sizes, a rank twice, more than isa::ReplicaGroups::kMaxRanks
+/// ranks) fail here; ranks outside the run or missing from every group fail when it runs.
 void collective(isa::CollectiveOp op, const Tensor& dst, const Tensor& src,
                 isa::AluOp reduce = isa::AluOp::kAdd, Engine engine = Engine::kPool,
-                Loc loc = Loc::current());
+                const std::vector<std::vector<int>>& groups = {}, Loc loc = Loc::current());
 
 }  // namespace trn::kernel::nisa

@@ -54,6 +54,24 @@ Status Collective::verify(const VerifyContext& /*ctx*/) const {
           fmt::format("{} is not a contiguous HBM range (a collective moves whole ranges)", name));
     }
   }
+  TRN_RETURN_IF_ERROR(checkReplicaGroupsForm(groups).withContext("field 'groups'"));
+  if (!groups.all()) {
+    // The sizes by the group's size; with every rank, the run's size is the scheduler's to check.
+    const std::int64_t n = groups.groupSize;
+    const std::int64_t srcCount = src.elementCount();
+    const std::int64_t dstCount = dst.elementCount();
+    const bool fits = op == CollectiveOp::kAllGather       ? dstCount == srcCount * n
+                      : op == CollectiveOp::kReduceScatter ? srcCount == dstCount * n
+                                                           : srcCount == dstCount;
+    if (!fits) {
+      return failedPrecondition(fmt::format(
+          "{} over replica groups of {} ranks with src of {} elements and dst of {}: {}",
+          enumName(op), n, srcCount, dstCount,
+          op == CollectiveOp::kAllGather       ? "dst must be the group size times src"
+          : op == CollectiveOp::kReduceScatter ? "src must be the group size times dst"
+                                               : "src and dst must be the same size"));
+    }
+  }
   if (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter) {
     if (reduce != AluOp::kAdd && reduce != AluOp::kMax && reduce != AluOp::kMin) {
       return failedPrecondition(

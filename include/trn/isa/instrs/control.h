@@ -9,6 +9,7 @@
 #include "trn/isa/exec_context.h"
 #include "trn/isa/field.h"
 #include "trn/isa/instruction.h"
+#include "trn/isa/replica_groups.h"
 #include "trn/isa/type_list.h"
 
 namespace trn::isa {
@@ -126,12 +127,15 @@ struct SendRecv {
 };
 
 /// A collective over the ranks of a system run (NKI `nki.collectives` on HBM tensors; each rank
-/// is one core on its own chip, rank r on chip r, runtime::Session::runRanks). The k-th
-/// collective a rank issues meets every other rank's k-th; all complete together, when the
-/// fabric model's time for the operation has passed after the last arrival. `src` and `dst` are
-/// contiguous HBM ranges of one dtype; per rank, for N ranks: all_reduce and all_to_all take and
-/// give equal sizes, all_gather gives N times src, reduce_scatter gives 1/N of src, broadcast
-/// copies rank 0's src to every dst, permute sends src to rank r + 1's dst. Reductions (`reduce`
+/// is one core on its own chip, rank r on chip r, runtime::Session::runRanks), or, with replica
+/// `groups`, over the members of each rank's group only. The k-th collective a rank issues meets
+/// the k-th of every other member of its group; the members complete together, when the fabric
+/// model's time for the operation over the group's chips has passed after the last arrival, and
+/// groups proceed independently. `src` and `dst` are contiguous HBM ranges of one dtype; per
+/// rank, for a group of N ranks (position i of rank r being r's place in its group's list):
+/// all_reduce and all_to_all take and give equal sizes, all_gather gives N times src,
+/// reduce_scatter gives 1/N of src, broadcast copies the group's first rank's src to every dst,
+/// permute sends src to the next member's dst. Reductions (`reduce`
 /// add, max or min) are in fp32 or bf16, in the order docs/collectives.md gives.
 struct Collective {
   static constexpr InstrInfo kInfo{
@@ -140,11 +144,12 @@ struct Collective {
       {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool, Engine::kSp},
       "control",
       "an all-reduce, all-gather, reduce-scatter, all-to-all, broadcast or permute of HBM "
-      "tensors over the ranks of a system run"};
+      "tensors over the ranks of a system run or of each rank's replica group"};
   CollectiveOp op = CollectiveOp::kAllReduce;
   AluOp reduce = AluOp::kAdd;
   AccessPattern dst;
   AccessPattern src;
+  ReplicaGroups groups;  ///< which ranks each rank's collective runs with (default: every rank)
   static constexpr auto fields() {
     return std::tuple{
         FieldDesc{"op", &Collective::op, FieldRole::kImmediate, "the collective"},
@@ -152,6 +157,8 @@ struct Collective {
                   "add, max or min (reducing collectives)"},
         FieldDesc{"dst", &Collective::dst, FieldRole::kOutput, "contiguous HBM range written"},
         FieldDesc{"src", &Collective::src, FieldRole::kInput, "contiguous HBM range read"},
+        FieldDesc{"groups", &Collective::groups, FieldRole::kImmediate,
+                  "replica groups: all, or equal-size rank lists [[0,1],[2,3]] covering the run"},
     };
   }
   [[nodiscard]] Status verify(const VerifyContext& ctx) const;
