@@ -7,33 +7,9 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "field_codec.h"
+
 namespace trn::isa {
-namespace {
-
-/// Splits "[item,item,...]" at its top-level commas; false when the brackets do not balance.
-bool splitList(std::string_view text, std::vector<std::string_view>& items) {
-  items.clear();
-  if (text.size() < 2 || text.front() != '[' || text.back() != ']') {
-    return false;
-  }
-  text = text.substr(1, text.size() - 2);
-  int depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '[') {
-      ++depth;
-    } else if (text[i] == ']' && --depth < 0) {
-      return false;
-    } else if (text[i] == ',' && depth == 0) {
-      items.push_back(text.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  items.push_back(text.substr(start));
-  return depth == 0;
-}
-
-}  // namespace
 
 bool ReplicaGroups::operator==(const ReplicaGroups& other) const {
   const auto mine = listed();
@@ -59,13 +35,14 @@ Result<ReplicaGroups> parseReplicaGroups(std::string_view text) {
     return groups;
   }
   std::vector<std::string_view> items;
-  if (!splitList(text, items) || (items.size() == 1 && items[0].empty())) {
+  if (!codec::detail::splitBracketList(text, items) || (items.size() == 1 && items[0].empty())) {
     return parseError(fmt::format(
         "'{}' is not replica groups: 'all' or a list of rank lists [[0,1],[2,3]]", text));
   }
   std::vector<std::string_view> members;
   for (std::size_t g = 0; g < items.size(); ++g) {
-    if (!splitList(items[g], members) || (members.size() == 1 && members[0].empty())) {
+    if (!codec::detail::splitBracketList(items[g], members) ||
+        (members.size() == 1 && members[0].empty())) {
       return parseError(
           fmt::format("replica group {} '{}' is not a non-empty list of ranks", g, items[g]));
     }
