@@ -232,7 +232,7 @@ Status runDemo(const DemoArgs& args, bool& pass) {
   harness::CheckOptions single = options;
   single.run.lnc = 1;
   // Records give each kernel's verdict its critical path (and the trace its timeline).
-  single.run.record = core::hasTiming(mode) && (trace || lnc == 1);
+  single.run.record = core::hasTiming(mode) && lnc == 1;  // at LNC > 1 the pair is shown
   single.checkNumerics = !args.noCheck && lnc == 1;
   TRN_ASSIGN_OR_RETURN(const harness::DecoderLayerRun one,
                        harness::runDecoderLayer(session, config, single));
