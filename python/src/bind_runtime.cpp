@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -65,44 +66,36 @@ kernel::CompileOptions toCompileOptions(const py::dict& options, std::ostream* d
   return o;
 }
 
-/// True when a core of `program` declares `name` as a floating-point tensor.
-bool isFloatTensor(const isa::ChipProgram& program, const std::string& name) {
+/// The dtype of tensor `name` in the first core of `program` that declares it.
+std::optional<DType> tensorDType(const isa::ChipProgram& program, const std::string& name) {
   for (const auto& core : program.cores) {
     if (const std::optional<std::int32_t> t = core.program.findTensor(name)) {
-      const DType dtype = core.program.tensors[static_cast<std::size_t>(*t)].dtype;
-      return dtypeTraits(dtype).kind == DTypeKind::kFloat;
+      return core.program.tensors[static_cast<std::size_t>(*t)].dtype;
     }
   }
-  return false;
+  return std::nullopt;
 }
-
 
 /// The report of core `c` of `run` (or of the whole run when c < 0) with its verdict: the
 /// slowest core's for the whole run.
 py::dict reportOf(const Run& run, int c) {
-  const core::RunStats& stats =
-      c < 0 ? run.result.stats : run.result.cores.at(static_cast<std::size_t>(c));
-  std::size_t explained = c < 0 ? 0 : static_cast<std::size_t>(c);
-  if (c < 0) {
-    for (std::size_t i = 1; i < run.result.cores.size(); ++i) {
-      if (run.result.cores[i].total > run.result.cores[explained].total) {
-        explained = i;
-      }
-    }
-  }
+  const auto one = static_cast<std::size_t>(c < 0 ? 0 : c);
+  const std::size_t count = c < 0 ? run.programs.size() : 1;
+  const core::RunStats& stats = c < 0 ? run.result.stats : run.result.cores.at(one);
   const profile::Report report = profile::makeReport(stats, *run.chip);
   profile::Verdict verdict;
   if (report.timed) {
-    verdict = take(profile::explainRun(*run.programs[explained], run.result.cores[explained],
-                                       *run.chip));
+    std::vector<const isa::Program*> programs;
+    for (std::size_t i = one; i < one + count; ++i) {
+      programs.push_back(run.programs[i].get());
+    }
+    verdict = take(profile::explainSlowestCore(
+        programs, std::span(run.result.cores).subspan(one, count), *run.chip));
   }
   return reportDict(report, verdict);
 }
 
 Status writeTrace(const Run& run, const std::string& path) {
-  if (run.programs.size() == 1) {
-    return profile::writeTraceFile(path, *run.programs.front(), run.result.cores.front());
-  }
   std::vector<profile::TraceSegment> segments;
   for (std::size_t i = 0; i < run.programs.size(); ++i) {
     segments.push_back(profile::TraceSegment{
@@ -150,14 +143,8 @@ py::dict reportDict(const profile::Report& report, const profile::Verdict& verdi
   nlohmann::json figures = profile::reportToJson(report);
   figures["bound_by"] = report.timed ? nlohmann::json(profile::verdictLabel(verdict))
                                      : nlohmann::json(nullptr);
-  figures["verdict"] = report.timed
-                           ? nlohmann::json{{"bound", std::string(profile::boundName(verdict.bound))},
-                                            {"subject", verdict.subject},
-                                            {"headline", verdict.headline},
-                                            {"evidence", verdict.evidence},
-                                            {"remedies", verdict.remedies},
-                                            {"text", profile::formatVerdict(verdict)}}
-                           : nlohmann::json(nullptr);
+  figures["verdict"] =
+      report.timed ? profile::verdictToJson(verdict) : nlohmann::json(nullptr);
   return py::module_::import("json").attr("loads")(figures.dump());
 }
 
@@ -197,12 +184,7 @@ void bindRuntime(py::module_& m) {
            },
            py::arg("core") = 0)
       .def("save", [](const Launch& l, const std::string& path) {
-        isa::ChipProgram chip;
-        chip.lnc = static_cast<int>(l.launch.cores.size());
-        for (std::size_t c = 0; c < l.launch.cores.size(); ++c) {
-          chip.cores.push_back({static_cast<int>(c), l.launch.cores[c]->program});
-        }
-        const Status status = runtime::saveChipProgram(chip, path);
+        const Status status = runtime::saveChipProgram(l.launch.chipProgram(), path);
         if (!status.ok()) {
           raise(status);
         }
@@ -358,9 +340,9 @@ void bindRuntime(py::module_& m) {
             }
             std::vector<runtime::TensorOutput> wanted;
             for (const std::string& name : outputs) {
-              wanted.push_back({name, float32Outputs && isFloatTensor(program, name)
-                                          ? std::optional(DType::kFp32)
-                                          : std::nullopt});
+              const std::optional<DType> dtype = tensorDType(program, name);
+              wanted.push_back(
+                  {name, float32Outputs && dtype ? runtime::defaultHostType(*dtype) : std::nullopt});
             }
             auto run = std::make_shared<Run>();
             run->chip = s.sharedChip();

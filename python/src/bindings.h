@@ -73,6 +73,9 @@ class PythonCallSite {
 /// error code's name as `code`.
 [[noreturn]] void raise(const Status& status, bool kernelError = false);
 
+/// Sets the Python error raise() raises, without throwing (for exception translators).
+void setPythonError(const Status& status, bool kernelError);
+
 /// The value of `result`, or raise(status).
 template <typename T>
 T take(Result<T> result, bool kernelError = false) {

@@ -32,11 +32,7 @@ void defineModule(py::module_& m) {
         std::rethrow_exception(p);
       }
     } catch (const trn::kernel::TraceError& e) {
-      const py::module_ module = py::module_::import("trnsim._trnsim");
-      const py::object type = module.attr("KernelError");
-      py::object value = type(e.status.message());
-      value.attr("code") = std::string(trn::errorCodeName(e.status.code()));
-      PyErr_SetObject(type.ptr(), value.ptr());
+      setPythonError(e.status, /*kernelError=*/true);
     }
   });
 

@@ -144,7 +144,7 @@ PythonCallSite::PythonCallSite() {
   }
 }
 
-void raise(const Status& status, bool kernelError) {
+void setPythonError(const Status& status, bool kernelError) {
   const py::module_ module = py::module_::import("trnsim._trnsim");
   const char* name = kernelError                           ? "KernelError"
                      : status.code() == ErrorCode::kRace     ? "RaceError"
@@ -154,6 +154,10 @@ void raise(const Status& status, bool kernelError) {
   py::object error = type(status.message());
   error.attr("code") = std::string(errorCodeName(status.code()));
   PyErr_SetObject(type.ptr(), error.ptr());
+}
+
+void raise(const Status& status, bool kernelError) {
+  setPythonError(status, kernelError);
   throw py::error_already_set();
 }
 

@@ -281,7 +281,8 @@ def run_program(program, inputs, outputs, chip="trn2", mode="functional+timing",
                 trace=None, max_instructions=None):
     """Runs a program (a path or load_program's result) with ``inputs`` ({tensor name: numpy
     array}, in the tensor's storage type or float32) and returns ({name: array} for the tensors
-    named in ``outputs``, Report). Float outputs come back as float32 unless ``raw``."""
+    named in ``outputs``, Report). bf16, tf32 and fp8 outputs come back as float32 unless
+    ``raw``."""
     if not isinstance(program, _trnsim.Program):
         program = load_program(program)
     options = _run_options(mode, rounding, seed, poison, detect_races, program.lnc, True,

@@ -189,15 +189,12 @@ Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEnt
   result.report = profile::makeReport(result.stats, session.chip());
   result.usefulFlops = entry.flops ? entry.flops(specs) : 0.0;
   if (result.report.timed) {
-    std::size_t slowest = 0;
-    for (std::size_t c = 1; c < result.cores.size(); ++c) {
-      if (result.cores[c].total > result.cores[slowest].total) {
-        slowest = c;
-      }
+    std::vector<const isa::Program*> programs;
+    for (const auto& core : result.launch.cores) {
+      programs.push_back(&core->program);
     }
     TRN_ASSIGN_OR_RETURN(result.verdict,
-                         profile::explainRun(result.launch.cores[slowest]->program,
-                                             result.cores[slowest], session.chip()));
+                         profile::explainSlowestCore(programs, result.cores, session.chip()));
   }
   const double seconds = static_cast<double>(result.report.total.count()) * 1e-12;
   if (seconds > 0 && result.report.peBf16PeakTflops > 0) {

@@ -50,6 +50,15 @@ nlohmann::json reportToJson(const Report& report) {
   };
 }
 
+nlohmann::json verdictToJson(const Verdict& verdict) {
+  return {{"bound", std::string(boundName(verdict.bound))},
+          {"subject", verdict.subject},
+          {"headline", verdict.headline},
+          {"evidence", verdict.evidence},
+          {"remedies", verdict.remedies},
+          {"text", formatVerdict(verdict)}};
+}
+
 nlohmann::json chipSummaryToJson(const ChipSummary& summary) {
   nlohmann::json cores = nlohmann::json::array();
   for (const CoreSummary& c : summary.cores) {

@@ -552,6 +552,9 @@ Json coresData(std::span<const TraceSegment> segments) {
 }
 
 Status writeCoresTraceFile(const std::string& path, std::span<const TraceSegment> cores) {
+  if (cores.size() == 1) {
+    return writeTraceFile(path, *cores.front().program, *cores.front().stats);
+  }
   TRN_ASSIGN_OR_RETURN(const std::vector<Placement> placements, placeSegments(cores, true));
   return writeFile(path, [&](std::ostream& out) {
     return writeDocument(out, cores, placements, coresData(cores));

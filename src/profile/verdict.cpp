@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <optional>
 
+#include "trn/base/check.h"
+
 namespace trn::profile {
 namespace {
 
@@ -328,6 +330,20 @@ Result<Verdict> explainRun(const isa::Program& program, const core::RunStats& st
     TRN_ASSIGN_OR_RETURN(path, findCriticalPath(program, stats));
   }
   return decideVerdict(verdictFigures(report, stats, chip, path ? &*path : nullptr));
+}
+
+Result<Verdict> explainSlowestCore(std::span<const isa::Program* const> programs,
+                                   std::span<const core::RunStats> cores,
+                                   const spec::ChipSpec& chip) {
+  TRN_CHECK(!cores.empty() && programs.size() == cores.size())
+      << "explainSlowestCore needs one program per core";
+  std::size_t slowest = 0;
+  for (std::size_t c = 1; c < cores.size(); ++c) {
+    if (cores[c].total > cores[slowest].total) {
+      slowest = c;
+    }
+  }
+  return explainRun(*programs[slowest], cores[slowest], chip);
 }
 
 }  // namespace trn::profile

@@ -99,6 +99,14 @@ NpyType storageType(DType dtype) {
   return NpyType::kUInt8;
 }
 
+std::optional<DType> defaultHostType(DType dtype) {
+  const bool numpyHasIt = dtype == DType::kFp32 || dtype == DType::kFp16;
+  if (!isFloat(dtype) || numpyHasIt) {
+    return std::nullopt;
+  }
+  return DType::kFp32;
+}
+
 namespace {
 
 /// `value` rounded toward zero to float32.

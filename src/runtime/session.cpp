@@ -132,6 +132,15 @@ Status Session::checkLnc(int lnc) const {
   return {};
 }
 
+isa::ChipProgram CompiledLaunch::chipProgram() const {
+  isa::ChipProgram chip;
+  chip.lnc = static_cast<int>(cores.size());
+  for (std::size_t c = 0; c < cores.size(); ++c) {
+    chip.cores.push_back({static_cast<int>(c), cores[c]->program});
+  }
+  return chip;
+}
+
 Result<CompiledLaunch> Session::compileLaunch(const kernel::KernelDef& kernel,
                                               std::span<const kernel::TensorSpec> specs,
                                               const RunOptions& options,

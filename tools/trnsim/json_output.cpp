@@ -51,14 +51,8 @@ nlohmann::json checkResultToJson(std::string_view kernel, const harness::CheckRe
   }
   const kernel::CompileSummary& s = result.compiled->summary;
   const std::string bound = harness::boundBy(result);
-  const profile::Verdict& v = result.verdict;
-  const nlohmann::json verdict =
-      result.report.timed ? nlohmann::json{{"bound", std::string(profile::boundName(v.bound))},
-                                           {"subject", v.subject},
-                                           {"headline", v.headline},
-                                           {"evidence", v.evidence},
-                                           {"remedies", v.remedies}}
-                          : nlohmann::json(nullptr);
+  const nlohmann::json verdict = result.report.timed ? profile::verdictToJson(result.verdict)
+                                                      : nlohmann::json(nullptr);
   return {
       {"kernel", std::string(kernel)},
       {"inputs", std::move(inputs)},

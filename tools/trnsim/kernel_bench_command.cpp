@@ -74,9 +74,6 @@ void printPerformance(const harness::CheckResult& result) {
 
 /// Writes the Perfetto trace of a bench run.
 Status writeBenchTrace(const std::string& path, const harness::CheckResult& result) {
-  if (result.cores.size() == 1) {
-    return profile::writeTraceFile(path, result.compiled->program, result.cores[0]);
-  }
   std::vector<profile::TraceSegment> cores;
   for (std::size_t c = 0; c < result.cores.size(); ++c) {
     cores.push_back({fmt::format("core {}", result.physicalCores[c]),

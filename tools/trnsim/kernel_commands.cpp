@@ -91,8 +91,6 @@ Status compileKernel(const CompileArgs& args) {
   launchOptions.lnc = args.lnc;
   TRN_ASSIGN_OR_RETURN(const runtime::CompiledLaunch launch,
                        session.compileLaunch(entry->def, specs, launchOptions, options));
-  isa::ChipProgram chip;
-  chip.lnc = args.lnc;
   for (std::size_t c = 0; c < launch.cores.size(); ++c) {
     const kernel::CompileSummary& s = launch.cores[c]->summary;
     fmt::print(
@@ -102,10 +100,9 @@ Status compileKernel(const CompileArgs& args) {
         launch.cores.size() > 1 ? fmt::format(" core {}", c) : std::string(), s.instructions,
         s.semaphoreWaits, s.crossEngineDependencies, s.sbufPeakBytes, s.psumPeakBytes, s.bufs,
         s.spills > 0 ? fmt::format(", {} tile(s) spilled to HBM", s.spills) : std::string());
-    chip.cores.push_back({static_cast<int>(c), launch.cores[c]->program});
   }
   if (!args.output.empty()) {
-    TRN_RETURN_IF_ERROR(runtime::saveChipProgram(chip, args.output));
+    TRN_RETURN_IF_ERROR(runtime::saveChipProgram(launch.chipProgram(), args.output));
     fmt::print("program: {} (run it with 'trnsim run')\n", args.output);
   }
   return {};

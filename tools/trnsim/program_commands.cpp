@@ -156,16 +156,6 @@ void printRunJson(const RunOptions& options, const spec::ChipSpec& chip,
   printJson(std::move(doc), kExitOk);
 }
 
-/// How an output comes back without a :DTYPE suffix: float32 for the float types numpy cannot
-/// read (bf16, fp8, tf32), unless --keep-storage-type; else its storage type.
-std::optional<DType> defaultHostType(const isa::TensorDecl& decl, const RunOptions& options) {
-  const bool numpyFloat = decl.dtype == DType::kFp32 || decl.dtype == DType::kFp16;
-  if (options.keepStorageType || !isFloat(decl.dtype) || numpyFloat) {
-    return std::nullopt;
-  }
-  return DType::kFp32;
-}
-
 Status runProgram(const RunOptions& options) {
   TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(options.chip));
   runtime::RunOptions run;
@@ -288,7 +278,9 @@ Status runProgram(const RunOptions& options) {
       return notFound(
           fmt::format("--out {}: {} has no tensor '{}'", b.tensor, programNames, b.tensor));
     }
-    wanted.push_back({b.tensor, b.hostType ? b.hostType : defaultHostType(*decl, options)});
+    const std::optional<DType> hostType =
+        options.keepStorageType ? std::nullopt : runtime::defaultHostType(decl->dtype);
+    wanted.push_back({b.tensor, b.hostType ? b.hostType : hostType});
   }
   TRN_ASSIGN_OR_RETURN(runtime::RunResult result, session.runCores(programs, bound, wanted, run));
   for (std::size_t i = 0; i < outputs.size(); ++i) {
@@ -309,12 +301,7 @@ Status runProgram(const RunOptions& options) {
       segments.push_back(
           {fmt::format("core {}", programs[i].physicalCore), programs[i].program.get(), &stats});
     }
-    if (programs.size() == 1) {
-      TRN_RETURN_IF_ERROR(
-          profile::writeTraceFile(options.trace, *programs[0].program, result.cores[0]));
-    } else {
-      TRN_RETURN_IF_ERROR(profile::writeCoresTraceFile(options.trace, segments));
-    }
+    TRN_RETURN_IF_ERROR(profile::writeCoresTraceFile(options.trace, segments));
   }
   auto writeHtmlReport = [&](bool announce) -> Status {
     if (options.report.empty()) {

@@ -9,6 +9,7 @@
 
 #include "trn/profile/chip_summary.h"
 #include "trn/profile/report.h"
+#include "trn/profile/verdict.h"
 
 namespace trn::profile {
 
@@ -21,6 +22,10 @@ inline constexpr int kReportJsonVersion = 1;
 /// dma_peak_bytes_per_second, hbm_utilisation, critical_engine (null when nothing was busy) and
 /// critical_busy_ps.
 nlohmann::json reportToJson(const Report& report);
+
+/// A verdict (verdict.h): bound, subject, headline, evidence[], remedies[], and text (its
+/// formatVerdict rendering).
+nlohmann::json verdictToJson(const Verdict& verdict);
 
 /// A chip summary: chip, timed, total_ps, cores[], stacks[], flops, achieved_tflops,
 /// used_peak_tflops, chip_peak_tflops, mfu_used, mfu_chip.

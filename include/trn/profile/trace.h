@@ -62,7 +62,7 @@ Status writeSequenceTraceFile(const std::string& path, std::span<const TraceSegm
 
 /// Writes the cores of one chip run as one trace file: core i is process i, named by its
 /// segment ("core 1"), each with its engine and DMA queue tracks, all from time 0 (one
-/// timeline). "otherData" holds the longest total and each core's figures. The same errors as
+/// timeline). A run of one core is written as writeTraceFile writes it. "otherData" holds the longest total and each core's figures. The same errors as
 /// writeTraceFile, naming the segment.
 Status writeCoresTraceFile(const std::string& path, std::span<const TraceSegment> cores);
 

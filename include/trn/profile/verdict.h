@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,5 +100,11 @@ std::string verdictLabel(const Verdict& verdict);
 /// holds every instruction's record, else from the figures alone (the busiest unit).
 Result<Verdict> explainRun(const isa::Program& program, const core::RunStats& stats,
                            const spec::ChipSpec& chip);
+
+/// The verdict of a run of several cores (programs[i] ran on cores[i]): explainRun of the core
+/// that took longest, the one that bounds the run.
+Result<Verdict> explainSlowestCore(std::span<const isa::Program* const> programs,
+                                   std::span<const core::RunStats> cores,
+                                   const spec::ChipSpec& chip);
 
 }  // namespace trn::profile

@@ -53,6 +53,11 @@ Status saveChipProgram(const isa::ChipProgram& chip, const std::string& path);
 /// The .npy element type that stores `dtype` bit for bit.
 NpyType storageType(DType dtype);
 
+/// The type an output of `dtype` is read back in unless the caller keeps the storage type:
+/// float32 for the floating-point types numpy lacks (bf16, tf32, fp8), nullopt (the storage
+/// type itself) for fp32, fp16 and the integers.
+std::optional<DType> defaultHostType(DType dtype);
+
 /// The bytes of `tensor` from an array: raw when the array has the storage type; for a
 /// floating-point tensor, a float32 or float64 array is rounded once to the tensor's type under
 /// `rounding` (stochastic rounding draws element i's word from (seed, stream, i)). Shapes must

@@ -21,6 +21,7 @@
 #include "trn/core/neuron_core.h"
 #include "trn/fabric/kernel_collectives.h"
 #include "trn/fabric/topology.h"
+#include "trn/isa/chip_program.h"
 #include "trn/kernel/compiler.h"
 #include "trn/runtime/npy.h"
 #include "trn/spec/chip_spec.h"
@@ -97,6 +98,9 @@ struct RanksResult {
 struct CompiledLaunch {
   std::vector<std::shared_ptr<const kernel::CompiledKernel>> cores;
   [[nodiscard]] const kernel::CompiledKernel& first() const { return *cores.front(); }
+  /// The launch as the contents of a program file: core c's program on physical core c, at an
+  /// LNC of the core count.
+  [[nodiscard]] isa::ChipProgram chipProgram() const;
 };
 
 /// The input tensors of `program` whose names are not in `bound`, in declaration order.
