@@ -6,7 +6,10 @@
 #include <string>
 
 #include "trn/isa/program_text.h"
+#include "trn/fabric/topology.h"
 #include "trn/runtime/session.h"
+#include "trn/spec/loader.h"
+#include "trn/spec/system_loader.h"
 
 namespace trn::runtime::testing {
 
@@ -34,5 +37,16 @@ inline RunOptions timingOnly(int lnc) {
 inline const std::string kTensors =
     ".tensor x input fp32 [128, 64]\n"
     ".tensor y output fp32 [128, 64]\n";
+
+/// trn2.48xlarge (16 chips on a 4 x 4 torus) as a fabric topology, for system runs.
+inline fabric::Topology trn2Instance() {
+  const Result<spec::SystemSpec> system = spec::loadSystem("trn2.48xlarge");
+  TRN_CHECK(system.ok()) << system.status().toString();
+  const Result<spec::ChipSpec> chip = spec::loadChip(system->chip);
+  TRN_CHECK(chip.ok()) << chip.status().toString();
+  Result<fabric::Topology> t = fabric::Topology::create(*system, *chip);
+  TRN_CHECK(t.ok()) << t.status().toString();
+  return std::move(*t);
+}
 
 }  // namespace trn::runtime::testing

@@ -24,16 +24,6 @@ using testing::kTensors;
 using testing::program;
 using testing::trn2;
 
-fabric::Topology instance() {
-  const Result<spec::SystemSpec> system = spec::loadSystem("trn2.48xlarge");
-  TRN_CHECK(system.ok()) << system.status().toString();
-  const Result<spec::ChipSpec> chip = spec::loadChip(system->chip);
-  TRN_CHECK(chip.ok()) << chip.status().toString();
-  Result<fabric::Topology> t = fabric::Topology::create(*system, *chip);
-  TRN_CHECK(t.ok()) << t.status().toString();
-  return std::move(*t);
-}
-
 /// Each rank stages x through SBUF into partial (its "compute"), then all-reduces partial into y.
 const std::string kComputeThenAllReduce =
     ".tensor x input fp32 [128, 64]\n"
@@ -55,7 +45,7 @@ std::vector<float> rankValues(int rank) {
 
 TEST(RankRun, SixteenChipsAllReduceWhatTheirKernelsComputed) {
   const Session session = trn2();
-  const fabric::Topology topology = instance();
+  const fabric::Topology topology = testing::trn2Instance();
   std::vector<NpyArray> inputs;
   for (int r = 0; r < 16; ++r) {
     inputs.push_back(floatArray({128, 64}, rankValues(r)));
@@ -93,7 +83,7 @@ TEST(RankRun, SixteenChipsAllReduceWhatTheirKernelsComputed) {
 // orders the store before the collective and the collective before the kernel's end.
 TEST(RankRun, ATileKernelScalesThenAllReducesOverEightChips) {
   const Session session = trn2();
-  const fabric::Topology topology = instance();
+  const fabric::Topology topology = testing::trn2Instance();
   constexpr int kRanks = 8;
   std::vector<std::shared_ptr<const kernel::CompiledKernel>> compiled;
   for (int r = 0; r < kRanks; ++r) {
@@ -147,7 +137,7 @@ TEST(RankRun, ATileKernelScalesThenAllReducesOverEightChips) {
 // arrives (plus the handshake a core barrier also pays), so the run is at least that long.
 TEST(RankRun, TheCollectiveTakesTheFabricModelsTime) {
   const Session session = trn2();
-  const fabric::Topology topology = instance();
+  const fabric::Topology topology = testing::trn2Instance();
   const std::string text = kTensors +
                            "pool: collective op=all_gather dst=hbm:y:fp32[[64,128],[1,64]] "
                            "src=hbm:x:fp32[[64,8],[1,64]]\n";
@@ -174,7 +164,7 @@ TEST(RankRun, TheCollectiveTakesTheFabricModelsTime) {
 // about the longer of the two, not their sum.
 TEST(RankRun, OtherWorkOverlapsTheCollective) {
   const Session session = trn2();
-  const fabric::Topology topology = instance();
+  const fabric::Topology topology = testing::trn2Instance();
   const std::string tensors =
       kTensors + ".tensor a input fp32 [128, 8192]\n.tensor b output fp32 [128, 8192]\n";
   const std::string collective =
@@ -198,7 +188,7 @@ TEST(RankRun, OtherWorkOverlapsTheCollective) {
 
 TEST(RankRun, BadRunsGetErrorsThatNameTheProblem) {
   const Session session = trn2();
-  const fabric::Topology topology = instance();
+  const fabric::Topology topology = testing::trn2Instance();
   const std::string& tensors = kTensors;
   const std::string allReduce =
       "pool: collective op=all_reduce reduce=add dst=hbm:y:fp32[[64,128],[1,64]] "
@@ -253,7 +243,7 @@ TEST(RankRun, BadRunsGetErrorsThatNameTheProblem) {
 // Reading the collective's output on another engine without waiting for it is a race.
 TEST(RankRun, ReadingTheOutputBeforeTheCollectiveEndsIsARace) {
   const Session session = trn2();
-  const fabric::Topology topology = instance();
+  const fabric::Topology topology = testing::trn2Instance();
   const std::string text =
       kTensors +
       "pool: collective op=all_reduce reduce=add dst=hbm:y:fp32[[64,128],[1,64]] "

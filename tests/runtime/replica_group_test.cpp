@@ -24,16 +24,6 @@ using testing::kTensors;
 using testing::program;
 using testing::trn2;
 
-fabric::Topology instance() {
-  const Result<spec::SystemSpec> system = spec::loadSystem("trn2.48xlarge");
-  TRN_CHECK(system.ok()) << system.status().toString();
-  const Result<spec::ChipSpec> chip = spec::loadChip(system->chip);
-  TRN_CHECK(chip.ok()) << chip.status().toString();
-  Result<fabric::Topology> t = fabric::Topology::create(*system, *chip);
-  TRN_CHECK(t.ok()) << t.status().toString();
-  return std::move(*t);
-}
-
 /// Whole numbers, different per rank, so that sums are exact in fp32 in any order.
 std::vector<float> rankValues(int rank) {
   std::vector<float> v(128 * 64);
@@ -67,7 +57,7 @@ std::shared_ptr<const isa::Program> allReduceKernel(const Session& session,
 std::vector<std::vector<float>> runWithData(const std::shared_ptr<const isa::Program>& prog,
                                             int ranks, const std::string& out = "out") {
   const Session session = trn2();
-  const fabric::Topology topology = instance();
+  const fabric::Topology topology = testing::trn2Instance();
   std::vector<NpyArray> inputs;
   for (int r = 0; r < ranks; ++r) {
     inputs.push_back(floatArray({128, 64}, rankValues(r)));
@@ -147,7 +137,7 @@ TEST(ReplicaGroupRun, AllGatherWithinGroupsInListOrder) {
 // with one chunk of 32 KiB per chip, hand-checkable with `trnsim collectives bench`.
 TEST(ReplicaGroupRun, AGroupTakesTheFabricModelsTimeForItsChips) {
   const Session session = trn2();
-  const fabric::Topology topology = instance();
+  const fabric::Topology topology = testing::trn2Instance();
   const std::string text = kTensors +
                            "pool: collective op=all_reduce reduce=add "
                            "dst=hbm:y:fp32[[64,128],[1,64]] src=hbm:x:fp32[[64,128],[1,64]] "
@@ -187,7 +177,7 @@ TEST(ReplicaGroupRun, AGroupOfOneIsACopyAtOnce) {
   EXPECT_EQ(got[1], rankValues(1));
   const Session session = trn2();
   const std::vector<RankProgram> ranks(2, RankProgram{program(text), {}, {}});
-  const Result<RanksResult> result = session.runRanks(instance(), ranks, testing::timingOnly(1));
+  const Result<RanksResult> result = session.runRanks(testing::trn2Instance(), ranks, testing::timingOnly(1));
   ASSERT_TRUE(result.ok()) << result.status().toString();
   ASSERT_EQ(result->collectives.size(), 2U);
   EXPECT_EQ(result->collectives[0].picoseconds, 0);
@@ -219,7 +209,7 @@ TEST(ReplicaGroupRun, MalformedGroupsAreErrorsWhenTheKernelIsTraced) {
 
 TEST(ReplicaGroupRun, GroupsTheRanksDisagreeOnOrThatMissRanksAreRunErrors) {
   const Session session = trn2();
-  const fabric::Topology topology = instance();
+  const fabric::Topology topology = testing::trn2Instance();
   auto line = [](const std::string& groups) {
     return kTensors +
            "pool: collective op=all_reduce reduce=add dst=hbm:y:fp32[[64,128],[1,64]] "
