@@ -144,6 +144,9 @@ void bindTypes(py::module_& m) {
         return out;
       },
       py::arg("bits"), py::arg("dtype"), "Storage bits of `dtype` as float32 values (exact).");
+  m.def(
+      "to_dtype", [](const py::object& value) { return toDType(value); }, py::arg("value"),
+      "A dtype from a trnsim dtype, a name ('bf16', 'bfloat16') or a numpy dtype.");
   bindTabledEnum<isa::AluOp>(m, "AluOp");
   bindTabledEnum<isa::ActivationFunction>(m, "ActivationFunction");
   bindTabledEnum<isa::ReduceCmd>(m, "ReduceCmd");

@@ -66,26 +66,16 @@ def as_dtype(array, dtype):
 
 
 def _dtype_of(value):
-    if isinstance(value, dtype):
-        return value
-    names = {
-        "float32": dtype.float32, "float16": dtype.float16, "int8": dtype.int8,
-        "int16": dtype.int16, "int32": dtype.int32, "uint8": dtype.uint8,
-        "uint16": dtype.uint16, "uint32": dtype.uint32, "bfloat16": dtype.bfloat16,
-        "bf16": dtype.bfloat16, "fp32": dtype.float32, "fp16": dtype.float16,
-        "float8_e4m3": dtype.float8_e4m3, "fp8_e4m3": dtype.float8_e4m3,
-        "float8_e5m2": dtype.float8_e5m2, "fp8_e5m2": dtype.float8_e5m2,
-    }
-    if isinstance(value, str):
-        if value not in names:
-            raise TypeError(f"unknown dtype '{value}'")
-        return names[value]
-    name = np.dtype(value).name
-    if name == "float64":
+    """A trnsim dtype from a dtype, a name or a numpy dtype; float64 arrays become fp32 inputs."""
+    if not isinstance(value, (dtype, str)) and np.dtype(value) == np.float64:
         return dtype.float32
-    if name not in names:
-        raise TypeError(f"numpy arrays of {name} cannot be kernel inputs")
-    return names[name]
+    try:
+        return _trnsim.to_dtype(value)
+    except TypeError as error:
+        if isinstance(value, str):
+            raise
+        raise TypeError(f"numpy arrays of {np.dtype(value).name} cannot be kernel inputs") \
+            from error
 
 
 class Report:
