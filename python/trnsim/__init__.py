@@ -140,8 +140,13 @@ class Kernel:
         return f"trnsim.Kernel({self.name})"
 
 
-def jit(fn=None, **_ignored):
-    """Marks a function as a tile kernel (NKI's ``@nki.jit``)."""
+def jit(fn=None, **options):
+    """Marks a function as a tile kernel (NKI's ``@nki.jit``). NKI's ``mode=`` chooses a
+    framework there and means nothing here, so it is accepted and ignored; any other keyword is
+    an error."""
+    unknown = sorted(set(options) - {"mode"})
+    if unknown:
+        raise TypeError(f"trnsim.jit takes no option {', '.join(unknown)}")
     if fn is None:
         return lambda f: Kernel(f)
     return Kernel(fn)
