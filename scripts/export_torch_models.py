@@ -4,12 +4,16 @@
 dimension, so the exporter builds the reshape targets with Shape/Gather/Unsqueeze/Concat) and a
 small CNN (conv, batch norm, relu, max pool, adaptive average pool, linear).
 
+Beside each model it saves the example input and PyTorch's own CPU output for it, NAME.x.npy and
+NAME.y.npy (float32), the reference the compiled model's outputs are checked against.
+
 Run: /usr/bin/python3 scripts/export_torch_models.py. The models are committed; rerun only to
 change them. Weights come from a fixed seed.
 """
 import math
 import os
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -56,6 +60,10 @@ def export(model, example, name, dynamic_axes=None):
     model.eval()
     torch.onnx.export(model, example, os.path.join(OUT, name), input_names=["x"],
                       output_names=["y"], opset_version=17, dynamic_axes=dynamic_axes)
+    stem = os.path.join(OUT, name[:-len(".onnx")])
+    with torch.no_grad():
+        np.save(stem + ".x.npy", example.numpy())
+        np.save(stem + ".y.npy", model(example).numpy())
 
 
 if __name__ == "__main__":

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 
+#include "trn/graph/fold.h"
+#include "trn/graph/layout.h"
+
 namespace trn::graph {
 
 const std::vector<std::string>& passNames() {
-  static const std::vector<std::string> names = {"import", "shapes"};
+  static const std::vector<std::string> names = {"import", "shapes", "fold", "layout"};
   return names;
 }
 
@@ -35,7 +38,15 @@ Result<Graph> runPipeline(const std::string& path, const PipelineOptions& option
     return graph;
   }
   TRN_RETURN_IF_ERROR(inferShapes(graph, options.shapes));
-  after("shapes", graph);
+  if (after("shapes", graph)) {
+    return graph;
+  }
+  TRN_RETURN_IF_ERROR(foldConstants(graph));
+  if (after("fold", graph)) {
+    return graph;
+  }
+  TRN_RETURN_IF_ERROR(chooseLayouts(graph));
+  after("layout", graph);
   return graph;
 }
 

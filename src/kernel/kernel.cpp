@@ -230,7 +230,29 @@ Tensor Kernel::input(std::string name, std::vector<std::int64_t> shape, DType dt
   return t;
 }
 
+void Kernel::redirectOutputs(std::vector<OutputRedirect> redirects) {
+  nextOutputRedirect_ = 0;
+  if (redirects.empty()) {
+    outputRedirects_.reset();
+  } else {
+    outputRedirects_ = std::move(redirects);
+  }
+}
+
 Tensor Kernel::output(std::string name, std::vector<std::int64_t> shape, DType dtype, Loc loc) {
+  if (outputRedirects_) {
+    if (nextOutputRedirect_ >= outputRedirects_->size()) {
+      fail(ErrorCode::kFailedPrecondition,
+           fmt::format("output '{}' is one more than the {} the calling kernel redirected", name,
+                       outputRedirects_->size()),
+           loc);
+    }
+    const OutputRedirect target = (*outputRedirects_)[nextOutputRedirect_++];
+    if (target.scratch) {
+      return hbmScratch(target.name, std::move(shape), dtype, loc);
+    }
+    name = target.name;
+  }
   if (laterInstance_) {
     for (std::size_t b = 0; b < ir_.buffers.size(); ++b) {
       const Buffer& other = ir_.buffers[b];

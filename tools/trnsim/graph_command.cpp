@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exit_codes.h"
+#include "model_commands.h"
 #include "trn/graph/pipeline.h"
 #include "trn/graph/printer.h"
 
@@ -21,21 +22,6 @@ struct ShowArgs {
   std::vector<std::string> dumpAfter;
   std::vector<std::string> dims;
 };
-
-Result<std::map<std::string, std::int64_t>> parseDims(const std::vector<std::string>& dims) {
-  std::map<std::string, std::int64_t> out;
-  for (const std::string& d : dims) {
-    const std::size_t eq = d.find('=');
-    std::int64_t size = 0;
-    const char* end = d.data() + d.size();
-    if (eq == std::string::npos || eq == 0 ||
-        std::from_chars(d.data() + eq + 1, end, size).ptr != end || size < 0) {
-      return invalidArgument(fmt::format("--dim '{}' is not NAME=N with N >= 0", d));
-    }
-    out[d.substr(0, eq)] = size;
-  }
-  return out;
-}
 
 int show(const ShowArgs& args) {
   graph::PipelineOptions options;
@@ -73,6 +59,21 @@ int show(const ShowArgs& args) {
 
 }  // namespace
 
+Result<std::map<std::string, std::int64_t>> parseDims(const std::vector<std::string>& dims) {
+  std::map<std::string, std::int64_t> out;
+  for (const std::string& d : dims) {
+    const std::size_t eq = d.find('=');
+    std::int64_t size = 0;
+    const char* end = d.data() + d.size();
+    if (eq == std::string::npos || eq == 0 ||
+        std::from_chars(d.data() + eq + 1, end, size).ptr != end || size < 0) {
+      return invalidArgument(fmt::format("--dim '{}' is not NAME=N with N >= 0", d));
+    }
+    out[d.substr(0, eq)] = size;
+  }
+  return out;
+}
+
 void registerGraphCommands(CLI::App& app, int& exitCode) {
   CLI::App* graphCommand =
       app.add_subcommand("graph", "The graph compiler's front end: ONNX models as a graph IR");
@@ -82,11 +83,13 @@ void registerGraphCommands(CLI::App& app, int& exitCode) {
       "show", "Import an ONNX model, infer its shapes and print the graph");
   showCommand->add_option("model", args->model, "the .onnx file")->required();
   showCommand->add_option("--dump-after", args->dumpAfter,
-                          "print the graph after this pass (import, shapes) and stop there; "
+                          "print the graph after this pass (import, shapes, fold, layout) and stop "
+                          "there; "
                           "repeatable");
   showCommand->add_option("--dim", args->dims,
                           "the size of a symbolic input dimension, NAME=N; repeatable");
   showCommand->callback([args, &exitCode] { exitCode = show(*args); });
+  registerModelCommands(app, *graphCommand, exitCode);
 }
 
 }  // namespace trn::tools

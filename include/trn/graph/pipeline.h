@@ -1,5 +1,6 @@
-// The graph compiler's pass pipeline as far as it exists: import, then shape inference. Each
-// pass has a name for --dump-after; the pipeline stops after the last pass asked for.
+// The graph compiler's graph-level pass pipeline: import, shape inference, constant folding and
+// layout choice (lowering to the model kernel follows: lowering.h, model.h). Each pass has a name
+// for --dump-after; the pipeline stops after the last pass asked for.
 #pragma once
 
 #include <functional>
@@ -21,7 +22,7 @@ struct PipelineOptions {
   std::vector<std::string> dumpAfter;
   /// Receives the pass name and the graph after each pass in dumpAfter.
   std::function<void(std::string_view pass, const Graph&)> dump;
-  /// The last pass to run ("import" or "shapes"); empty runs them all.
+  /// The last pass to run (a name from passNames()); empty runs them all.
   std::string stopAfter;
 };
 

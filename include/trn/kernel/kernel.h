@@ -49,6 +49,12 @@ struct TraceError {
   Status status;
 };
 
+/// Where an output() of a called kernel goes (Kernel::redirectOutputs).
+struct OutputRedirect {
+  std::string name;
+  bool scratch = false;
+};
+
 class Kernel {
  public:
   using Loc = std::source_location;
@@ -77,6 +83,12 @@ class Kernel {
   /// An HBM tensor the kernel writes and returns (NKI `nl.ndarray(..., buffer=nl.shared_hbm)`).
   Tensor output(std::string name, std::vector<std::int64_t> shape, DType dtype,
                 Loc loc = Loc::current());
+  /// Redirects the outputs of a kernel called from this one, so that library kernels compose
+  /// into a larger kernel (the graph compiler lowers a whole model into one). Until the next
+  /// call, the i-th output() declares redirects[i] instead: the kernel output of that name, or
+  /// HBM scratch of that name (an intermediate of the caller). An output() beyond the list is an
+  /// error; an empty list restores plain output().
+  void redirectOutputs(std::vector<OutputRedirect> redirects);
   /// HBM scratch that lives only during the kernel.
   Tensor hbmScratch(std::string name, std::vector<std::int64_t> shape, DType dtype,
                     Loc loc = Loc::current());
@@ -134,6 +146,8 @@ class Kernel {
   /// The buffers as program tensors, so HBM operands can be verified while tracing.
   isa::Program probe_;
   bool inDynamicLoop_ = false;
+  std::optional<std::vector<OutputRedirect>> outputRedirects_;
+  std::size_t nextOutputRedirect_ = 0;
 };
 
 /// The location as kernel IR stores it: the active CallSite's if there is one (call_site.h).

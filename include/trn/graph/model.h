@@ -1,0 +1,41 @@
+// A model compiled for a simulated chip, end to end: import, the graph passes (pipeline.h),
+// lowering to the model kernel (lowering.h) and the kernel backend; then runs of it on a
+// runtime::Session with the graph's own weights, inputs and outputs in the graph's shapes.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "trn/base/status.h"
+#include "trn/graph/lowering.h"
+#include "trn/graph/pipeline.h"
+#include "trn/kernel/compiler.h"
+#include "trn/runtime/session.h"
+
+namespace trn::graph {
+
+struct CompiledModel {
+  LoweredModel lowered;
+  std::shared_ptr<const kernel::CompiledKernel> kernel;
+};
+
+/// Compiles the model at `path` for one core of the session's chip. The pipeline's stopAfter
+/// must be empty (every pass runs).
+Result<CompiledModel> compileModel(const runtime::Session& session, const std::string& path,
+                                   const PipelineOptions& pipeline,
+                                   const kernel::CompileOptions& compile = {});
+
+/// Runs a compiled model: `inputs` are the graph inputs in order, each in its graph shape
+/// (ignored in timing-only mode, where they may be empty); the weights come from the graph. The
+/// outputs come back in graph order and shape, floating-point ones as float32.
+Result<runtime::RunResult> runModel(const runtime::Session& session, const CompiledModel& model,
+                                    std::span<const runtime::NpyArray> inputs,
+                                    const runtime::RunOptions& options);
+
+/// A weight of the graph as the host array the runtime fills its tensor from (flattened;
+/// bf16 widened to float32, which the runtime narrows back exactly).
+Result<runtime::NpyArray> weightArray(const Tensor& weight);
+
+}  // namespace trn::graph

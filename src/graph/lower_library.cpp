@@ -1,0 +1,253 @@
+// Lowerings of the operators with a structure of their own: matrix products (the library's
+// `linear` kernel for activations against a 2-D weight, a generated tiled loop for batched
+// products), Gemm with its bias fused into the PSUM evacuation, layer normalisation, softmax
+// (the library kernel) and reductions along the last axis.
+#include <fmt/format.h>
+
+#include "lowering_context.h"
+#include "trn/kernel/nl.h"
+#include "trn/kernels/linear.h"
+#include "trn/kernels/softmax.h"
+
+namespace trn::graph::detail {
+namespace {
+
+namespace nl = kernel::nl;
+using kernel::Tensor;
+
+constexpr std::int64_t kPartitions = 128;
+constexpr std::int64_t kMatmulColumns = 512;
+
+std::int64_t product(const Sizes& s, std::size_t begin, std::size_t end) {
+  std::int64_t n = 1;
+  for (std::size_t d = begin; d < end; ++d) {
+    n *= s[d];
+  }
+  return n;
+}
+
+/// Runs a library kernel that declares the current node's outputs, with those outputs
+/// redirected to the model's tensors.
+template <typename Fn>
+Tensor callLibrary(LoweringContext& ctx, Fn fn) {
+  ctx.kernel().redirectOutputs(ctx.outputRedirects());
+  Tensor out = fn();
+  ctx.kernel().redirectOutputs({});
+  return out;
+}
+
+void bindResult(LoweringContext& ctx, const Tensor& result) {
+  const Sizes sizes = ctx.outputSizes(0);
+  ctx.bind(0, DeviceValue{result.reshape({std::max<std::int64_t>(product(sizes, 0, sizes.size()),
+                                                                 1)}),
+                          sizes});
+}
+
+/// Batched products: each batch index (numpy broadcasting over the leading dimensions) as
+/// 128 x 512 output tiles accumulated over 128-deep K tiles in PSUM.
+void batchedMatmul(LoweringContext& ctx) {
+  const DeviceValue& a = ctx.input(0);
+  const DeviceValue& b = ctx.input(1);
+  const DType dtype = ctx.outputDType(0);
+  const DeviceValue out = ctx.declareOutput(0);
+  const std::size_t rank = out.sizes.size();
+  const std::int64_t m = out.sizes[rank - 2];
+  const std::int64_t n = out.sizes[rank - 1];
+  const std::int64_t k = a.sizes.back();
+  auto batchStrides = [&](const Sizes& s) {
+    Sizes padded(rank - s.size(), 1);
+    padded.insert(padded.end(), s.begin(), s.end());
+    Sizes strides = contiguousStrides(padded);
+    for (std::size_t d = 0; d + 2 < rank; ++d) {
+      if (padded[d] == 1) {
+        strides[d] = 0;
+      }
+    }
+    return strides;
+  };
+  const Sizes aStrides = batchStrides(a.sizes);
+  const Sizes bStrides = batchStrides(b.sizes);
+  const Sizes outStrides = contiguousStrides(out.sizes);
+  std::vector<std::int64_t> index(rank - 2, 0);
+  while (true) {
+    std::int64_t aOffset = 0;
+    std::int64_t bOffset = 0;
+    std::int64_t outOffset = 0;
+    for (std::size_t d = 0; d + 2 < rank; ++d) {
+      aOffset += index[d] * aStrides[d];
+      bOffset += index[d] * bStrides[d];
+      outOffset += index[d] * outStrides[d];
+    }
+    for (std::int64_t m0 = 0; m0 < m; m0 += kPartitions) {
+      const std::int64_t mt = std::min(kPartitions, m - m0);
+      for (std::int64_t n0 = 0; n0 < n; n0 += kMatmulColumns) {
+        const std::int64_t nt = std::min(kMatmulColumns, n - n0);
+        const Tensor acc = ctx.kernel().psum({mt, nt});
+        for (std::int64_t k0 = 0; k0 < k; k0 += kPartitions) {
+          const std::int64_t kt = std::min(kPartitions, k - k0);
+          const Tensor x = nl::load(stridedView(a.flat, aOffset + m0 * k + k0, k, mt, 1, kt));
+          const Tensor y = nl::load(stridedView(b.flat, bOffset + k0 * n + n0, n, kt, 1, nt));
+          nl::matmulAccumulate(acc, x, y, k0 > 0);
+        }
+        nl::store(stridedView(out.flat, outOffset + m0 * n + n0, n, mt, 1, nt),
+                  nl::copy(acc, dtype));
+      }
+    }
+    std::size_t d = rank - 2;
+    while (d > 0 && ++index[d - 1] == out.sizes[d - 1]) {
+      index[d - 1] = 0;
+      --d;
+    }
+    if (d == 0) {
+      break;
+    }
+  }
+}
+
+void matmul(LoweringContext& ctx) {
+  const Sizes a = ctx.inputSizes(0);
+  const Sizes b = ctx.inputSizes(1);
+  if (a.size() < 2 || b.size() < 2) {
+    ctx.unsupported("one-dimensional MatMul operands are not lowered");
+  }
+  if (b.size() > 2) {
+    batchedMatmul(ctx);
+    return;
+  }
+  // Activations [..., M, K] against a 2-D weight: one product over all rows.
+  const std::int64_t rows = product(a, 0, a.size() - 1);
+  const Tensor x = ctx.input(0).flat.reshape({rows, a.back()});
+  const Tensor w = ctx.input(1).flat.reshape({b[0], b[1]});
+  bindResult(ctx, callLibrary(ctx, [&] { return kernels::linear(ctx.kernel(), x, w); }));
+}
+
+void gemm(LoweringContext& ctx) {
+  const Node& node = ctx.node();
+  if (node.floatAttribute("alpha").value_or(1.0f) != 1.0f ||
+      node.floatAttribute("beta").value_or(1.0f) != 1.0f) {
+    ctx.unsupported("alpha and beta other than 1 are not lowered");
+  }
+  if (node.intAttribute("transA").value_or(0) != 0 || node.intAttribute("transB").value_or(0) != 0) {
+    ctx.unsupported(
+        "transposed operands are lowered only for a transB weight, which the layout pass stores "
+        "transposed; this operand is computed in the graph");
+  }
+  const Sizes a = ctx.inputSizes(0);
+  const Sizes b = ctx.inputSizes(1);
+  const Tensor x = ctx.input(0).flat.reshape({a[0], a[1]});
+  const Tensor w = ctx.input(1).flat.reshape({b[0], b[1]});
+  if (!node.hasInput(2)) {
+    bindResult(ctx, callLibrary(ctx, [&] { return kernels::linear(ctx.kernel(), x, w); }));
+    return;
+  }
+  // The bias, broadcast to [M, N] by a stride-0 view, is added as PSUM is drained.
+  const Sizes c = ctx.inputSizes(2);
+  const std::int64_t m = a[0];
+  const std::int64_t n = b[1];
+  const Tensor& cFlat = ctx.input(2).flat;
+  const std::int64_t count = product(c, 0, c.size());
+  Tensor r;
+  if (count == m * n) {
+    r = cFlat.reshape({m, n});
+  } else if (count == n) {
+    r = cFlat.reshape({1, n}).broadcast(0, m);
+  } else if (count == 1) {
+    r = cFlat.reshape({1, 1}).broadcast(0, m).broadcast(1, n);
+  } else {
+    ctx.unsupported(fmt::format("a bias of {} elements for a [{}, {}] product", count, m, n));
+  }
+  bindResult(ctx, callLibrary(ctx, [&] { return kernels::linearResidual(ctx.kernel(), x, w, r); }));
+}
+
+/// The last axis of input 0, or an error: these lowerings work along rows of [rows, last].
+std::int64_t requireLastAxis(const LoweringContext& ctx, std::int64_t axis, std::size_t rank) {
+  if (axis < 0) {
+    axis += static_cast<std::int64_t>(rank);
+  }
+  if (axis != static_cast<std::int64_t>(rank) - 1) {
+    ctx.unsupported(fmt::format("axis {} of a rank-{} tensor: only the last axis is lowered",
+                                axis, rank));
+  }
+  return axis;
+}
+
+void layerNormalization(LoweringContext& ctx) {
+  const Node& node = ctx.node();
+  const Sizes x = ctx.inputSizes(0);
+  requireLastAxis(ctx, node.intAttribute("axis").value_or(-1), x.size());
+  for (std::size_t i = 1; i < node.outputs.size(); ++i) {
+    if (!node.outputs[i].empty()) {
+      ctx.unsupported("the Mean and InvStdDev outputs (training) are not lowered");
+    }
+  }
+  const float eps = node.floatAttribute("epsilon").value_or(1e-5f);
+  const std::int64_t h = x.back();
+  const std::int64_t rows = product(x, 0, x.size() - 1);
+  const DType dtype = ctx.outputDType(0);
+  kernel::Kernel& k = ctx.kernel();
+  const Tensor gamma = nl::load(ctx.input(1).flat.reshape({1, h}));
+  const Tensor beta = node.hasInput(2) ? nl::load(ctx.input(2).flat.reshape({1, h}))
+                                       : nl::zeros(k, {1, h}, gamma.dtype());
+  const DeviceValue& in = ctx.input(0);
+  const DeviceValue out = ctx.declareOutput(0);
+  for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
+    const std::int64_t p = std::min(kPartitions, rows - r0);
+    const Tensor tile = nl::load(stridedView(in.flat, r0 * h, h, p, 1, h));
+    nl::store(stridedView(out.flat, r0 * h, h, p, 1, h),
+              nl::layerNorm(tile, gamma, beta, eps, dtype));
+  }
+}
+
+void softmax(LoweringContext& ctx) {
+  const Sizes x = ctx.inputSizes(0);
+  const std::int64_t defaultAxis = ctx.graph().opsetVersion >= 13 ? -1 : 1;
+  requireLastAxis(ctx, ctx.node().intAttribute("axis").value_or(defaultAxis), x.size());
+  const Tensor in = ctx.input(0).flat.reshape({product(x, 0, x.size() - 1), x.back()});
+  bindResult(ctx, callLibrary(ctx, [&] { return kernels::softmax(ctx.kernel(), in); }));
+}
+
+using ReduceTiles = Tensor (*)(const Tensor&);
+
+template <ReduceTiles kOp>
+void reduceLastAxis(LoweringContext& ctx) {
+  const Node& node = ctx.node();
+  const Sizes x = ctx.inputSizes(0);
+  std::optional<std::vector<std::int64_t>> axes = node.intsAttribute("axes");
+  if (!axes && node.hasInput(1)) {
+    const graph::Tensor* init = ctx.graph().initializer(node.inputs[1]);
+    axes = init != nullptr ? init->toInt64() : std::nullopt;
+  }
+  if (!axes || axes->size() != 1) {
+    ctx.unsupported("only a reduction over one axis, the last, is lowered");
+  }
+  requireLastAxis(ctx, (*axes)[0], x.size());
+  const std::int64_t h = x.back();
+  const std::int64_t rows = product(x, 0, x.size() - 1);
+  const DeviceValue& in = ctx.input(0);
+  const DeviceValue out = ctx.declareOutput(0);
+  for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
+    const std::int64_t p = std::min(kPartitions, rows - r0);
+    const Tensor tile = nl::load(stridedView(in.flat, r0 * h, h, p, 1, h));
+    nl::store(stridedView(out.flat, r0, 1, p, 1, 1), kOp(tile));
+  }
+}
+
+Tensor mean(const Tensor& t) { return nl::mean(t, 1, true); }
+Tensor sum(const Tensor& t) { return nl::sum(t, 1, true); }
+Tensor max(const Tensor& t) { return nl::max(t, 1, true); }
+Tensor min(const Tensor& t) { return nl::min(t, 1, true); }
+
+}  // namespace
+
+void addLibraryLowerings(OpLowerings& table) {
+  table["MatMul"] = {matmul, "library linear, or batched tiles"};
+  table["Gemm"] = {gemm, "library linear (bias fused)"};
+  table["LayerNormalization"] = {layerNormalization, "tile loop (nl.layer_norm)"};
+  table["Softmax"] = {softmax, "library softmax"};
+  table["ReduceMean"] = {reduceLastAxis<mean>, "tile loop"};
+  table["ReduceSum"] = {reduceLastAxis<sum>, "tile loop"};
+  table["ReduceMax"] = {reduceLastAxis<max>, "tile loop"};
+  table["ReduceMin"] = {reduceLastAxis<min>, "tile loop"};
+}
+
+}  // namespace trn::graph::detail

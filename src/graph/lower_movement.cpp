@@ -1,0 +1,118 @@
+// Lowerings of the operators that move data without computing: shape changes are views of the
+// same HBM bytes (a copy only where the result is a graph output, which needs its own tensor);
+// Transpose, Concat, Split and Expand are tile loops whose operands' strides do the moving.
+#include <fmt/format.h>
+
+#include "lowering_context.h"
+#include "trn/kernel/nl.h"
+
+namespace trn::graph::detail {
+namespace {
+
+using kernel::Tensor;
+
+Tensor passTile(const std::vector<Tensor>& tiles) { return tiles[0]; }
+
+bool isGraphOutput(const LoweringContext& ctx, std::size_t i) {
+  const auto& outs = ctx.graph().outputs;
+  return std::find(outs.begin(), outs.end(), ctx.node().outputs.at(i)) != outs.end();
+}
+
+/// Reshape, Flatten, Squeeze, Unsqueeze, and Identity: the same bytes with another shape.
+void view(LoweringContext& ctx) {
+  const DeviceValue& in = ctx.input(0);
+  if (!isGraphOutput(ctx, 0)) {
+    ctx.bind(0, DeviceValue{in.flat, ctx.outputSizes(0)});
+    return;
+  }
+  const DeviceValue out = ctx.declareOutput(0);
+  const Sizes strides = contiguousStrides(out.sizes);
+  emitTileLoop(ctx, StridedOperand{out.flat, 0, strides}, {StridedOperand{in.flat, 0, strides}},
+               out.sizes, passTile);
+}
+
+void transpose(LoweringContext& ctx) {
+  const Sizes inSizes = ctx.inputSizes(0);
+  std::vector<std::int64_t> perm;
+  if (std::optional<std::vector<std::int64_t>> attr = ctx.node().intsAttribute("perm")) {
+    perm = *attr;
+  } else {
+    for (std::size_t d = inSizes.size(); d-- > 0;) {
+      perm.push_back(static_cast<std::int64_t>(d));
+    }
+  }
+  const Sizes inStrides = contiguousStrides(inSizes);
+  Sizes strides;
+  for (const std::int64_t p : perm) {
+    strides.push_back(inStrides.at(static_cast<std::size_t>(p)));
+  }
+  const DeviceValue out = ctx.declareOutput(0);
+  emitTileLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
+               {StridedOperand{ctx.input(0).flat, 0, strides}}, out.sizes, passTile);
+}
+
+std::size_t axisOf(const LoweringContext& ctx, std::size_t rank) {
+  std::int64_t axis = ctx.node().intAttribute("axis").value_or(0);
+  if (axis < 0) {
+    axis += static_cast<std::int64_t>(rank);
+  }
+  return static_cast<std::size_t>(axis);  // shape inference checked the range
+}
+
+void concat(LoweringContext& ctx) {
+  const DeviceValue out = ctx.declareOutput(0);
+  const std::size_t axis = axisOf(ctx, out.sizes.size());
+  const Sizes outStrides = contiguousStrides(out.sizes);
+  std::int64_t at = 0;
+  for (std::size_t i = 0; i < ctx.node().inputs.size(); ++i) {
+    const DeviceValue& in = ctx.input(i);
+    emitTileLoop(ctx, StridedOperand{out.flat, at * outStrides[axis], outStrides},
+                 {StridedOperand{in.flat, 0, contiguousStrides(in.sizes)}}, in.sizes, passTile);
+    at += in.sizes[axis];
+  }
+}
+
+void split(LoweringContext& ctx) {
+  const DeviceValue& in = ctx.input(0);
+  const std::size_t axis = axisOf(ctx, in.sizes.size());
+  const Sizes inStrides = contiguousStrides(in.sizes);
+  std::int64_t at = 0;
+  for (std::size_t i = 0; i < ctx.node().outputs.size(); ++i) {
+    if (ctx.node().outputs[i].empty()) {
+      continue;
+    }
+    const DeviceValue out = ctx.declareOutput(i);
+    emitTileLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
+                 {StridedOperand{in.flat, at * inStrides[axis], inStrides}}, out.sizes, passTile);
+    at += out.sizes[axis];
+  }
+}
+
+void expand(LoweringContext& ctx) {
+  const DeviceValue& in = ctx.input(0);
+  const DeviceValue out = ctx.declareOutput(0);
+  Sizes padded(out.sizes.size() - in.sizes.size(), 1);
+  padded.insert(padded.end(), in.sizes.begin(), in.sizes.end());
+  Sizes strides = contiguousStrides(padded);
+  for (std::size_t d = 0; d < out.sizes.size(); ++d) {
+    if (padded[d] == 1 && out.sizes[d] != 1) {
+      strides[d] = 0;
+    }
+  }
+  emitTileLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
+               {StridedOperand{in.flat, 0, strides}}, out.sizes, passTile);
+}
+
+}  // namespace
+
+void addMovementLowerings(OpLowerings& table) {
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
+    table[op] = {view, "view"};
+  }
+  table["Transpose"] = {transpose, "tile loop (strided DMA)"};
+  table["Concat"] = {concat, "tile loop (strided DMA)"};
+  table["Split"] = {split, "tile loop (strided DMA)"};
+  table["Expand"] = {expand, "tile loop (broadcast DMA)"};
+}
+
+}  // namespace trn::graph::detail

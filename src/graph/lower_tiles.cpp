@@ -1,0 +1,123 @@
+// The tile loop of element-wise and data-movement lowerings (lowering_context.h: emitTileLoop).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lowering_context.h"
+#include "trn/kernel/nl.h"
+
+namespace trn::graph::detail {
+namespace {
+
+/// Free elements per partition of one tile: 8 KiB of fp32, so that a binary operator's two
+/// inputs and its result, double-buffered, take 48 KiB of a partition's SBUF.
+constexpr std::int64_t kTileColumns = 2048;
+constexpr std::int64_t kPartitions = 128;
+
+struct LoopSpace {
+  Sizes sizes;
+  std::vector<Sizes> strides;  ///< per operand (the output first)
+};
+
+/// Drops size-1 dimensions and merges neighbours every operand steps through contiguously, then
+/// makes at least two dimensions (rows, columns).
+LoopSpace coalesce(const std::vector<const StridedOperand*>& operands, const Sizes& sizes) {
+  LoopSpace s;
+  s.strides.resize(operands.size());
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) {
+      continue;
+    }
+    bool mergeable = !s.sizes.empty();
+    for (std::size_t o = 0; o < operands.size() && mergeable; ++o) {
+      mergeable = s.strides[o].back() == operands[o]->strides[d] * sizes[d];
+    }
+    for (std::size_t o = 0; o < operands.size(); ++o) {
+      if (mergeable) {
+        s.strides[o].back() = operands[o]->strides[d];
+      } else {
+        s.strides[o].push_back(operands[o]->strides[d]);
+      }
+    }
+    if (mergeable) {
+      s.sizes.back() *= sizes[d];
+    } else {
+      s.sizes.push_back(sizes[d]);
+    }
+  }
+  if (s.sizes.empty()) {
+    s.sizes = {1};
+    for (Sizes& st : s.strides) {
+      st = {1};
+    }
+  }
+  if (s.sizes.size() == 1) {
+    // One dimension: spread it over the partitions when it divides evenly, else one row.
+    const std::int64_t n = s.sizes[0];
+    const std::int64_t rows = n % kPartitions == 0 && n >= 2 * kPartitions ? kPartitions : 1;
+    s.sizes = {rows, n / rows};
+    for (Sizes& st : s.strides) {
+      st = {rows == 1 ? 0 : st[0] * (n / rows), st[0]};
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+void emitTileLoop(LoweringContext& ctx, const StridedOperand& out,
+                  const std::vector<StridedOperand>& inputs, const Sizes& sizes, const TileFn& fn) {
+  std::vector<const StridedOperand*> operands = {&out};
+  for (const StridedOperand& in : inputs) {
+    operands.push_back(&in);
+  }
+  for (const StridedOperand* op : operands) {
+    if (op->strides.size() != sizes.size()) {
+      ctx.fail(fmt::format("internal: an operand has {} strides for {} loop dimensions",
+                           op->strides.size(), sizes.size()));
+    }
+  }
+  const LoopSpace space = coalesce(operands, sizes);
+  const std::size_t rank = space.sizes.size();
+  const std::size_t rowDim = rank - 2;
+  const std::size_t colDim = rank - 1;
+  const std::int64_t rows = space.sizes[rowDim];
+  const std::int64_t cols = space.sizes[colDim];
+  std::vector<std::int64_t> outer(rowDim, 0);
+  while (true) {
+    std::vector<std::int64_t> base(operands.size());
+    for (std::size_t o = 0; o < operands.size(); ++o) {
+      base[o] = operands[o]->offset;
+      for (std::size_t d = 0; d < rowDim; ++d) {
+        base[o] += outer[d] * space.strides[o][d];
+      }
+    }
+    for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
+      const std::int64_t p = std::min(kPartitions, rows - r0);
+      for (std::int64_t c0 = 0; c0 < cols; c0 += kTileColumns) {
+        const std::int64_t f = std::min(kTileColumns, cols - c0);
+        auto view = [&](std::size_t o) {
+          const Sizes& st = space.strides[o];
+          return stridedView(operands[o]->flat, base[o] + r0 * st[rowDim] + c0 * st[colDim],
+                             st[rowDim], p, st[colDim], f);
+        };
+        std::vector<kernel::Tensor> tiles;
+        for (std::size_t o = 1; o < operands.size(); ++o) {
+          tiles.push_back(kernel::nl::load(view(o)));
+        }
+        kernel::nl::store(view(0), fn(tiles));
+      }
+    }
+    // The next outer index, row-major.
+    std::size_t d = rowDim;
+    while (d > 0 && ++outer[d - 1] == space.sizes[d - 1]) {
+      outer[d - 1] = 0;
+      --d;
+    }
+    if (d == 0) {
+      break;
+    }
+  }
+}
+
+}  // namespace trn::graph::detail

@@ -1,0 +1,312 @@
+#include "trn/graph/lowering.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "lowering_context.h"
+#include "trn/base/checked.h"
+#include "trn/graph/fold.h"
+#include "trn/kernel/call_site.h"
+#include "trn/kernel/nl.h"
+
+namespace trn::graph {
+namespace detail {
+
+Sizes contiguousStrides(const Sizes& sizes) {
+  Sizes strides(sizes.size(), 1);
+  for (std::size_t d = sizes.size(); d-- > 1;) {
+    strides[d - 1] = strides[d] * sizes[d];
+  }
+  return strides;
+}
+
+void LoweringContext::fail(const std::string& message) const {
+  k_.fail(ErrorCode::kInvalidArgument,
+          fmt::format("{}: {}", describeNode(graph_, *node_), message),
+          std::source_location::current());
+}
+
+void LoweringContext::unsupported(const std::string& message) const {
+  k_.fail(ErrorCode::kUnsupported, fmt::format("{}: {}", describeNode(graph_, *node_), message),
+          std::source_location::current());
+}
+
+const DeviceValue& LoweringContext::input(std::size_t i) const {
+  if (!node_->hasInput(i)) {
+    fail(fmt::format("input {} is missing", i));
+  }
+  auto it = values_.find(node_->inputs[i]);
+  if (it == values_.end()) {
+    fail(fmt::format("input '{}' is not on the device (a value the device cannot hold: an "
+                     "integer, boolean or fp64 tensor computed in the graph)",
+                     node_->inputs[i]));
+  }
+  return it->second;
+}
+
+Sizes LoweringContext::inputSizes(std::size_t i) const {
+  const Value* v = node_->hasInput(i) ? graph_.value(node_->inputs[i]) : nullptr;
+  if (v == nullptr || !v->shape) {
+    fail(fmt::format("input {} has no known shape", i));
+  }
+  return v->shape->sizes();
+}
+
+Sizes LoweringContext::outputSizes(std::size_t i) const {
+  const Value* v = graph_.value(node_->outputs.at(i));
+  if (v == nullptr || !v->shape) {
+    fail(fmt::format("output {} has no known shape", i));
+  }
+  return v->shape->sizes();
+}
+
+DType LoweringContext::outputDType(std::size_t i) const {
+  const Value* v = graph_.value(node_->outputs.at(i));
+  const std::optional<DType> dtype = v != nullptr && v->type ? deviceDType(*v->type) : std::nullopt;
+  if (!dtype) {
+    unsupported(fmt::format("output '{}' is {}, which no device engine computes",
+                            node_->outputs.at(i),
+                            v != nullptr && v->type ? elementTypeName(*v->type) : "untyped"));
+  }
+  return *dtype;
+}
+
+std::optional<float> LoweringContext::scalarConstant(std::size_t i) const {
+  const Tensor* t = node_->hasInput(i) ? graph_.initializer(node_->inputs[i]) : nullptr;
+  if (t == nullptr || t->data().size() != sizeof(float) || t->type != ElementType::kFp32) {
+    return std::nullopt;
+  }
+  float value = 0;
+  std::memcpy(&value, t->data().data(), sizeof(float));
+  return value;
+}
+
+namespace {
+std::int64_t elementCount(const Sizes& sizes) {
+  std::int64_t n = 1;
+  for (const std::int64_t d : sizes) {
+    n *= d;  // shape inference checked the counts for overflow
+  }
+  return n;
+}
+}  // namespace
+
+DeviceValue LoweringContext::declareOutput(std::size_t i) {
+  const std::string& name = node_->outputs.at(i);
+  const Sizes sizes = outputSizes(i);
+  const DType dtype = outputDType(i);
+  const std::int64_t n = std::max<std::int64_t>(elementCount(sizes), 1);
+  const bool isGraphOutput =
+      std::find(graph_.outputs.begin(), graph_.outputs.end(), name) != graph_.outputs.end();
+  kernel::Tensor t = isGraphOutput ? k_.output(programName(name), {n}, dtype)
+                                   : k_.hbmScratch(programName(name), {n}, dtype);
+  DeviceValue value{t, sizes};
+  values_[name] = value;
+  return value;
+}
+
+std::vector<kernel::OutputRedirect> LoweringContext::outputRedirects() const {
+  std::vector<kernel::OutputRedirect> redirects;
+  for (const std::string& out : node_->outputs) {
+    const bool isGraphOutput =
+        std::find(graph_.outputs.begin(), graph_.outputs.end(), out) != graph_.outputs.end();
+    redirects.push_back({programName(out), !isGraphOutput});
+  }
+  return redirects;
+}
+
+void LoweringContext::bind(std::size_t i, DeviceValue value) {
+  values_[node_->outputs.at(i)] = std::move(value);
+}
+
+std::string LoweringContext::programName(const std::string& name) const {
+  auto it = programNames_.find(name);
+  return it == programNames_.end() ? name : it->second;
+}
+
+kernel::Tensor stridedView(const kernel::Tensor& flat, std::int64_t offset, std::int64_t rowStride,
+                           std::int64_t rows, std::int64_t colStride, std::int64_t cols) {
+  const std::int64_t n = flat.shape(0);
+  // A base view whose row stride is rowStride: strides of contiguous tensors, their slices and
+  // permutations are products of trailing sizes, so a non-zero row stride divides the count.
+  kernel::Tensor base = rowStride == 0 ? flat.reshape({1, n}).broadcast(0, rows)
+                                       : flat.reshape({n / rowStride, rowStride});
+  return base.pattern(rows, {isa::Dim{colStride, cols}}, offset);
+}
+
+const OpLowerings& opLowerings() {
+  static const OpLowerings table = [] {
+    OpLowerings t;
+    addElementwiseLowerings(t);
+    addMovementLowerings(t);
+    addLibraryLowerings(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace detail
+
+namespace {
+
+/// Program tensor names for the graph's values: invalid characters become '_', and collisions
+/// get a numeric suffix.
+std::map<std::string, std::string> programNames(const Graph& graph) {
+  std::map<std::string, std::string> names;
+  std::set<std::string> taken;
+  auto add = [&](const std::string& value) {
+    if (names.contains(value)) {
+      return;
+    }
+    std::string name;
+    for (const char c : value) {
+      name.push_back(isa::isTensorNameChar(c) ? c : '_');
+    }
+    name = name.substr(0, 200);
+    if (name.empty() || name.find_first_not_of('_') == std::string::npos) {
+      name = "v" + name;
+    }
+    std::string unique = name;
+    for (int n = 1; taken.contains(unique); ++n) {
+      unique = fmt::format("{}_{}", name, n);
+    }
+    taken.insert(unique);
+    names[value] = unique;
+  };
+  for (const auto& [name, value] : graph.values) {
+    add(name);
+  }
+  for (const auto& [name, tensor] : graph.initializers) {
+    add(name);
+  }
+  return names;
+}
+
+Result<kernel::TensorSpec> specOf(const Graph& graph, const std::string& value,
+                                  const std::string& programName, const char* role) {
+  const Value* v = graph.value(value);
+  const Tensor* init = graph.initializer(value);
+  std::optional<ElementType> type = init != nullptr ? std::optional(init->type)
+                                                    : (v != nullptr ? v->type : std::nullopt);
+  std::optional<Shape> shape = init != nullptr ? std::optional(init->shape)
+                                               : (v != nullptr ? v->shape : std::nullopt);
+  if (!type || !shape || !shape->isStatic()) {
+    return invalidArgument(fmt::format("{}: {} '{}' has no static shape and type (run shape "
+                                       "inference first)",
+                                       graph.source, role, value));
+  }
+  const std::optional<DType> dtype = deviceDType(*type);
+  if (!dtype) {
+    return unsupported(fmt::format(
+        "{}: {} '{}' is {}, which the device cannot hold; only floating-point and 8- to 32-bit "
+        "integer tensors reach the device (integer inputs such as token ids need a lowering of "
+        "the operator that reads them)",
+        graph.source, role, value, elementTypeName(*type)));
+  }
+  const std::vector<std::int64_t> sizes = shape->sizes();
+  std::int64_t n = 1;
+  for (const std::int64_t d : sizes) {
+    if (d == 0) {
+      return unsupported(fmt::format("{}: {} '{}' is empty ({}); empty tensors are not supported",
+                                     graph.source, role, value, shape->toString()));
+    }
+    n *= d;
+  }
+  return kernel::TensorSpec{programName, {n}, *dtype};
+}
+
+}  // namespace
+
+std::vector<std::string> supportedLoweringOps() {
+  std::vector<std::string> ops;
+  for (const auto& [op, lowering] : detail::opLowerings()) {
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+Result<LoweredModel> lowerGraph(Graph graph) {
+  auto shared = std::make_shared<const Graph>(std::move(graph));
+  const Graph& g = *shared;
+  LoweredModel model;
+  model.graph = shared;
+  std::map<std::string, std::string> names = programNames(g);
+  const detail::OpLowerings& table = detail::opLowerings();
+
+  // The device reads the graph inputs and the initializers that are data inputs of a node.
+  for (const std::string& in : g.inputs) {
+    TRN_ASSIGN_OR_RETURN(kernel::TensorSpec spec, specOf(g, in, names.at(in), "graph input"));
+    model.inputs.push_back({in, std::move(spec)});
+  }
+  model.graphInputCount = model.inputs.size();
+  std::set<std::string> weights;
+  for (std::size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    auto it = table.find(node.opType);
+    if (it == table.end() || !node.domain.empty()) {
+      return unsupported(fmt::format("{}: {}: the operator '{}' has no lowering to device code "
+                                     "yet (docs/compiler.md lists the supported ones)",
+                                     g.source, describeNode(g, node), node.opType));
+    }
+    model.nodeNames.push_back(node.name);
+    model.nodeLowerings.push_back(it->second.how);
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      if (node.hasInput(i) && !isShapeArgument(node.opType, i) &&
+          g.initializer(node.inputs[i]) != nullptr && !weights.contains(node.inputs[i])) {
+        weights.insert(node.inputs[i]);
+        TRN_ASSIGN_OR_RETURN(kernel::TensorSpec spec,
+                             specOf(g, node.inputs[i], names.at(node.inputs[i]), "weight"));
+        model.inputs.push_back({node.inputs[i], std::move(spec)});
+      }
+    }
+  }
+  for (const std::string& out : g.outputs) {
+    TRN_ASSIGN_OR_RETURN(kernel::TensorSpec spec, specOf(g, out, names.at(out), "graph output"));
+    model.outputs.push_back({out, std::move(spec)});
+  }
+
+  std::vector<std::string> inputValues;
+  for (const ModelTensor& t : model.inputs) {
+    inputValues.push_back(t.value);
+  }
+  model.kernel = kernel::KernelDef{
+      g.name.empty() ? "model" : g.name,
+      [shared, names = std::move(names), inputValues](kernel::Kernel& k, std::span<const kernel::Tensor> in) {
+        const Graph& modelGraph = *shared;
+        detail::LoweringContext ctx(k, modelGraph);
+        ctx.setProgramNames(names);
+        for (std::size_t i = 0; i < in.size() && i < inputValues.size(); ++i) {
+          const std::string& value = inputValues[i];
+          const Tensor* init = modelGraph.initializer(value);
+          const Shape shape = init != nullptr ? init->shape : *modelGraph.value(value)->shape;
+          ctx.bindValue(value, detail::DeviceValue{in[i], shape.sizes()});
+        }
+        const detail::OpLowerings& ops = detail::opLowerings();
+        for (std::size_t n = 0; n < modelGraph.nodes.size(); ++n) {
+          const Node& node = modelGraph.nodes[n];
+          const kernel::CallSite site(modelGraph.source, static_cast<std::int32_t>(n + 1));
+          ctx.setNode(node);
+          ops.at(node.opType).emit(ctx);
+        }
+        std::vector<kernel::Tensor> outputs;
+        for (const std::string& out : modelGraph.outputs) {
+          const detail::DeviceValue* value = ctx.find(out);
+          if (value == nullptr) {
+            k.fail(ErrorCode::kUnsupported,
+                   fmt::format("graph output '{}' is not computed by any node (an output that "
+                               "is an input or a weight is not supported)",
+                               out),
+                   std::source_location::current());
+          }
+          outputs.push_back(value->flat);
+        }
+        return outputs;
+      }};
+  return model;
+}
+
+}  // namespace trn::graph

@@ -1,0 +1,121 @@
+// Internal to lowering: the state one model kernel is traced with (each graph value's HBM tensor,
+// the node being lowered, the weights known at compile time), the strided operands the tile
+// loops read and write, and the per-operator lowering tables of the lower_*.cpp files.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trn/graph/graph.h"
+#include "trn/kernel/kernel.h"
+#include "trn/kernel/tensor.h"
+
+namespace trn::graph::detail {
+
+using Sizes = std::vector<std::int64_t>;
+
+/// A graph value on the device: a contiguous HBM tensor viewed flat ([elements]) and its shape.
+/// Views of any rank are made from the flat tensor as an operation needs them, so graph ranks
+/// above the hardware's five access-pattern dimensions are no obstacle.
+struct DeviceValue {
+  kernel::Tensor flat;
+  Sizes sizes;
+};
+
+/// An operand of a tile loop: elements of `flat` at `offset` plus the sum of index × stride over
+/// the loop's dimensions (strides in elements; 0 broadcasts).
+struct StridedOperand {
+  kernel::Tensor flat;
+  std::int64_t offset = 0;
+  Sizes strides;
+};
+
+/// Row-major strides of a contiguous tensor of `sizes`.
+Sizes contiguousStrides(const Sizes& sizes);
+
+class LoweringContext {
+ public:
+  LoweringContext(kernel::Kernel& k, const Graph& graph) : k_(k), graph_(graph) {}
+
+  [[nodiscard]] kernel::Kernel& kernel() const { return k_; }
+  [[nodiscard]] const Graph& graph() const { return graph_; }
+  [[nodiscard]] const Node& node() const { return *node_; }
+  void setNode(const Node& node) { node_ = &node; }
+
+  /// Stops tracing with an error naming the node, its op type and its inputs.
+  [[noreturn]] void fail(const std::string& message) const;
+  [[noreturn]] void unsupported(const std::string& message) const;
+
+  /// The device value of input i of the current node (a graph input, a weight or an earlier
+  /// node's result).
+  [[nodiscard]] const DeviceValue& input(std::size_t i) const;
+  [[nodiscard]] Sizes inputSizes(std::size_t i) const;
+  /// The graph's static shape and device dtype of output i.
+  [[nodiscard]] Sizes outputSizes(std::size_t i) const;
+  [[nodiscard]] DType outputDType(std::size_t i) const;
+  /// The weight input i holds when it is a one-element floating-point initializer (a scalar
+  /// the device code takes as an immediate), else nullopt.
+  [[nodiscard]] std::optional<float> scalarConstant(std::size_t i) const;
+
+  /// Declares output i of the current node as a new HBM tensor: the kernel output of that name
+  /// when it is a graph output, else scratch.
+  DeviceValue declareOutput(std::size_t i);
+  /// The redirection names for a library kernel that declares the current node's outputs
+  /// (kernel::Kernel::redirectOutputs).
+  [[nodiscard]] std::vector<kernel::OutputRedirect> outputRedirects() const;
+  /// Makes `value` output i of the current node (a view, or a library kernel's result).
+  void bind(std::size_t i, DeviceValue value);
+  void bindValue(const std::string& name, DeviceValue value) { values_[name] = std::move(value); }
+  /// The device value of graph value `name`, or nullptr.
+  [[nodiscard]] const DeviceValue* find(const std::string& name) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? nullptr : &it->second;
+  }
+
+  /// The program tensor name of graph value `name` (ONNX names may hold characters program
+  /// tensor names may not).
+  [[nodiscard]] std::string programName(const std::string& name) const;
+  void setProgramNames(std::map<std::string, std::string> names) {
+    programNames_ = std::move(names);
+  }
+
+ private:
+  kernel::Kernel& k_;
+  const Graph& graph_;
+  const Node* node_ = nullptr;
+  std::map<std::string, DeviceValue> values_;
+  std::map<std::string, std::string> programNames_;
+};
+
+/// A 2-D HBM view [rows, cols] of `flat` with the given row and column strides (elements; 0
+/// broadcasts) starting `offset` elements in.
+kernel::Tensor stridedView(const kernel::Tensor& flat, std::int64_t offset, std::int64_t rowStride,
+                           std::int64_t rows, std::int64_t colStride, std::int64_t cols);
+
+/// Computes one on-chip result tile from the loaded tiles of the inputs, in input order.
+using TileFn = std::function<kernel::Tensor(const std::vector<kernel::Tensor>& tiles)>;
+
+/// The tile loop every element-wise and data-movement operator lowers to: over the index space
+/// `sizes`, loads each input's elements (as its strides say), applies `fn` tile by tile and
+/// stores the result through `out`'s strides. Dimensions are coalesced first, so that a
+/// broadcast bias over [batch, tokens, hidden] runs as [batch × tokens, hidden] tiles of 128
+/// rows.
+void emitTileLoop(LoweringContext& ctx, const StridedOperand& out,
+                  const std::vector<StridedOperand>& inputs, const Sizes& sizes, const TileFn& fn);
+
+/// How one operator type lowers: the emitter and a few words for reports ("library linear").
+struct OpLowering {
+  void (*emit)(LoweringContext&) = nullptr;
+  const char* how = "";
+};
+using OpLowerings = std::map<std::string, OpLowering>;
+
+void addElementwiseLowerings(OpLowerings& table);  // lower_elementwise.cpp
+void addMovementLowerings(OpLowerings& table);     // lower_movement.cpp
+void addLibraryLowerings(OpLowerings& table);      // lower_library.cpp
+
+}  // namespace trn::graph::detail

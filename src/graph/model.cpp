@@ -1,0 +1,110 @@
+#include "trn/graph/model.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "trn/core/timeline.h"
+
+namespace trn::graph {
+
+Result<CompiledModel> compileModel(const runtime::Session& session, const std::string& path,
+                                   const PipelineOptions& pipeline,
+                                   const kernel::CompileOptions& compile) {
+  if (!pipeline.stopAfter.empty()) {
+    return invalidArgument("compileModel runs every pass; stopAfter must be empty");
+  }
+  TRN_ASSIGN_OR_RETURN(Graph graph, runPipeline(path, pipeline));
+  CompiledModel model;
+  TRN_ASSIGN_OR_RETURN(model.lowered, lowerGraph(std::move(graph)));
+  std::vector<kernel::TensorSpec> specs;
+  for (const ModelTensor& t : model.lowered.inputs) {
+    specs.push_back(t.spec);
+  }
+  TRN_ASSIGN_OR_RETURN(model.kernel, session.compile(model.lowered.kernel, specs, compile));
+  return model;
+}
+
+Result<runtime::NpyArray> weightArray(const Tensor& weight) {
+  runtime::NpyArray array;
+  const std::optional<std::int64_t> count = weight.shape.elementCount();
+  array.shape = {std::max<std::int64_t>(count.value_or(0), 1)};
+  const std::span<const std::byte> data = weight.data();
+  auto copy = [&](runtime::NpyType type) {
+    array.type = type;
+    array.data.assign(data.begin(), data.end());
+  };
+  switch (weight.type) {
+    case ElementType::kFp32: copy(runtime::NpyType::kFloat32); break;
+    case ElementType::kFp16: copy(runtime::NpyType::kFloat16); break;
+    case ElementType::kInt8: copy(runtime::NpyType::kInt8); break;
+    case ElementType::kUint8: copy(runtime::NpyType::kUInt8); break;
+    case ElementType::kInt16: copy(runtime::NpyType::kInt16); break;
+    case ElementType::kUint16: copy(runtime::NpyType::kUInt16); break;
+    case ElementType::kInt32: copy(runtime::NpyType::kInt32); break;
+    case ElementType::kUint32: copy(runtime::NpyType::kUInt32); break;
+    case ElementType::kBf16: {
+      array.type = runtime::NpyType::kFloat32;
+      array.data.resize(data.size() * 2);
+      for (std::size_t i = 0; i * 2 < data.size(); ++i) {
+        std::uint32_t bits = 0;
+        std::uint16_t half = 0;
+        std::memcpy(&half, data.data() + i * 2, 2);
+        bits = static_cast<std::uint32_t>(half) << 16;
+        std::memcpy(array.data.data() + i * 4, &bits, 4);
+      }
+      break;
+    }
+    default:
+      return unsupported(fmt::format("weight '{}' is {}, which the device cannot hold",
+                                     weight.name, elementTypeName(weight.type)));
+  }
+  if (array.data.size() != static_cast<std::size_t>(array.shape[0]) *
+                               runtime::npyItemSize(array.type)) {
+    return invalidArgument(fmt::format("weight '{}' holds {} bytes for {} elements", weight.name,
+                                       data.size(), array.shape[0]));
+  }
+  return array;
+}
+
+Result<runtime::RunResult> runModel(const runtime::Session& session, const CompiledModel& model,
+                                    std::span<const runtime::NpyArray> inputs,
+                                    const runtime::RunOptions& options) {
+  const LoweredModel& lowered = model.lowered;
+  const Graph& graph = *lowered.graph;
+  std::vector<runtime::NpyArray> arrays;
+  const bool withData = core::hasData(options.mode);
+  if (withData) {
+    if (inputs.size() != lowered.graphInputCount) {
+      return invalidArgument(fmt::format("{}: the model has {} inputs ({}); {} arrays were given",
+                                         graph.source, lowered.graphInputCount,
+                                         fmt::join(graph.inputs, ", "), inputs.size()));
+    }
+    for (std::size_t i = 0; i < lowered.inputs.size(); ++i) {
+      const ModelTensor& t = lowered.inputs[i];
+      if (i < lowered.graphInputCount) {
+        const std::vector<std::int64_t> expected = graph.value(t.value)->shape->sizes();
+        if (inputs[i].shape != expected) {
+          return invalidArgument(fmt::format(
+              "{}: input '{}' has shape [{}]; the model (at the given --dim sizes) takes [{}]",
+              graph.source, t.value, fmt::join(inputs[i].shape, ", "),
+              fmt::join(expected, ", ")));
+        }
+        runtime::NpyArray flat = inputs[i];
+        flat.shape = t.spec.shape;
+        arrays.push_back(std::move(flat));
+      } else {
+        TRN_ASSIGN_OR_RETURN(runtime::NpyArray w, weightArray(*graph.initializer(t.value)));
+        arrays.push_back(std::move(w));
+      }
+    }
+  }
+  TRN_ASSIGN_OR_RETURN(runtime::RunResult result, session.runKernel(model.kernel, arrays, options));
+  for (std::size_t i = 0; i < result.outputs.size() && i < lowered.outputs.size(); ++i) {
+    const Value* v = graph.value(lowered.outputs[i].value);
+    result.outputs[i].shape = v->shape->sizes();
+  }
+  return result;
+}
+
+}  // namespace trn::graph

@@ -1,0 +1,174 @@
+#include "model_commands.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exit_codes.h"
+#include "graph_command.h"
+#include "run_options.h"
+#include "trn/graph/model.h"
+#include "trn/graph/printer.h"
+#include "trn/profile/report.h"
+#include "trn/profile/trace.h"
+#include "trn/profile/verdict.h"
+#include "trn/runtime/host_io.h"
+#include "trn/runtime/npy.h"
+
+namespace trn::tools {
+namespace {
+
+struct ModelArgs {
+  std::string model;
+  std::vector<std::string> dims;
+  std::vector<std::string> dumpAfter;
+  std::string chip = "trn2";
+  std::string output;
+  // graph run
+  std::string mode = "functional+timing";
+  std::vector<std::string> inputs;
+  std::string outputDir;
+  std::string trace;
+  std::string report;
+  std::uint64_t seed = 1;
+};
+
+Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Session& session) {
+  graph::PipelineOptions pipeline;
+  TRN_ASSIGN_OR_RETURN(pipeline.shapes.symbols, parseDims(args.dims));
+  pipeline.dumpAfter = args.dumpAfter;
+  pipeline.dump = [](std::string_view pass, const graph::Graph& g) {
+    fmt::print("// after {}\n{}", pass, graph::formatGraph(g));
+  };
+  TRN_ASSIGN_OR_RETURN(graph::CompiledModel model,
+                       graph::compileModel(session, args.model, pipeline));
+  const kernel::CompileSummary& s = model.kernel->summary;
+  fmt::print("compiled {} for {}: {} nodes, {} instructions, SBUF {} B and PSUM {} B per "
+             "partition at most\n",
+             args.model, session.chip().name, model.lowered.nodeNames.size(), s.instructions,
+             s.sbufPeakBytes, s.psumPeakBytes);
+  return model;
+}
+
+Status compileCommand(const ModelArgs& args) {
+  TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(args.chip));
+  TRN_ASSIGN_OR_RETURN(const graph::CompiledModel model, compile(args, session));
+  for (std::size_t n = 0; n < model.lowered.nodeNames.size(); ++n) {
+    fmt::print("  line {:>4}: {} ({})\n", n + 1, model.lowered.nodeNames[n],
+               model.lowered.nodeLowerings[n]);
+  }
+  if (!args.output.empty()) {
+    isa::ChipProgram chip;
+    chip.cores.push_back({0, model.kernel->program});
+    TRN_RETURN_IF_ERROR(runtime::saveChipProgram(chip, args.output));
+    fmt::print("program: {} (its inputs are the graph inputs, then the weights; 'trnsim graph "
+               "run' binds the weights from the model)\n",
+               args.output);
+  }
+  return Status();
+}
+
+Status runCommand(const ModelArgs& args) {
+  TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(args.chip));
+  TRN_ASSIGN_OR_RETURN(const core::RunMode mode, core::parseRunMode(args.mode));
+  TRN_ASSIGN_OR_RETURN(const graph::CompiledModel model, compile(args, session));
+  const graph::Graph& g = *model.lowered.graph;
+  std::vector<runtime::NpyArray> inputs;
+  if (core::hasData(mode)) {
+    for (const std::string& name : g.inputs) {
+      std::string path;
+      for (const std::string& binding : args.inputs) {
+        if (binding.starts_with(name + "=")) {
+          path = binding.substr(name.size() + 1);
+        }
+      }
+      if (path.empty()) {
+        return invalidArgument(
+            fmt::format("no array for model input '{}': give --input {}=FILE.npy", name, name));
+      }
+      TRN_ASSIGN_OR_RETURN(runtime::NpyArray array, runtime::readNpy(path));
+      inputs.push_back(std::move(array));
+    }
+  }
+  runtime::RunOptions options;
+  options.mode = mode;
+  options.seed = args.seed;
+  options.record = core::hasTiming(mode);
+  TRN_ASSIGN_OR_RETURN(const runtime::RunResult result,
+                       graph::runModel(session, model, inputs, options));
+  if (core::hasTiming(mode)) {
+    const profile::Report report = profile::makeReport(result.stats, session.chip());
+    fmt::print("simulated time {}\n", profile::formatDuration(report.total));
+    TRN_ASSIGN_OR_RETURN(const profile::Verdict verdict,
+                         profile::explainRun(model.kernel->program, result.stats, session.chip()));
+    fmt::print("{}\n", profile::formatVerdict(verdict));
+    std::fputs(profile::formatReport(report).c_str(), stdout);
+    if (!args.trace.empty()) {
+      TRN_RETURN_IF_ERROR(
+          profile::writeTraceFile(args.trace, model.kernel->program, result.stats));
+      fmt::print("trace: {}\n", args.trace);
+    }
+    if (!args.report.empty()) {
+      const std::vector<profile::PageRun> runs = {
+          {"core 0", "core 0", &model.kernel->program, &result.stats, {}}};
+      TRN_RETURN_IF_ERROR(writeReport(args.report, runs, session.chip(),
+                                      fmt::format("trnsim graph run {}", args.model)));
+    }
+  }
+  for (std::size_t i = 0; i < result.outputs.size(); ++i) {
+    const std::string& name = g.outputs[i];
+    const runtime::NpyArray& out = result.outputs[i];
+    fmt::print("output {} [{}]\n", name, fmt::join(out.shape, ", "));
+    if (!args.outputDir.empty()) {
+      const std::string path =
+          fmt::format("{}/{}.npy", args.outputDir, model.lowered.outputs[i].spec.name);
+      TRN_RETURN_IF_ERROR(runtime::writeNpy(path, out));
+      fmt::print("  written to {}\n", path);
+    }
+  }
+  return Status();
+}
+
+void addCommonOptions(CLI::App* cmd, ModelArgs& args) {
+  cmd->add_option("model", args.model, "the .onnx file")->required();
+  cmd->add_option("--dim", args.dims, "the size of a symbolic input dimension, NAME=N; repeatable");
+  cmd->add_option("--chip", args.chip, "chip name or YAML path")->capture_default_str();
+  cmd->add_option("--dump-after", args.dumpAfter,
+                  "print the graph after this pass (import, shapes, fold, layout); repeatable");
+}
+
+}  // namespace
+
+void registerModelCommands(CLI::App& app, CLI::App& graphCommand, int& exitCode) {
+  auto compileArgs = std::make_shared<ModelArgs>();
+  CLI::App* compileCmd =
+      app.add_subcommand("compile", "Compile an ONNX model onto one core of a simulated chip");
+  addCommonOptions(compileCmd, *compileArgs);
+  compileCmd->add_option("-o,--output", compileArgs->output, "save the Program (binary format)");
+  compileCmd->callback([compileArgs, &exitCode] {
+    if (const Status s = compileCommand(*compileArgs); !s.ok()) {
+      exitCode = reportError(s);
+    }
+  });
+
+  auto runArgs = std::make_shared<ModelArgs>();
+  CLI::App* runCmd = graphCommand.add_subcommand(
+      "run", "Compile an ONNX model and run it on a simulated chip with its own weights");
+  addCommonOptions(runCmd, *runArgs);
+  runCmd->add_option("--mode", runArgs->mode, "functional+timing, timing-only or functional-only")
+      ->capture_default_str();
+  runCmd->add_option("--input", runArgs->inputs, "a model input, NAME=FILE.npy; repeatable");
+  runCmd->add_option("--output-dir", runArgs->outputDir, "write each output as DIR/NAME.npy");
+  runCmd->add_option("--trace", runArgs->trace, "write a Perfetto trace of the run");
+  addReportOption(runCmd, runArgs->report);
+  addSeedOption(runCmd, runArgs->seed, "seed of stochastic rounding");
+  runCmd->callback([runArgs, &exitCode] {
+    if (const Status s = runCommand(*runArgs); !s.ok()) {
+      exitCode = reportError(s);
+    }
+  });
+}
+
+}  // namespace trn::tools
