@@ -52,7 +52,18 @@ isa::SourceLocation toLocation(const std::source_location& loc) {
   if (const isa::SourceLocation* site = CallSite::active()) {
     return *site;
   }
-  return isa::SourceLocation{locationFile(loc.file_name()), static_cast<std::int32_t>(loc.line())};
+  // A kernel's instructions come from a few files, each named by one static string: the storable
+  // name of the latest one is kept, so that tracing converts a name once, not per instruction.
+  struct LatestFile {
+    const char* path = nullptr;
+    std::string storable;
+  };
+  thread_local LatestFile latest;
+  if (latest.path != loc.file_name()) {
+    latest.storable = locationFile(loc.file_name());
+    latest.path = loc.file_name();
+  }
+  return isa::SourceLocation{latest.storable, static_cast<std::int32_t>(loc.line())};
 }
 
 std::string locationFile(std::string_view path) {
@@ -207,8 +218,10 @@ Tensor Kernel::declare(Buffer buffer, Loc loc) {
       }
     }
   }
-  probe_.tensors.push_back(
-      isa::TensorDecl{buffer.name, buffer.hbmKind, buffer.dtype, buffer.shape});
+  // Only HBM operands consult the probe's tensors (by buffer index); on-chip buffers hold a place.
+  probe_.tensors.push_back(onChip ? isa::TensorDecl{}
+                                  : isa::TensorDecl{buffer.name, buffer.hbmKind, buffer.dtype,
+                                                    buffer.shape});
   ir_.buffers.push_back(std::move(buffer));
   return wholeView(id);
 }
@@ -391,10 +404,9 @@ void Kernel::emit(isa::InstructionBody body, std::optional<isa::Engine> engine, 
             });
       },
       body);
-  const std::vector<isa::Engine> candidates =
-      engine ? std::vector<isa::Engine>{*engine} : engineCandidates(body);
+  const EngineCandidates candidates = engine ? EngineCandidates{{*engine}, 1} : engineCandidates(body);
   Status first;
-  for (const isa::Engine e : candidates) {
+  for (const isa::Engine e : candidates.engines()) {
     const Status status = isa::verifyInstructionBody(body, e, probe_, limits_);
     if (status.ok()) {
       if (ir_.ops.size() >= kMaxTracedOps) {
@@ -405,12 +417,11 @@ void Kernel::emit(isa::InstructionBody body, std::optional<isa::Engine> engine, 
                          mnemonic, kMaxTracedOps),
              loc);
       }
-      Op op;
+      Op& op = ir_.ops.emplace_back();
       op.instr.engine = e;
       op.instr.body = std::move(body);
       op.instr.location = toLocation(loc);
       op.origin = engine ? EngineOrigin::kPinned : EngineOrigin::kRule;
-      ir_.ops.push_back(std::move(op));
       return;
     }
     if (first.ok()) {

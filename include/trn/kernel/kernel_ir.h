@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "trn/base/huge_pages.h"
 #include "trn/isa/instruction_set.h"
 #include "trn/isa/program.h"
 
@@ -63,7 +64,9 @@ struct DynamicLoop {
 struct KernelIR {
   std::string name;
   std::vector<Buffer> buffers;
-  std::vector<Op> ops;
+  /// Huge-page backed: an Op takes about 0.7 KiB, so a 100k-instruction kernel holds 70 MB of
+  /// them, which 4 KiB pages would fault in one by one (base/huge_pages.h).
+  LargeVector<Op> ops;
   std::vector<std::int32_t> inputs;   ///< buffer indices, in argument order
   std::vector<std::int32_t> outputs;  ///< buffer indices, in return order
   std::vector<DynamicLoop> loops;     ///< in trace order, not nested

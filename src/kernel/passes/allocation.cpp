@@ -104,9 +104,19 @@ std::int64_t ringSlots(const std::vector<std::int32_t>& members, const LiveRange
 /// The claims of `memory`'s automatically placed tiles. With bufs > 1 the tiles declared at one
 /// line (same shape and dtype) share one ring of min(bufs, tiles) slots reserved from the first
 /// use of the first tile to the last use of the last; otherwise every tile is its own claim.
+/// A tile's declaration site, shape and dtype, compared in place (no copy per tile).
+struct SiteKey {
+  const Buffer* buffer;
+  bool operator<(const SiteKey& other) const {
+    const Buffer& a = *buffer;
+    const Buffer& b = *other.buffer;
+    return std::tie(a.site.file, a.site.line, a.shape, a.dtype) <
+           std::tie(b.site.file, b.site.line, b.shape, b.dtype);
+  }
+};
+
 std::vector<Claim> automaticClaims(const KernelIR& ir, const LiveRanges& live, isa::Memory memory,
                                    int bufs, bool deep) {
-  using SiteKey = std::tuple<std::string, std::int32_t, std::vector<std::int64_t>, int>;
   std::map<SiteKey, std::vector<std::int32_t>> sites;
   std::vector<Claim> claims;
   for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
@@ -116,7 +126,7 @@ std::vector<Claim> automaticClaims(const KernelIR& ir, const LiveRanges& live, i
     }
     const auto id = static_cast<std::int32_t>(b);
     if (bufs > 1) {
-      sites[{buf.site.file, buf.site.line, buf.shape, static_cast<int>(buf.dtype)}].push_back(id);
+      sites[SiteKey{&buf}].push_back(id);
     } else {
       claims.push_back(Claim{id, live.first[b], live.last[b], buf.partitionBytes(), 1, {id}});
     }

@@ -3,7 +3,6 @@
 #include "passes/dependencies.h"
 
 #include <algorithm>
-#include <map>
 #include <utility>
 #include <variant>
 
@@ -26,6 +25,7 @@ struct Access {
 /// range: on chip by the bytes within a partition; in HBM by the bytes within a row of the tensor
 /// (most accesses are blocks of rows), with accesses that do not fit that shape in every bucket.
 struct Region {
+  bool ready = false;  ///< buckets made (on first use)
   std::int64_t granule = 1;
   std::int64_t rowBytes = 0;  ///< HBM: bytes of one row of the tensor; 0 on chip
   std::vector<std::vector<std::int32_t>> reads;
@@ -45,22 +45,24 @@ bool covers(const isa::Footprint& outer, const isa::Footprint& inner) {
 
 class Analysis {
  public:
-  explicit Analysis(const KernelIR& ir) : ir_(ir), deps_(ir.ops.size()) {}
+  explicit Analysis(const KernelIR& ir)
+      : ir_(ir), regions_(kFirstHbmRegion + ir.buffers.size()) {}
 
   Dependencies run() {
     findWrittenTensors();
     std::vector<isa::Footprint> footprints;
     for (std::size_t i = 0; i < ir_.ops.size(); ++i) {
       const Op& op = ir_.ops[i];
+      producers_.clear();
       if (std::holds_alternative<isa::CoreBarrier>(op.instr.body)) {
         // A core barrier follows every HBM access since the previous one, and precedes every
         // later one (the other cores' accesses are ordered against it at run time).
-        deps_[i] = std::move(sinceBarrier_);
-        sinceBarrier_.clear();
+        producers_.swap(sinceBarrier_);
         if (lastBarrier_ >= 0) {
-          deps_[i].push_back(lastBarrier_);
+          producers_.push_back(lastBarrier_);
         }
-        std::sort(deps_[i].begin(), deps_[i].end());
+        std::sort(producers_.begin(), producers_.end());
+        deps_.append(producers_);
         lastBarrier_ = static_cast<std::int32_t>(i);
         continue;
       }
@@ -81,7 +83,7 @@ class Analysis {
         ++stamp_;
         visit(f, f.write, [&](Access& a) {
           if (a.op != self && isa::firstOverlap(a.footprint, f)) {
-            deps_[i].push_back(a.op);
+            producers_.push_back(a.op);
           }
         });
       }
@@ -99,36 +101,46 @@ class Analysis {
       }
       if (touchesHbm) {
         if (lastBarrier_ >= 0) {
-          deps_[i].push_back(lastBarrier_);
+          producers_.push_back(lastBarrier_);
         }
         sinceBarrier_.push_back(self);
       }
-      std::sort(deps_[i].begin(), deps_[i].end());
-      deps_[i].erase(std::unique(deps_[i].begin(), deps_[i].end()), deps_[i].end());
+      std::sort(producers_.begin(), producers_.end());
+      producers_.erase(std::unique(producers_.begin(), producers_.end()), producers_.end());
+      deps_.append(producers_);
     }
     return std::move(deps_);
   }
 
  private:
-  /// Marks the HBM tensors some op writes; the others are only ever read.
+  /// Marks the HBM tensors some op writes (the others are only ever read), and counts the
+  /// accesses to each.
   void findWrittenTensors() {
     written_.assign(ir_.buffers.size(), false);
+    hbmAccesses_.assign(ir_.buffers.size(), 0);
     for (const Op& op : ir_.ops) {
       forEachOperand(op.instr.body, [&](isa::FieldRole role, const isa::AccessPattern& ap) {
-        if (role == isa::FieldRole::kOutput && ap.memory == isa::Memory::kHbm) {
-          written_[static_cast<std::size_t>(ap.tensor)] = true;
+        if (ap.memory == isa::Memory::kHbm) {
+          const auto t = static_cast<std::size_t>(ap.tensor);
+          written_[t] = written_[t] || role == isa::FieldRole::kOutput;
+          ++hbmAccesses_[t];
         }
       });
     }
   }
 
+  /// Regions: SBUF, PSUM, then one per HBM tensor (by buffer index).
+  static constexpr std::size_t kFirstHbmRegion = 2;
+
   Region& regionOf(const isa::Footprint& f) {
-    const auto key = std::make_pair(static_cast<int>(f.memory), f.tensor);
-    auto it = regions_.find(key);
-    if (it != regions_.end()) {
-      return it->second;
+    const std::size_t index = f.memory == isa::Memory::kSbuf   ? 0
+                              : f.memory == isa::Memory::kPsum ? 1
+                                                               : kFirstHbmRegion + static_cast<std::size_t>(f.tensor);
+    Region& r = regions_[index];
+    if (r.ready) {
+      return r;
     }
-    Region r;
+    r.ready = true;
     std::int64_t bytes = 0;
     switch (f.memory) {
       case isa::Memory::kSbuf:
@@ -139,16 +151,21 @@ class Analysis {
         r.granule = 2048;
         bytes = 16 * 1024;
         break;
-      case isa::Memory::kHbm:
-        r.rowBytes = ir_.buffers[static_cast<std::size_t>(f.tensor)].partitionBytes();
-        r.granule = std::max<std::int64_t>(64, (r.rowBytes + 255) / 256);
+      case isa::Memory::kHbm: {
+        // At least 256 buckets over a row, and as many as the tensor has accesses, so that a
+        // bucket holds a few accesses however many column blocks the kernel moves.
+        const auto t = static_cast<std::size_t>(f.tensor);
+        const std::int64_t buckets = std::max<std::int64_t>(256, hbmAccesses_[t]);
+        r.rowBytes = ir_.buffers[t].partitionBytes();
+        r.granule = std::max<std::int64_t>(64, (r.rowBytes + buckets - 1) / buckets);
         bytes = r.rowBytes;
         break;
+      }
     }
     const auto count = static_cast<std::size_t>((bytes + r.granule - 1) / r.granule + 1);
     r.reads.resize(count);
     r.writes.resize(count);
-    return regions_.emplace(key, std::move(r)).first->second;
+    return r;
   }
 
   std::pair<std::size_t, std::size_t> bucketRange(const Region& r, const isa::Footprint& f) const {
@@ -209,9 +226,11 @@ class Analysis {
 
   const KernelIR& ir_;
   Dependencies deps_;
-  std::vector<Access> accesses_;
-  std::vector<bool> written_;  ///< by HBM tensor (buffer index): some op writes it
-  std::map<std::pair<int, std::int32_t>, Region> regions_;
+  std::vector<std::int32_t> producers_;  ///< of the op being analysed
+  LargeVector<Access> accesses_;
+  std::vector<bool> written_;                ///< by HBM tensor (buffer index): some op writes it
+  std::vector<std::int64_t> hbmAccesses_;    ///< by HBM tensor: operands that name it
+  std::vector<Region> regions_;              ///< kFirstHbmRegion + buffer index for HBM
   std::uint32_t stamp_ = 0;
   std::int32_t lastBarrier_ = -1;           ///< the latest core barrier
   std::vector<std::int32_t> sinceBarrier_;  ///< ops touching HBM after it

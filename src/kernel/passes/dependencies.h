@@ -16,14 +16,31 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "trn/kernel/kernel_ir.h"
 
 namespace trn::kernel {
 
-/// For each op, the earlier ops it depends on (sorted, no duplicates).
-using Dependencies = std::vector<std::vector<std::int32_t>>;
+/// For each op, the earlier ops it depends on (sorted, no duplicates), kept in one flat array.
+class Dependencies {
+ public:
+  /// The producers of op `op`.
+  [[nodiscard]] std::span<const std::int32_t> operator[](std::size_t op) const {
+    return std::span(producers_).subspan(starts_[op], starts_[op + 1] - starts_[op]);
+  }
+  [[nodiscard]] std::size_t size() const { return starts_.size() - 1; }
+  /// Appends the producers of the next op (sorted, no duplicates).
+  void append(std::span<const std::int32_t> producers) {
+    producers_.insert(producers_.end(), producers.begin(), producers.end());
+    starts_.push_back(producers_.size());
+  }
+
+ private:
+  std::vector<std::size_t> starts_{0};
+  std::vector<std::int32_t> producers_;
+};
 
 Dependencies analyseDependencies(const KernelIR& ir);
 

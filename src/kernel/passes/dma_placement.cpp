@@ -78,7 +78,8 @@ void placeDmas(KernelIR& ir, const Dependencies& deps, int queues) {
     if (op.origin != EngineOrigin::kPinned) {
       op.instr.engine = isa::Engine::kSp;
       if (readsOnChip(op.instr.body)) {
-        for (auto it = deps[i].rbegin(); it != deps[i].rend(); ++it) {
+        const std::span<const std::int32_t> producers = deps[i];
+        for (auto it = producers.rbegin(); it != producers.rend(); ++it) {
           const Op& producer = ir.ops[static_cast<std::size_t>(*it)];
           if (!isa::info(producer.instr.body).viaDma) {
             op.instr.engine = producer.instr.engine;

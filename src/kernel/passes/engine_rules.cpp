@@ -4,10 +4,10 @@
 
 namespace trn::kernel {
 
-std::vector<isa::Engine> engineCandidates(const isa::InstructionBody& body) {
+EngineCandidates engineCandidates(const isa::InstructionBody& body) {
   const isa::InstrInfo& info = isa::info(body);
   if (info.viaDma) {
-    return {isa::Engine::kSp};
+    return {{isa::Engine::kSp}, 1};
   }
   // nl.power runs on GpSimd (nki-reference §3, tensor_tensor); everything else prefers the
   // vector engine over the scalar engine over GpSimd, and the tensor engine first when allowed.
@@ -17,10 +17,10 @@ std::vector<isa::Engine> engineCandidates(const isa::InstructionBody& body) {
     order = {isa::Engine::kPool, isa::Engine::kDve, isa::Engine::kPe, isa::Engine::kAct,
              isa::Engine::kSp};
   }
-  std::vector<isa::Engine> out;
+  EngineCandidates out;
   for (const isa::Engine e : order) {
     if (info.engines.contains(e)) {
-      out.push_back(e);
+      out.order[out.count++] = e;
     }
   }
   return out;

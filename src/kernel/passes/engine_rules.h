@@ -6,13 +6,23 @@
 // assigned engine is always a legal one.
 #pragma once
 
-#include <vector>
+#include <array>
+#include <span>
 
 #include "trn/isa/instruction_set.h"
 
 namespace trn::kernel {
 
+/// Engines in order of preference (a fixed array: no allocation per traced instruction).
+struct EngineCandidates {
+  std::array<isa::Engine, isa::kNumEngines> order{};
+  std::size_t count = 0;
+  [[nodiscard]] std::span<const isa::Engine> engines() const {
+    return std::span(order).first(count);
+  }
+};
+
 /// The engines allowed to issue `body`, most preferred first.
-std::vector<isa::Engine> engineCandidates(const isa::InstructionBody& body);
+EngineCandidates engineCandidates(const isa::InstructionBody& body);
 
 }  // namespace trn::kernel

@@ -3,12 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <array>
+
 #include "passes/operands.h"
 #include "trn/isa/verifier.h"
 
 namespace trn::kernel {
 
-Result<isa::Program> lowerToProgram(const KernelIR& ir, const isa::CoreLimits& limits) {
+Result<isa::Program> lowerToProgram(KernelIR& ir, const isa::CoreLimits& limits) {
   TRN_CHECK(ir.allocated) << "lowering needs allocated IR";
   isa::Program program;
   std::vector<std::int32_t> tensorOf(ir.buffers.size(), -1);
@@ -31,12 +33,24 @@ Result<isa::Program> lowerToProgram(const KernelIR& ir, const isa::CoreLimits& l
       add(static_cast<std::int32_t>(b));
     }
   }
+  // Each stream's room at once (a loop adds three control instructions on its engine).
+  std::array<std::size_t, isa::kNumEngines> perEngine{};
+  for (const Op& op : ir.ops) {
+    ++perEngine[static_cast<std::size_t>(op.instr.engine)];
+  }
+  for (const DynamicLoop& loop : ir.loops) {
+    perEngine[static_cast<std::size_t>(ir.ops[static_cast<std::size_t>(loop.begin)].instr.engine)] +=
+        3;
+  }
+  for (const isa::Engine e : isa::kAllEngines) {
+    program.stream(e).reserve(perEngine[static_cast<std::size_t>(e)]);
+  }
   // A dynamic loop: set the count, run the body, count down, branch back while non-zero.
   constexpr std::int64_t kLoopRegister = 0;
   std::size_t nextLoop = 0;
   std::int64_t bodyStart = 0;
   for (std::size_t i = 0; i < ir.ops.size(); ++i) {
-    const Op& op = ir.ops[i];
+    Op& op = ir.ops[i];
     const DynamicLoop* loop = nextLoop < ir.loops.size() ? &ir.loops[nextLoop] : nullptr;
     auto control = [&](isa::InstructionBody body) {
       program.stream(op.instr.engine)
@@ -46,12 +60,11 @@ Result<isa::Program> lowerToProgram(const KernelIR& ir, const isa::CoreLimits& l
       control(isa::RegSet{kLoopRegister, loop->trips});
       bodyStart = static_cast<std::int64_t>(program.stream(op.instr.engine).size());
     }
-    isa::Instruction instr = op.instr;
-    forEachOperand(instr.body, [&](isa::FieldRole, isa::AccessPattern& ap) {
+    forEachOperand(op.instr.body, [&](isa::FieldRole, isa::AccessPattern& ap) {
       ap.tensor =
           ap.memory == isa::Memory::kHbm ? tensorOf[static_cast<std::size_t>(ap.tensor)] : -1;
     });
-    program.stream(instr.engine).push_back(std::move(instr));
+    program.stream(op.instr.engine).push_back(op.instr);
     if (loop && loop->end == static_cast<std::int64_t>(i) + 1) {
       control(isa::RegAdd{kLoopRegister, -1});
       control(isa::BranchNonZero{kLoopRegister, bodyStart});

@@ -4,6 +4,9 @@
 // trace order, keeping its source location. A dynamic loop becomes reg_set / body / reg_add /
 // branch_nz on its engine, counted down in sequencer register 0.
 //
+// HBM operands are renumbered in place, so that no instruction is copied before it is packed:
+// afterwards the IR's buffers and op count still hold, but its HBM operands name program tensors.
+//
 // Guarantees: the Program passes isa::verifyProgram; tensor names are unique.
 #pragma once
 
@@ -14,6 +17,6 @@
 
 namespace trn::kernel {
 
-Result<isa::Program> lowerToProgram(const KernelIR& ir, const isa::CoreLimits& limits);
+Result<isa::Program> lowerToProgram(KernelIR& ir, const isa::CoreLimits& limits);
 
 }  // namespace trn::kernel

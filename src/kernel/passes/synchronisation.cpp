@@ -19,19 +19,30 @@ std::vector<std::int32_t> ranks(const KernelIR& ir, const std::vector<int>& agen
                                 const std::vector<char>& counted) {
   std::vector<std::int32_t> rank(ir.ops.size(), 0);
   std::vector<std::int64_t> done(static_cast<std::size_t>(agents), 0);
+  std::vector<std::int64_t> perIteration(static_cast<std::size_t>(agents), 0);
+  std::vector<std::int64_t> seen(static_cast<std::size_t>(agents), 0);
   std::size_t nextLoop = 0;
   for (std::size_t i = 0; i < ir.ops.size();) {
     const DynamicLoop* loop =
         nextLoop < ir.loops.size() && ir.loops[nextLoop].begin == static_cast<std::int64_t>(i)
             ? &ir.loops[nextLoop++]
             : nullptr;
-    const std::size_t end = loop ? static_cast<std::size_t>(loop->end) : i + 1;
-    const std::int64_t trips = loop ? loop->trips : 1;
-    std::vector<std::int64_t> perIteration(static_cast<std::size_t>(agents), 0);
+    if (loop == nullptr) {
+      // One instruction, once.
+      const auto a = static_cast<std::size_t>(agentOf[i]);
+      done[a] += counted[i] ? 1 : 0;
+      TRN_CHECK(done[a] <= std::numeric_limits<std::int32_t>::max()) << "semaphore count overflow";
+      rank[i] = static_cast<std::int32_t>(done[a]);
+      ++i;
+      continue;
+    }
+    const auto end = static_cast<std::size_t>(loop->end);
+    const std::int64_t trips = loop->trips;
+    std::fill(perIteration.begin(), perIteration.end(), 0);
     for (std::size_t j = i; j < end; ++j) {
       perIteration[static_cast<std::size_t>(agentOf[j])] += counted[j] ? 1 : 0;
     }
-    std::vector<std::int64_t> seen(static_cast<std::size_t>(agents), 0);
+    std::fill(seen.begin(), seen.end(), 0);
     for (std::size_t j = i; j < end; ++j) {
       const auto a = static_cast<std::size_t>(agentOf[j]);
       seen[a] += counted[j] ? 1 : 0;
@@ -71,7 +82,9 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
   std::vector<std::int32_t> queueKnows(static_cast<std::size_t>(queues) * width, 0);
   std::vector<int> agentOf(n);
   std::vector<char> signals(n, 0);
-  std::vector<std::vector<std::int32_t>> waitsOn(n);
+  // The producers op i waits for: waitsOn[waitsFrom[i] .. waitsFrom[i + 1]).
+  std::vector<std::int32_t> waitsOn;
+  std::vector<std::size_t> waitsFrom(n + 1, 0);
   std::vector<std::int32_t> know(width);
   std::vector<Candidate> candidates;
   SyncSummary summary;
@@ -128,11 +141,12 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
                        c.rank;
           });
       if (!implied) {
-        waitsOn[i].push_back(c.op);
+        waitsOn.push_back(c.op);
         signals[static_cast<std::size_t>(c.op)] = 1;
       }
     }
-    for (const std::int32_t p : waitsOn[i]) {
+    waitsFrom[i + 1] = waitsOn.size();
+    for (const std::int32_t p : std::span(waitsOn).subspan(waitsFrom[i])) {
       merge(know, clockOf(static_cast<std::size_t>(p)));
       merge(issuer, clockOf(static_cast<std::size_t>(p)));
     }
@@ -156,7 +170,8 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
     }
   }
   for (std::size_t i = 0; i < n; ++i) {
-    for (const std::int32_t p : waitsOn[i]) {
+    for (const std::int32_t p :
+         std::span(waitsOn).subspan(waitsFrom[i], waitsFrom[i + 1] - waitsFrom[i])) {
       const auto producer = static_cast<std::size_t>(p);
       ir.ops[i].instr.sync.waits.push_back(isa::SemaphoreWait{
           agentOf[producer], isa::WaitCompare::kGreaterEqual, signalRank[producer]});
