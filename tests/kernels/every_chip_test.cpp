@@ -65,6 +65,8 @@ const std::map<std::string, std::map<std::string, std::vector<std::int64_t>>>& o
       {"flash_attention_full", {{"q", {6, 300, 64}}, {"k", {2, 300, 64}}, {"v", {2, 300, 64}}}},
       {"layernorm", {{"x", {200, 1500}}, {"gamma", {1500}}, {"beta", {1500}}}},
       {"layernorm_bn", {{"x", {200, 1500}}, {"gamma", {1500}}, {"beta", {1500}}}},
+      {"layernorm_tutorial_v1", {{"x", {200, 1500}}, {"gamma", {1500}}, {"beta", {1500}}}},
+      {"layernorm_tutorial_v2", {{"x", {200, 1500}}, {"gamma", {1500}}, {"beta", {1500}}}},
       {"linear", {{"x", {200, 300}}, {"w", {300, 700}}}},
       {"linear_residual", {{"x", {200, 300}}, {"w", {300, 700}}, {"r", {200, 700}}}},
       {"mamba_v1", mambaShapes},
