@@ -170,11 +170,12 @@ Tensor layerNormTutorialV1(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   for (std::int64_t r = 0; r < n; r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);
     const Tensor inputSb = nl::load(x(ds(r, rows)));
-    const Tensor mean = nl::mean(inputSb, 1, true);
-    // The tutorial's variance: mean(x^2) - mean(x)^2.
-    const Tensor var =
-        nl::subtract(nl::mean(nl::square(inputSb), 1, true), nl::multiply(mean, mean));
-    const Tensor shiftScale = nl::multiply(nl::subtract(inputSb, mean),
+    // The tutorial's variance: mean(x^2) - mean(x)^2. It runs in fp32, where every step here is
+    // fp32; bf16 inputs keep fp32 statistics too.
+    const Tensor mean = nl::mean(inputSb, 1, true, DType::kFp32);
+    const Tensor var = nl::subtract(nl::mean(nl::square(inputSb, DType::kFp32), 1, true),
+                                    nl::multiply(mean, mean));
+    const Tensor shiftScale = nl::multiply(nl::subtract(inputSb, mean, DType::kFp32),
                                            nl::rsqrt(nl::add(var, kLayerNormEps)));
     const Tensor outputSb = nl::add(nl::multiply(shiftScale, gammaBcast(ds(0, rows))),
                                     betaBcast(ds(0, rows)), x.dtype());
