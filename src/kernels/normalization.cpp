@@ -69,6 +69,20 @@ constexpr std::int64_t kPrefetch = 2;
 /// bn_stats takes at most this many elements per partition (NKI nl.tile_size.bn_stats_fmax).
 constexpr std::int64_t kBnStatsFmax = 512;
 
+/// How many row tiles of `tileBytes` per partition to load ahead (at most kPrefetch) so that
+/// they, `otherBytes` of other tiles and a margin for the small statistics tiles fit one SBUF
+/// partition: long rows prefetch less instead of overflowing SBUF (layernorm_bn at D = 8192 fp32
+/// on Trn1's 192 KiB).
+std::int64_t prefetchThatFits(const Kernel& k, std::int64_t tileBytes, std::int64_t otherBytes) {
+  constexpr std::int64_t kSmallTilesMargin = 4096;
+  std::int64_t depth = kPrefetch;
+  while (depth > 0 && otherBytes + (depth + 1) * tileBytes + kSmallTilesMargin >
+                          k.limits().sbufPartitionBytes) {
+    --depth;
+  }
+  return depth;
+}
+
 }  // namespace
 
 Tensor layerNorm(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
@@ -117,8 +131,12 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   // c = 11 D / 36.
   const std::int64_t dveCols = d * 11 / 36;
   const std::int64_t firstTile = share.begin / kPartitions;
+  // Per partition besides the x tiles: gamma and beta, normed (fp32) and the output tile.
+  const std::int64_t xBytes = d * byteSize(x.dtype());
+  const std::int64_t depth = prefetchThatFits(
+      k, xBytes, d * (byteSize(gammaB.dtype()) + byteSize(betaB.dtype()) + 4) + xBytes);
   detail::TilePrefetcher tiles(
-      (share.count + kPartitions - 1) / kPartitions, kPrefetch,
+      (share.count + kPartitions - 1) / kPartitions, depth,
       [&](std::int64_t i, Loc site) { return loadRows(k, x, firstTile + i, site); });
   for (std::int64_t r = share.begin; r < share.end(); r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);
@@ -231,8 +249,11 @@ Tensor rmsNorm(Kernel& k, Tensor x, Tensor w) {
   const Tensor wb = detail::broadcastOnChip(k, w, std::min(kPartitions, share.count), "w_bcast");
   const std::int64_t dveCols = d * 4 / 9;
   const std::int64_t firstTile = share.begin / kPartitions;
+  // Per partition besides the x tiles: w, the scaled tile and the output tile.
+  const std::int64_t xBytes = d * byteSize(x.dtype());
+  const std::int64_t depth = prefetchThatFits(k, xBytes, d * byteSize(wb.dtype()) + 2 * xBytes);
   detail::TilePrefetcher tiles(
-      (share.count + kPartitions - 1) / kPartitions, kPrefetch,
+      (share.count + kPartitions - 1) / kPartitions, depth,
       [&](std::int64_t i, Loc site) { return loadRows(k, x, firstTile + i, site); });
   for (std::int64_t r = share.begin; r < share.end(); r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);

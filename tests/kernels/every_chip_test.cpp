@@ -126,5 +126,40 @@ TEST(EveryChip, EveryKernelMatchesItsReferenceAtOddShapesOnEveryChip) {
   }
 }
 
+// Rows longer than the prefetch ring fits (before 2026-12-03 these spilled, and the spilling pass
+// lowered them to an invalid program): layernorm_bn at D = 8192 fp32 needs its x tiles, gamma,
+// beta, the normalised tile and the output (224 KiB per partition with two tiles loaded ahead)
+// and prefetches less on Trn1's 192 KiB instead of overflowing SBUF, as rmsnorm does at long bf16
+// rows; they match their references on both chips, and layernorm_bn runs at the layernorm
+// tutorial's 4096 rows. Rows no kernel design here tiles (D = 12345 fp32: gamma and beta alone
+// take 96 KiB per partition) are a located "sbuf is full" at the kernel's line, never an
+// internal error.
+TEST(EveryChip, LongRowsPrefetchLessOrSayTheyDoNotFit) {
+  const auto rows = [](std::int64_t n, std::int64_t d) {
+    return std::vector<kernel::TensorSpec>{
+        {"x", {n, d}, DType::kFp32}, {"gamma", {d}, DType::kFp32}, {"beta", {d}, DType::kFp32}};
+  };
+  for (const std::string chip : {"trn1", "trn2"}) {
+    expectMatchesOn(chip, "layernorm_bn", rows(300, 8192));
+    // bf16 rows of 20,000: three tiles ahead would need 156 KiB with w, scaled and out 117 KiB.
+    expectMatchesOn(chip, "rmsnorm",
+                    {{"x", {300, 20000}, DType::kBf16}, {"w", {20000}, DType::kBf16}});
+    SCOPED_TRACE(chip);
+    harness::CheckOptions options;
+    options.run.mode = core::RunMode::kTimingOnly;
+    auto result =
+        harness::checkKernel(sessionFor(chip), *findKernel("layernorm_bn"), rows(4096, 8192), options);
+    ASSERT_TRUE(result.ok()) << result.status().toString();
+  }
+  for (const std::string name : {"layernorm", "layernorm_bn", "layernorm_tutorial_v1"}) {
+    SCOPED_TRACE(name);
+    auto result = harness::checkKernel(sessionFor("trn1"), *findKernel(name), rows(333, 12345));
+    ASSERT_FALSE(result.ok());
+    const std::string error = result.status().toString();
+    EXPECT_NE(error.find("normalization.cpp:"), std::string::npos) << error;
+    EXPECT_NE(error.find("sbuf is full"), std::string::npos) << error;
+  }
+}
+
 }  // namespace
 }  // namespace trn::kernels
