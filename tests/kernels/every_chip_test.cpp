@@ -130,10 +130,10 @@ TEST(EveryChip, EveryKernelMatchesItsReferenceAtOddShapesOnEveryChip) {
 // lowered them to an invalid program): layernorm_bn at D = 8192 fp32 needs its x tiles, gamma,
 // beta, the normalised tile and the output (224 KiB per partition with two tiles loaded ahead)
 // and prefetches less on Trn1's 192 KiB instead of overflowing SBUF, as rmsnorm does at long bf16
-// rows; they match their references on both chips, and layernorm_bn runs at the layernorm
-// tutorial's 4096 rows. Rows no kernel design here tiles (D = 12345 fp32: gamma and beta alone
-// take 96 KiB per partition) are a located "sbuf is full" at the kernel's line, never an
-// internal error.
+// rows, and tensor_add tiles its columns; they match their references on both chips, and
+// layernorm_bn runs at the layernorm tutorial's 4096 rows. Rows no kernel design here tiles (the
+// layer norms at D = 12345 fp32: gamma and beta alone take 96 KiB per partition; softmax at
+// 40,000 fp32) are a located error at the kernel's line, never an internal one.
 TEST(EveryChip, LongRowsPrefetchLessOrSayTheyDoNotFit) {
   const auto rows = [](std::int64_t n, std::int64_t d) {
     return std::vector<kernel::TensorSpec>{
@@ -144,6 +144,9 @@ TEST(EveryChip, LongRowsPrefetchLessOrSayTheyDoNotFit) {
     // bf16 rows of 20,000: three tiles ahead would need 156 KiB with w, scaled and out 117 KiB.
     expectMatchesOn(chip, "rmsnorm",
                     {{"x", {300, 20000}, DType::kBf16}, {"w", {20000}, DType::kBf16}});
+    // tensor_add cuts rows into tiles of 8192 columns: 60,000 fp32 would be 240 KiB a row.
+    expectMatchesOn(chip, "tensor_add",
+                    {{"a", {130, 60000}, DType::kFp32}, {"b", {130, 60000}, DType::kFp32}});
     SCOPED_TRACE(chip);
     harness::CheckOptions options;
     options.run.mode = core::RunMode::kTimingOnly;
@@ -159,6 +162,12 @@ TEST(EveryChip, LongRowsPrefetchLessOrSayTheyDoNotFit) {
     EXPECT_NE(error.find("normalization.cpp:"), std::string::npos) << error;
     EXPECT_NE(error.find("sbuf is full"), std::string::npos) << error;
   }
+  const std::vector<kernel::TensorSpec> longSoftmaxRows = {{"x", {130, 40000}, DType::kFp32}};
+  auto softmax =
+      harness::checkKernel(sessionFor("trn1"), *findKernel("softmax"), longSoftmaxRows);
+  ASSERT_FALSE(softmax.ok());
+  EXPECT_NE(softmax.status().toString().find("softmax.cpp:"), std::string::npos)
+      << softmax.status().toString();
 }
 
 }  // namespace
