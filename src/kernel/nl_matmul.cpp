@@ -110,6 +110,32 @@ Tensor transpose(const Tensor& data, Loc loc) {
                loc);
 }
 
+Tensor broadcastPartitionsInPsum(const Tensor& row, const Tensor& ones, Loc loc) {
+  detail::requireOnChip(row, "broadcastPartitionsInPsum", "row", loc);
+  detail::requireOnChip(ones, "broadcastPartitionsInPsum", "ones", loc);
+  Kernel& k = row.kernel();
+  const std::int64_t partitions = ones.freeSize();
+  if (row.partitions() != 1 || !isFloat(row.dtype()) || ones.partitions() != 1 ||
+      ones.dtype() != row.dtype() || partitions > k.limits().partitions) {
+    detail::fail(row, "broadcastPartitionsInPsum",
+                 fmt::format("needs a floating-point [1, F] row and a [1, P] ones row of its "
+                             "dtype with P <= {}, not {} and {}",
+                             k.limits().partitions, row.describe(), ones.describe()),
+                 loc);
+  }
+  const std::int64_t f = row.freeSize();
+  const bool direct = row.memory() == isa::Memory::kSbuf && row.isContiguous();
+  const Tensor src = (direct ? row : copy(row, std::nullopt, loc)).reshape({1, f}, loc);
+  Tensor out = k.psum({partitions, f}, DType::kFp32, "broadcast_psum", std::nullopt, loc);
+  const std::int64_t chunk = k.limits().matmulMaxMovingFree;
+  for (std::int64_t c = 0; c < f; c += chunk) {
+    const std::int64_t n = std::min(chunk, f - c);
+    nisa::ncMatmul(out(all, ds(c, n), loc), ones, src(all, ds(c, n), loc), false, {0, 0},
+                   {isa::kPeArraySize, isa::kPeArraySize}, isa::MatmulPerfMode::kNone, false, loc);
+  }
+  return out;
+}
+
 Tensor broadcastPartitions(const Tensor& row, std::int64_t partitions, Loc loc) {
   detail::requireOnChip(row, "broadcastPartitions", "row", loc);
   Kernel& k = row.kernel();
@@ -131,9 +157,7 @@ Tensor broadcastPartitions(const Tensor& row, std::int64_t partitions, Loc loc) 
   const std::int64_t chunk = k.limits().matmulMaxMovingFree;
   for (std::int64_t c = 0; c < f; c += chunk) {
     const std::int64_t n = std::min(chunk, f - c);
-    Tensor ps = k.psum({partitions, n}, DType::kFp32, "broadcast_psum", std::nullopt, loc);
-    nisa::ncMatmul(ps, ones, src(all, ds(c, n), loc), false, {0, 0},
-                   {isa::kPeArraySize, isa::kPeArraySize}, isa::MatmulPerfMode::kNone, false, loc);
+    const Tensor ps = broadcastPartitionsInPsum(src(all, ds(c, n), loc), ones, loc);
     nisa::tensorCopy(out(all, ds(c, n), loc), ps, std::nullopt, loc);
   }
   return out;

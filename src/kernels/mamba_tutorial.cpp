@@ -68,28 +68,41 @@ void checkInputs(Kernel& k, const std::string& name, const Tensor& delta, const 
   }
 }
 
+/// The columns of one partition broadcast: B's and C's of a state fit in PSUM together
+/// (16 KiB per partition = 2 x 2048 fp32), so a longer sequence is broadcast and multiplied in
+/// pieces of this many columns.
+constexpr std::int64_t kBroadcastColumns = 2048;
+
+/// out = x * row broadcast to x's partitions, as the tutorial writes `row.broadcast_to(...)`
+/// followed by `nisa.tensor_tensor`: the broadcast is one tensor-engine instruction (per 512
+/// columns) whose PSUM result the vector engine reads, no copy between (the tutorial's steps 3
+/// and 5: "p-dim broadcast + tensor_tensor").
+void multiplyByBroadcastRow(const Tensor& out, const Tensor& x, const Tensor& row,
+                            const Tensor& ones) {
+  const std::int64_t cols = x.shape(1);
+  for (std::int64_t c = 0; c < cols; c += kBroadcastColumns) {
+    const std::int64_t n = std::min(kBroadcastColumns, cols - c);
+    const Tensor bcast = nl::broadcastPartitionsInPsum(row(all, ds(c, n)), ones);
+    nisa::tensorTensor(out(all, ds(c, n)), x(all, ds(c, n)), bcast, AluOp::kMultiply);
+  }
+}
+
 /// Steps 3 to 5 of the tutorial for one state, on the tile's columns: deltaBu = delta * u * B,
-/// the scan of deltaA and deltaBu from `initial`, and its product with C. Returns scanC; when
-/// `scanRes` is given it receives the scan.
+/// the scan of deltaA and deltaBu from `initial`, and its product with C, written to `scanC`
+/// (v3 puts it in PSUM). `ones` is the [1, 128] row the broadcasts multiply. Returns the scan.
 Tensor scanState(Kernel& k, const Tensor& deltaA, const Tensor& deltaI, const Tensor& uI,
                  const Tensor& bI, const Tensor& cI, const nisa::Scalar& initial,
-                 Tensor* scanRes = nullptr) {
+                 const Tensor& ones, const Tensor& scanC) {
   const std::int64_t cols = deltaA.shape(1);
   const DType dtype = deltaI.dtype();
   Tensor deltaU = k.sbuf({kChannelPsize, cols}, dtype, "deltaU");
   nisa::tensorTensor(deltaU, deltaI, uI, AluOp::kMultiply);
-  const Tensor bBcast = nl::broadcastPartitions(bI, kChannelPsize);
   Tensor deltaBu = k.sbuf({kChannelPsize, cols}, dtype, "deltaBu");
-  nisa::tensorTensor(deltaBu, deltaU, bBcast, AluOp::kMultiply);
+  multiplyByBroadcastRow(deltaBu, deltaU, bI, ones);
   Tensor scan = k.sbuf({kChannelPsize, cols}, dtype, "scan_res");
   nisa::tensorTensorScan(scan, deltaA, deltaBu, initial, AluOp::kMultiply, AluOp::kAdd);
-  const Tensor cBcast = nl::broadcastPartitions(cI, kChannelPsize);
-  Tensor scanC = k.sbuf({kChannelPsize, cols}, dtype, "scanC");
-  nisa::tensorTensor(scanC, scan, cBcast, AluOp::kMultiply);
-  if (scanRes != nullptr) {
-    *scanRes = scan;
-  }
-  return scanC;
+  multiplyByBroadcastRow(scanC, scan, cI, ones);
+  return scan;
 }
 
 /// deltaA = exp(delta_i * A_i) (steps 1 and 2), A_i the per-partition scale.
@@ -109,6 +122,7 @@ Tensor mambaV1(Kernel& k, Tensor delta, Tensor u, Tensor a, Tensor b, Tensor c) 
   const std::int64_t states = a.shape(1);
   const std::int64_t channelTiles = channels / kChannelPsize;
   Tensor output = k.output("output", delta.shape(), delta.dtype());
+  const Tensor ones = nl::full(k, {1, kChannelPsize}, delta.dtype(), 1.0f);
   for (std::int64_t i = 0; i < batch; ++i) {
     // The partial sums over the processed states, of every channel tile.
     std::vector<Tensor> scanCAccum;
@@ -124,7 +138,8 @@ Tensor mambaV1(Kernel& k, Tensor delta, Tensor u, Tensor a, Tensor b, Tensor c) 
         const Tensor uI = nl::load(u(i, ds(c0, kChannelPsize), all));
         const Tensor bI = nl::load(b(i, ds(n, 1), all));
         const Tensor cI = nl::load(c(i, ds(n, 1), all));
-        const Tensor scanC = scanState(k, deltaA, deltaI, uI, bI, cI, 0.0f);
+        Tensor scanC = k.sbuf({kChannelPsize, seqLen}, delta.dtype(), "scanC");
+        scanState(k, deltaA, deltaI, uI, bI, cI, 0.0f, ones, scanC);
         Tensor& accum = scanCAccum[static_cast<std::size_t>(t)];
         nisa::tensorTensor(accum, accum, scanC, AluOp::kAdd);
       }
@@ -144,6 +159,7 @@ Tensor mambaV2(Kernel& k, Tensor delta, Tensor u, Tensor a, Tensor b, Tensor c) 
   const std::int64_t seqLen = delta.shape(2);
   const std::int64_t states = a.shape(1);
   Tensor output = k.output("output", delta.shape(), delta.dtype());
+  const Tensor ones = nl::full(k, {1, kChannelPsize}, delta.dtype(), 1.0f);
   for (std::int64_t i = 0; i < batch; ++i) {
     for (std::int64_t c0 = 0; c0 < channels; c0 += kChannelPsize) {
       Tensor scanCAccum = nl::zeros(k, {kChannelPsize, seqLen}, delta.dtype());
@@ -155,7 +171,8 @@ Tensor mambaV2(Kernel& k, Tensor delta, Tensor u, Tensor a, Tensor b, Tensor c) 
         const Tensor deltaA = deltaATile(k, deltaI, aI);
         const Tensor bI = nl::load(b(i, ds(n, 1), all));
         const Tensor cI = nl::load(c(i, ds(n, 1), all));
-        const Tensor scanC = scanState(k, deltaA, deltaI, uI, bI, cI, 0.0f);
+        Tensor scanC = k.sbuf({kChannelPsize, seqLen}, delta.dtype(), "scanC");
+        scanState(k, deltaA, deltaI, uI, bI, cI, 0.0f, ones, scanC);
         nisa::tensorTensor(scanCAccum, scanCAccum, scanC, AluOp::kAdd);
       }
       nl::store(output(i, ds(c0, kChannelPsize), all), scanCAccum);
@@ -171,6 +188,7 @@ Tensor mambaV3(Kernel& k, Tensor delta, Tensor u, Tensor a, Tensor b, Tensor c) 
   const std::int64_t seqLen = delta.shape(2);
   const std::int64_t states = a.shape(1);
   Tensor output = k.output("output", delta.shape(), delta.dtype());
+  const Tensor ones = nl::full(k, {1, kChannelPsize}, delta.dtype(), 1.0f);
   for (std::int64_t i = 0; i < batch; ++i) {
     for (std::int64_t c0 = 0; c0 < channels; c0 += kChannelPsize) {
       Tensor scanCAccum = nl::zeros(k, {kChannelPsize, seqLen}, delta.dtype());
@@ -185,9 +203,10 @@ Tensor mambaV3(Kernel& k, Tensor delta, Tensor u, Tensor a, Tensor b, Tensor c) 
           const Tensor deltaA = deltaATile(k, deltaSlice, aI);
           const Tensor bI = nl::load(b(i, ds(n, 1), ds(s0, kSeqLenFsize)));
           const Tensor cI = nl::load(c(i, ds(n, 1), ds(s0, kSeqLenFsize)));
-          Tensor scanRes;
-          const Tensor scanC = scanState(k, deltaA, deltaSlice, uI(all, ds(s0, kSeqLenFsize)), bI,
-                                         cI, scanInit, &scanRes);
+          // "Use PSUM buffer to reduce accumulation latency", as the tutorial does.
+          Tensor scanC = k.psum({kChannelPsize, kSeqLenFsize}, delta.dtype(), "scanC");
+          const Tensor scanRes = scanState(k, deltaA, deltaSlice, uI(all, ds(s0, kSeqLenFsize)),
+                                           bI, cI, scanInit, ones, scanC);
           nisa::tensorCopy(scanInit, scanRes(all, ds(kSeqLenFsize - 1, 1)));
           Tensor accum = scanCAccum(all, ds(s0, kSeqLenFsize));
           nisa::tensorTensor(accum, accum, scanC, AluOp::kAdd);

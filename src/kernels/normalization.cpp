@@ -69,6 +69,20 @@ constexpr std::int64_t kPrefetch = 2;
 /// bn_stats takes at most this many elements per partition (NKI nl.tile_size.bn_stats_fmax).
 constexpr std::int64_t kBnStatsFmax = 512;
 
+/// How many row tiles of `tileBytes` per partition to load ahead (at most kPrefetch) so that
+/// they, `otherBytes` of other tiles and a margin for the small statistics tiles fit one SBUF
+/// partition: long rows prefetch less instead of overflowing SBUF (layernorm_bn at D = 8192 fp32
+/// on Trn1's 192 KiB).
+std::int64_t prefetchThatFits(const Kernel& k, std::int64_t tileBytes, std::int64_t otherBytes) {
+  constexpr std::int64_t kSmallTilesMargin = 4096;
+  std::int64_t depth = kPrefetch;
+  while (depth > 0 && otherBytes + (depth + 1) * tileBytes + kSmallTilesMargin >
+                          k.limits().sbufPartitionBytes) {
+    --depth;
+  }
+  return depth;
+}
+
 }  // namespace
 
 Tensor layerNorm(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
@@ -117,8 +131,12 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   // c = 11 D / 36.
   const std::int64_t dveCols = d * 11 / 36;
   const std::int64_t firstTile = share.begin / kPartitions;
+  // Per partition besides the x tiles: gamma and beta, normed (fp32) and the output tile.
+  const std::int64_t xBytes = d * byteSize(x.dtype());
+  const std::int64_t depth = prefetchThatFits(
+      k, xBytes, d * (byteSize(gammaB.dtype()) + byteSize(betaB.dtype()) + 4) + xBytes);
   detail::TilePrefetcher tiles(
-      (share.count + kPartitions - 1) / kPartitions, kPrefetch,
+      (share.count + kPartitions - 1) / kPartitions, depth,
       [&](std::int64_t i, Loc site) { return loadRows(k, x, firstTile + i, site); });
   for (std::int64_t r = share.begin; r < share.end(); r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);
@@ -158,6 +176,67 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   return out;
 }
 
+Tensor layerNormTutorialV1(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
+  checkRowsAndParams(k, x, {&gamma, &beta}, "layernorm_tutorial_v1");
+  const std::int64_t n = x.shape(0);
+  const std::int64_t d = x.shape(1);
+  Tensor out = k.output("out", {n, d}, x.dtype());
+  const Tensor gammaSb = nl::load(gamma.reshape({1, d}));
+  const Tensor betaSb = nl::load(beta.reshape({1, d}));
+  const Tensor gammaBcast = nl::broadcastPartitions(gammaSb, kPartitions);
+  const Tensor betaBcast = nl::broadcastPartitions(betaSb, kPartitions);
+  for (std::int64_t r = 0; r < n; r += kPartitions) {
+    const std::int64_t rows = clip(kPartitions, r, n);
+    const Tensor inputSb = nl::load(x(ds(r, rows)));
+    // The tutorial's variance: mean(x^2) - mean(x)^2. It runs in fp32, where every step here is
+    // fp32; bf16 inputs keep fp32 statistics too.
+    const Tensor mean = nl::mean(inputSb, 1, true, DType::kFp32);
+    const Tensor var = nl::subtract(nl::mean(nl::square(inputSb, DType::kFp32), 1, true),
+                                    nl::multiply(mean, mean));
+    const Tensor shiftScale = nl::multiply(nl::subtract(inputSb, mean, DType::kFp32),
+                                           nl::rsqrt(nl::add(var, kLayerNormEps)));
+    const Tensor outputSb = nl::add(nl::multiply(shiftScale, gammaBcast(ds(0, rows))),
+                                    betaBcast(ds(0, rows)), x.dtype());
+    nl::store(out(ds(r, rows)), outputSb);
+  }
+  return out;
+}
+
+Tensor layerNormTutorialV2(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
+  checkRowsAndParams(k, x, {&gamma, &beta}, "layernorm_tutorial_v2");
+  const std::int64_t n = x.shape(0);
+  const std::int64_t d = x.shape(1);
+  Tensor out = k.output("out", {n, d}, x.dtype());
+  const Tensor gammaSb = nl::load(gamma.reshape({1, d}));
+  const Tensor betaSb = nl::load(beta.reshape({1, d}));
+  const Tensor gammaBcast = nl::broadcastPartitions(gammaSb, kPartitions);
+  const Tensor betaBcast = nl::broadcastPartitions(betaSb, kPartitions);
+  const std::int64_t numBnStats = (d + kBnStatsFmax - 1) / kBnStatsFmax;
+  for (std::int64_t r = 0; r < n; r += kPartitions) {
+    const std::int64_t rows = clip(kPartitions, r, n);
+    const Tensor inputSb = nl::load(x(ds(r, rows)));
+    Tensor statsResults = k.sbuf({rows, 6 * numBnStats}, DType::kFp32, "stats_results");
+    for (std::int64_t j = 0; j < numBnStats; ++j) {
+      const std::int64_t c0 = j * kBnStatsFmax;
+      nisa::bnStats(statsResults(all, ds(6 * j, 6)),
+                    inputSb(all, ds(c0, clip(kBnStatsFmax, c0, d))));
+    }
+    Tensor meanVar = k.sbuf({rows, 2}, DType::kFp32, "mean_var");
+    nisa::bnAggr(meanVar, statsResults);
+    const Tensor mean = meanVar(all, ds(0, 1));
+    const Tensor scaleVar = nl::rsqrt(nl::add(meanVar(all, ds(1, 1)), kLayerNormEps));
+    // (x - mean) * rstd as one two-stage tensor_scalar; the engine is the backend's choice, as
+    // the tutorial leaves it to the compiler.
+    Tensor shiftScale = k.sbuf({rows, d}, DType::kFp32, "shift_scale_tensor");
+    nisa::tensorScalar(shiftScale, inputSb, AluOp::kSubtract, mean, false, AluOp::kMultiply,
+                       scaleVar);
+    const Tensor outputSb = nl::add(nl::multiply(shiftScale, gammaBcast(ds(0, rows))),
+                                    betaBcast(ds(0, rows)), x.dtype());
+    nl::store(out(ds(r, rows)), outputSb);
+  }
+  return out;
+}
+
 Tensor rmsNorm(Kernel& k, Tensor x, Tensor w) {
   checkRowsAndParams(k, x, {&w}, "rmsnorm");
   const std::int64_t n = x.shape(0);
@@ -170,8 +249,11 @@ Tensor rmsNorm(Kernel& k, Tensor x, Tensor w) {
   const Tensor wb = detail::broadcastOnChip(k, w, std::min(kPartitions, share.count), "w_bcast");
   const std::int64_t dveCols = d * 4 / 9;
   const std::int64_t firstTile = share.begin / kPartitions;
+  // Per partition besides the x tiles: w, the scaled tile and the output tile.
+  const std::int64_t xBytes = d * byteSize(x.dtype());
+  const std::int64_t depth = prefetchThatFits(k, xBytes, d * byteSize(wb.dtype()) + 2 * xBytes);
   detail::TilePrefetcher tiles(
-      (share.count + kPartitions - 1) / kPartitions, kPrefetch,
+      (share.count + kPartitions - 1) / kPartitions, depth,
       [&](std::int64_t i, Loc site) { return loadRows(k, x, firstTile + i, site); });
   for (std::int64_t r = share.begin; r < share.end(); r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);

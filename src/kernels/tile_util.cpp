@@ -64,16 +64,20 @@ kernel::Tensor broadcastOnChip(kernel::Kernel& k, const kernel::Tensor& vec,
 
 TilePrefetcher::TilePrefetcher(std::int64_t count, std::int64_t depth, LoadFn load,
                                std::source_location site)
-    : count_(count), load_(std::move(load)), site_(site) {
-  for (; next_ < std::min(count_, depth); ++next_) {
+    : count_(count), depth_(std::max<std::int64_t>(depth, 0)), load_(std::move(load)),
+      site_(site) {
+  for (; next_ < std::min(count_, depth_); ++next_) {
     loaded_.push_back(load_(next_, site_));
   }
 }
 
 kernel::Tensor TilePrefetcher::take() {
+  if (loaded_.empty()) {  // depth 0: the tile is loaded when it is taken
+    loaded_.push_back(load_(next_++, site_));
+  }
   kernel::Tensor tile = loaded_.front();
   loaded_.pop_front();
-  if (next_ < count_) {
+  if (depth_ > 0 && next_ < count_) {
     loaded_.push_back(load_(next_++, site_));
   }
   return tile;

@@ -66,7 +66,8 @@ kernel::Tensor broadcastOnChip(kernel::Kernel& k, const kernel::Tensor& vec,
 /// Tiles loaded `depth` tiles ahead of their use: the loads of the first `depth` tiles are traced
 /// at construction, and each take() traces the load `depth` tiles further on. The load function
 /// declares its tile and issues its DMA at the site it is given, one site for all tiles, so they
-/// share one ring of depth + 1 buffers and the DMA queues always hold the next loads.
+/// share one ring of depth + 1 buffers and the DMA queues always hold the next loads. With depth
+/// 0 each tile is loaded when it is taken. take() is called at most `count` times.
 class TilePrefetcher {
  public:
   using LoadFn = std::function<kernel::Tensor(std::int64_t index, std::source_location site)>;
@@ -79,6 +80,7 @@ class TilePrefetcher {
 
  private:
   std::int64_t count_;
+  std::int64_t depth_;
   std::int64_t next_ = 0;
   LoadFn load_;
   std::source_location site_;

@@ -1,6 +1,6 @@
 // End-to-end tests of the nl-level kernel API (nl.h), tensor-engine and composite functions:
 // matmul (with and without a transposed x, bf16, the caller's K loop), transpose, the partition
-// broadcast of a row, softmax, rmsNorm and layerNorm, each compiled for trn2, run with race
+// broadcast of a row (to SBUF and left in PSUM), softmax, rmsNorm and layerNorm, each compiled for trn2, run with race
 // detection and poison on and compared with float64 references within stated error bounds.
 #include <gtest/gtest.h>
 
@@ -350,6 +350,43 @@ TEST(Nl, BroadcastPartitionsRepeatsARow) {
     ref.insert(ref.end(), row.begin(), row.end());
   }
   expectUlps(out, ref, 0, "broadcast");  // one exact product per element
+}
+
+// The broadcast left where the tensor engine writes it, as NKI's broadcast_to feeds the next
+// instruction: a [P, F] fp32 PSUM tile (three matmuls into one tile over three banks), exact; a
+// ones row of another dtype than the row is an error at the caller's line.
+TEST(Nl, BroadcastPartitionsInPsumLeavesTheRowInPsum) {
+  const std::int64_t f = 1100;
+  const auto row = randomValues(static_cast<std::size_t>(f), 29);
+  auto def = makeKernel("broadcast_psum", [](Kernel& k, Tensor in) {
+    const Tensor ones = nl::full(k, {1, 100}, DType::kFp32, 1.0f);
+    const Tensor r = nl::broadcastPartitionsInPsum(nl::load(in), ones);
+    EXPECT_EQ(r.memory(), isa::Memory::kPsum);
+    Tensor out = k.output("out", r.shape(), DType::kFp32);
+    nl::store(out, nl::copy(r));
+    return out;
+  });
+  const auto out = runOne(def, {{{1, f}, row}});
+  std::vector<double> ref;
+  for (int p = 0; p < 100; ++p) {
+    ref.insert(ref.end(), row.begin(), row.end());
+  }
+  expectUlps(out, ref, 0, "broadcast in PSUM");
+
+  int line = 0;
+  auto bad = makeKernel("broadcast_psum_bf16_ones", [&line](Kernel& k, Tensor in) {
+    const Tensor ones = nl::full(k, {1, 100}, DType::kBf16, 1.0f);
+    line = __LINE__ + 1;
+    const Tensor r = nl::broadcastPartitionsInPsum(nl::load(in), ones);
+    Tensor result = k.output("out", r.shape(), DType::kFp32);
+    nl::store(result, nl::copy(r));
+    return result;
+  });
+  const std::string message = compileError(bad, {{1, 64}});
+  EXPECT_NE(message.find("nl_tensor_test.cpp:" + std::to_string(line) + ":"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("broadcastPartitionsInPsum"), std::string::npos) << message;
+  EXPECT_NE(message.find("a [1, P] ones row of its dtype"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -65,6 +65,8 @@ const std::map<std::string, std::map<std::string, std::vector<std::int64_t>>>& o
       {"flash_attention_full", {{"q", {6, 300, 64}}, {"k", {2, 300, 64}}, {"v", {2, 300, 64}}}},
       {"layernorm", {{"x", {200, 1500}}, {"gamma", {1500}}, {"beta", {1500}}}},
       {"layernorm_bn", {{"x", {200, 1500}}, {"gamma", {1500}}, {"beta", {1500}}}},
+      {"layernorm_tutorial_v1", {{"x", {200, 1500}}, {"gamma", {1500}}, {"beta", {1500}}}},
+      {"layernorm_tutorial_v2", {{"x", {200, 1500}}, {"gamma", {1500}}, {"beta", {1500}}}},
       {"linear", {{"x", {200, 300}}, {"w", {300, 700}}}},
       {"linear_residual", {{"x", {200, 300}}, {"w", {300, 700}}, {"r", {200, 700}}}},
       {"mamba_v1", mambaShapes},
@@ -122,6 +124,50 @@ TEST(EveryChip, EveryKernelMatchesItsReferenceAtOddShapesOnEveryChip) {
       expectMatchesOn(chip, entry.name, specs);
     }
   }
+}
+
+// Rows longer than the prefetch ring fits (before 2026-12-03 these spilled, and the spilling pass
+// lowered them to an invalid program): layernorm_bn at D = 8192 fp32 needs its x tiles, gamma,
+// beta, the normalised tile and the output (224 KiB per partition with two tiles loaded ahead)
+// and prefetches less on Trn1's 192 KiB instead of overflowing SBUF, as rmsnorm does at long bf16
+// rows, and tensor_add tiles its columns; they match their references on both chips, and
+// layernorm_bn runs at the layernorm tutorial's 4096 rows. Rows no kernel design here tiles (the
+// layer norms at D = 12345 fp32: gamma and beta alone take 96 KiB per partition; softmax at
+// 40,000 fp32) are a located error at the kernel's line, never an internal one.
+TEST(EveryChip, LongRowsPrefetchLessOrSayTheyDoNotFit) {
+  const auto rows = [](std::int64_t n, std::int64_t d) {
+    return std::vector<kernel::TensorSpec>{
+        {"x", {n, d}, DType::kFp32}, {"gamma", {d}, DType::kFp32}, {"beta", {d}, DType::kFp32}};
+  };
+  for (const std::string chip : {"trn1", "trn2"}) {
+    expectMatchesOn(chip, "layernorm_bn", rows(300, 8192));
+    // bf16 rows of 20,000: three tiles ahead would need 156 KiB with w, scaled and out 117 KiB.
+    expectMatchesOn(chip, "rmsnorm",
+                    {{"x", {300, 20000}, DType::kBf16}, {"w", {20000}, DType::kBf16}});
+    // tensor_add cuts rows into tiles of 8192 columns: 60,000 fp32 would be 240 KiB a row.
+    expectMatchesOn(chip, "tensor_add",
+                    {{"a", {130, 60000}, DType::kFp32}, {"b", {130, 60000}, DType::kFp32}});
+    SCOPED_TRACE(chip);
+    harness::CheckOptions options;
+    options.run.mode = core::RunMode::kTimingOnly;
+    auto result =
+        harness::checkKernel(sessionFor(chip), *findKernel("layernorm_bn"), rows(4096, 8192), options);
+    ASSERT_TRUE(result.ok()) << result.status().toString();
+  }
+  for (const std::string name : {"layernorm", "layernorm_bn", "layernorm_tutorial_v1"}) {
+    SCOPED_TRACE(name);
+    auto result = harness::checkKernel(sessionFor("trn1"), *findKernel(name), rows(333, 12345));
+    ASSERT_FALSE(result.ok());
+    const std::string error = result.status().toString();
+    EXPECT_NE(error.find("normalization.cpp:"), std::string::npos) << error;
+    EXPECT_NE(error.find("sbuf is full"), std::string::npos) << error;
+  }
+  const std::vector<kernel::TensorSpec> longSoftmaxRows = {{"x", {130, 40000}, DType::kFp32}};
+  auto softmax =
+      harness::checkKernel(sessionFor("trn1"), *findKernel("softmax"), longSoftmaxRows);
+  ASSERT_FALSE(softmax.ok());
+  EXPECT_NE(softmax.status().toString().find("softmax.cpp:"), std::string::npos)
+      << softmax.status().toString();
 }
 
 }  // namespace

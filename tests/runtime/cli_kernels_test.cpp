@@ -124,7 +124,10 @@ TEST(CliKernels, FidelityPrintsThePublishedAgainstTheSimulatedTimes) {
   EXPECT_NE(run.output.find("| `matmul_optimised` (fully optimised) | trn1 |"), std::string::npos)
       << run.output;
   EXPECT_NE(run.output.find("| 6.97 ms |"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("Calibration set: 4 measurements, mean |error|"), std::string::npos)
+  EXPECT_NE(run.output.find("Calibration set: 4 measurements; of the 4 simulated, mean |error|"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("| `mamba_v3` (scaling table) | trn1 |"), std::string::npos)
       << run.output;
 }
 

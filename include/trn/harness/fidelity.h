@@ -32,9 +32,15 @@ struct FidelityRow {
   double simulatedSeconds = 0;  ///< on the measurement's chip, timing-only
   double error = 0;             ///< (simulated - published) / published
   double trn2Seconds = 0;       ///< the same kernel and shapes simulated on trn2
+  /// Why the kernel could not be simulated at these shapes on the measurement's chip (the
+  /// start of the error, "sbuf is full"), or empty when it was; then the times above are 0.
+  std::string notSimulated;
+  std::string trn2NotSimulated;  ///< the same for trn2
 };
 
-/// Simulates every published measurement (timing-only, deterministic).
+/// Simulates every published measurement (timing-only, deterministic). A kernel that does not
+/// compile or run at a measurement's shapes gives a row that says why; a measurement naming no
+/// registered kernel is an error.
 Result<std::vector<FidelityRow>> fidelityRows();
 
 /// The rows as the Markdown table of docs/fidelity.md, with a summary line per set.

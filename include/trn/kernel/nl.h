@@ -205,4 +205,10 @@ Tensor layerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float
 /// matmuls with a ones row into PSUM (exact), 512 columns at a time, copied back to SBUF.
 Tensor broadcastPartitions(const Tensor& row, std::int64_t partitions, Loc loc = Loc::current());
 
+/// The same broadcast left where the tensor engine writes it, as NKI's `broadcast_to` of a
+/// one-partition tile is one TensorE instruction whose PSUM result the next instruction reads:
+/// a new fp32 PSUM tile [P, F] = ones^T @ row, with `ones` a [1, P] SBUF row of 1s of the row's
+/// dtype that the caller makes once (F up to what PSUM holds; 512 columns per matmul).
+Tensor broadcastPartitionsInPsum(const Tensor& row, const Tensor& ones, Loc loc = Loc::current());
+
 }  // namespace trn::kernel::nl

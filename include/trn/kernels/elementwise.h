@@ -1,5 +1,6 @@
-// Element-wise reference kernels (NKI tutorial "tensor add"): tiles of up to 128 rows, the last
-// one ragged, double-buffered by the backend so loads overlap the vector engine.
+// Element-wise reference kernels (NKI tutorial "tensor add"): tiles of up to 128 rows and 8192
+// columns, the last ones ragged, double-buffered by the backend so loads overlap the vector
+// engine.
 #pragma once
 
 #include "trn/kernel/kernel.h"

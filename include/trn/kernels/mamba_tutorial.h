@@ -12,9 +12,12 @@
 //   channel tile and one sum tile is live.
 // - v3: v2 with the sequence cut into 512-step tiles, the scan's state carried from tile to tile.
 // Like the tutorial, v1 and v2 need channels a multiple of 128 and v3 also seq_len a multiple of
-// 512. `B_i.broadcast_to` is nl::broadcastPartitions here (our lowering of NKI's partition
-// broadcast); the element-wise instructions take the engine the backend's rules pick, as the
-// tutorial leaves it to the compiler. selective_scan (selective_scan.h) is our own design of the
+// 512. `B_i.broadcast_to` is one tensor-engine instruction per 512 columns whose PSUM result the
+// vector engine's tensor_tensor reads (nl::broadcastPartitionsInPsum, in pieces of 2048 columns
+// so B's and C's fit in PSUM together), as the tutorial's steps 3 and 5 list "p-dim broadcast +
+// tensor_tensor"; v3 writes scanC to PSUM as the tutorial declares it. The element-wise
+// instructions take the engine the backend's rules pick, as the tutorial leaves it to the
+// compiler. selective_scan (selective_scan.h) is our own design of the
 // same operation.
 #pragma once
 

@@ -1,5 +1,5 @@
-// Row normalisation reference kernels: layer norm (the NKI layernorm tutorial's two versions) and
-// RMS norm (Llama). Rows (tokens) lie on the partitions in tiles of up to 128 rows, the last one
+// Row normalisation reference kernels: layer norm (our two designs and the NKI layernorm
+// tutorial's two versions ported line for line) and RMS norm (Llama). Rows (tokens) lie on the partitions in tiles of up to 128 rows, the last one
 // ragged; the normalised dimension D is the free dimension of each tile. The 1-D parameters are
 // loaded once and repeated onto every partition by the tensor engine. Statistics are kept in fp32
 // whatever the input dtype; the output has the input's dtype. Under an SPMD grid each program
@@ -31,6 +31,20 @@ kernel::Tensor layerNorm(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gam
 /// which split the columns so that the three engines carry about equal work.
 kernel::Tensor layerNormBn(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gamma,
                            kernel::Tensor beta);
+
+/// The layernorm tutorial's two kernels (nki-samples tutorials/layernorm,
+/// nki_layernorm_kernel_v1/v2) ported line for line, so that the device times it publishes can
+/// be set beside them (docs/fidelity.md); layerNorm and layerNormBn above are our own designs.
+/// Both load gamma and beta once and broadcast them to 128 partitions (nl::broadcastPartitions),
+/// then per 128-row tile: v1 computes the mean with nl.mean, the variance as
+/// mean(x^2) - mean^2, (x - mean) * rsqrt(var + eps) and * gamma + beta with nl arithmetic; v2
+/// takes mean and variance from bn_stats (per 512 columns) and bn_aggr, and (x - mean) * rstd as
+/// one two-stage tensor_scalar. Engines are the backend's choice where the tutorial leaves them
+/// to the compiler. No SPMD split (the tutorial has none).
+kernel::Tensor layerNormTutorialV1(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gamma,
+                                   kernel::Tensor beta);
+kernel::Tensor layerNormTutorialV2(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gamma,
+                                   kernel::Tensor beta);
 
 /// out = x / sqrt(mean(x^2) + 1e-6) * w along D for x [N, D] and w [D], in x's dtype. The scalar
 /// engine squares and sums each row in fp32 and takes rsqrt; then the vector engine and GpSimd,
