@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <queue>
 
@@ -42,6 +43,8 @@ class Simulator {
         topology_(plan.topology()),
         states_(plan.ops().size()),
         active_(topology_.resourceCount()),
+        busyCores_(static_cast<std::size_t>(topology_.chips() / topology_.ranksPerChip()), 0),
+        waitingForCore_(static_cast<std::size_t>(topology_.chips() / topology_.ranksPerChip())),
         slot_(plan.ops().empty()
                   ? 0
                   : plan.ops().back().firstResource + plan.ops().back().resourceCount) {
@@ -105,7 +108,27 @@ class Simulator {
     events_.push(Event{time, sequence_++, op, version, kind});
   }
 
+  /// Whether `op` moves bytes on one of a chip's collective cores, which are limited.
+  [[nodiscard]] bool needsCollectiveCore(const PlanOp& op) const {
+    return op.issuer >= 0 && topology_.collectiveCores() > 0 && op.resourceCount > 0 &&
+           op.bytes > 0;
+  }
+
   Status start(OpId id, std::int64_t now) {
+    const PlanOp& op = plan_.ops()[id];
+    if (needsCollectiveCore(op)) {
+      const auto chip = static_cast<std::size_t>(topology_.physicalChipOf(op.issuer));
+      if (busyCores_[chip] == topology_.collectiveCores()) {
+        waitingForCore_[chip].push_back(id);  // started when a core frees, in arrival order
+        return {};
+      }
+      ++busyCores_[chip];
+    }
+    return stream(id, now);
+  }
+
+  /// `id` begins to move its bytes.
+  Status stream(OpId id, std::int64_t now) {
     const PlanOp& op = plan_.ops()[id];
     const std::span<const ResourceId> resources = plan_.resourcesOf(op);
     timing_.opStart[id] = now;
@@ -147,7 +170,20 @@ class Simulator {
     }
     ++states_[id].version;  // no further transmission events
     schedule(now + op.endDelay, EventKind::kEnd, id, 0);
-    return updateRates(resources, now);
+    TRN_RETURN_IF_ERROR(updateRates(resources, now));
+    if (needsCollectiveCore(op)) {
+      // Its collective core goes to the longest-waiting stream of the chip.
+      const auto chip = static_cast<std::size_t>(topology_.physicalChipOf(op.issuer));
+      std::deque<OpId>& waiting = waitingForCore_[chip];
+      if (waiting.empty()) {
+        --busyCores_[chip];
+      } else {
+        const OpId next = waiting.front();
+        waiting.pop_front();
+        return stream(next, now);
+      }
+    }
+    return {};
   }
 
   void end(OpId id, std::int64_t now) {
@@ -185,7 +221,8 @@ class Simulator {
           continue;
         }
         s.stamp = stamp_;
-        double rate = std::numeric_limits<double>::infinity();
+        const double limit = plan_.ops()[id].rateLimit;
+        double rate = limit > 0 ? limit : std::numeric_limits<double>::infinity();
         for (const ResourceId u : plan_.resourcesOf(plan_.ops()[id])) {
           rate = std::min(rate, topology_.bandwidth(u) / static_cast<double>(active_[u].size()));
         }
@@ -209,6 +246,8 @@ class Simulator {
   const Topology& topology_;
   std::vector<OpState> states_;
   std::vector<std::vector<OpId>> active_;  ///< per resource, the operations moving bytes on it
+  std::vector<std::int64_t> busyCores_;    ///< per chip, collective cores holding a stream
+  std::vector<std::deque<OpId>> waitingForCore_;  ///< per chip, streams waiting for one
   std::vector<std::uint32_t> slot_;        ///< per plan resource entry: its place in active_
   std::vector<std::uint32_t> successorStart_;
   std::vector<OpId> successors_;

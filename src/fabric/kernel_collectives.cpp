@@ -45,6 +45,40 @@ Status copyWithin(core::DeviceMemory& device, std::int64_t to, std::int64_t from
 
 }  // namespace
 
+Result<ConcurrentResult> FabricCollectives::timeAmongInFlight(const CollectiveRequest& request,
+                                                              std::int64_t start) {
+  // Still in flight: those that end after `start` and share no rank with `request` (a rank
+  // reaches its next collective only once its last one has ended).
+  const auto sharesARank = [&](const CollectiveRequest& other) {
+    return std::any_of(other.group.begin(), other.group.end(), [&](std::int64_t rank) {
+      return std::find(request.group.begin(), request.group.end(), rank) != request.group.end();
+    });
+  };
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < inFlight_.size(); ++i) {
+    if (inFlightEnd_[i] > start && !sharesARank(inFlight_[i].request)) {
+      inFlight_[kept] = inFlight_[i];
+      inFlightEnd_[kept++] = inFlightEnd_[i];
+    }
+  }
+  inFlight_.resize(kept);
+  inFlightEnd_.resize(kept);
+  // On the clock of the earliest still in flight, so that every start is >= 0.
+  std::int64_t origin = start;
+  for (const ConcurrentCollective& c : inFlight_) {
+    origin = std::min(origin, c.start);
+  }
+  std::vector<ConcurrentCollective> all;
+  for (const ConcurrentCollective& c : inFlight_) {
+    all.push_back({c.request, c.algorithm, c.start - origin});
+  }
+  all.push_back({request, std::nullopt, start - origin});
+  TRN_ASSIGN_OR_RETURN(ConcurrentResult timing, runConcurrentCollectives(topology_, all));
+  inFlight_.push_back({request, timing.algorithms.back(), start});
+  inFlightEnd_.push_back(start + timing.together.back());
+  return timing;
+}
+
 Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall> calls,
                                             bool withData) {
   const auto n = static_cast<std::int64_t>(calls.size());
@@ -86,7 +120,7 @@ Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall
   }
   if (n == 1) {
     // A group of one: the collective is a copy of the rank's src to its dst, at once.
-    records_.push_back({request.op, request.bytes, std::nullopt, 0, request.group});
+    records_.push_back({request.op, request.bytes, std::nullopt, 0, 0, request.group});
     if (withData) {
       const core::CollectiveCall& call = calls.front();
       TRN_RETURN_IF_ERROR(copyWithin(*call.device, call.dstAddress, call.srcAddress,
@@ -94,13 +128,16 @@ Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall
     }
     return 0;
   }
-  TRN_ASSIGN_OR_RETURN(CollectiveResult timing, runCollective(topology_, request));
-  records_.push_back(
-      {request.op, request.bytes, timing.algorithm, timing.picoseconds, request.group});
+  TRN_ASSIGN_OR_RETURN(const ConcurrentResult timing,
+                       timeAmongInFlight(request, calls.front().start));
+  const Algorithm algorithm = timing.algorithms.back();
+  const std::int64_t picoseconds = timing.together.back();
+  records_.push_back({request.op, request.bytes, algorithm, picoseconds, timing.alone.back(),
+                      request.group});
   if (!withData) {
-    return timing.picoseconds;
+    return picoseconds;
   }
-  TRN_ASSIGN_OR_RETURN(const Plan plan, buildPlan(topology_, request, timing.algorithm));
+  TRN_ASSIGN_OR_RETURN(const Plan plan, buildPlan(topology_, request, algorithm));
   // Scratch buffers in each rank's HBM (stack 0), given back at the end.
   std::vector<RankMemory> ranks;
   std::vector<std::int64_t> tops;
@@ -132,7 +169,7 @@ Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall
   for (std::int64_t r = n; r-- > 0;) {
     calls[static_cast<std::size_t>(r)].device->popTo(0, tops[static_cast<std::size_t>(r)]);
   }
-  return timing.picoseconds;
+  return picoseconds;
 }
 
 }  // namespace trn::fabric

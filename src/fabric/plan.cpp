@@ -40,15 +40,25 @@ OpId Plan::transfer(std::int64_t from, std::int64_t to, double bytes, std::span<
   resources.push_back(topology_->hbm(from));
   resources.insert(resources.end(), route.links.begin(), route.links.end());
   if (to != from) {
-    resources.push_back(topology_->hbm(to));
+    // Two logical cores on one HBM stack (LNC=1) copy within it, as a chip to itself does: the
+    // stack is one resource of the operation.
+    if (topology_->hbm(to) != topology_->hbm(from)) {
+      resources.push_back(topology_->hbm(to));
+    }
     ++messages_;
   }
-  return add(resources, bytes, route.overhead, route.latency, after);
+  const OpId id = add(resources, bytes, route.overhead, route.latency, after);
+  ops_[id].issuer = from;
+  ops_[id].rateLimit = topology_->streamBandwidth();
+  return id;
 }
 
 OpId Plan::reduce(std::int64_t chip, double bytes, std::span<const OpId> after) {
   const ResourceId hbm = topology_->hbm(chip);
-  return add(std::span(&hbm, 1), bytes, 0, 0, after);
+  const OpId id = add(std::span(&hbm, 1), bytes, 0, 0, after);
+  ops_[id].issuer = chip;
+  ops_[id].rateLimit = 3 * topology_->reduceBandwidth();
+  return id;
 }
 
 OpId Plan::withMove(OpId op, const DataMove& move) {
@@ -96,9 +106,31 @@ OpId Plan::reduceInto(std::int64_t chip, const Segment& destination, std::span<c
   inputs_.insert(inputs_.end(), staged.begin(), staged.end());
   const OpId id =
       reduce(chip, reads * static_cast<double>(destination.count() * elementBytes_), predecessors);
+  ops_[id].rateLimit = reads * topology_->reduceBandwidth();
   return withMove(id, move);
 }
 
 OpId Plan::join(std::span<const OpId> after) { return add({}, 0, 0, 0, after); }
+
+OpId Plan::append(const Plan& other, std::int64_t delay) {
+  TRN_CHECK(&other.topology() == topology_ && delay >= 0)
+      << "plans appended must share a topology";
+  const auto first = static_cast<OpId>(ops_.size());
+  TRN_CHECK(other.ops().size() < std::numeric_limits<OpId>::max() - first)
+      << "a collective plan outgrew 32-bit indices";
+  std::vector<OpId> after;
+  for (const PlanOp& op : other.ops()) {
+    after.clear();
+    for (const OpId p : other.predecessorsOf(op)) {
+      after.push_back(p + first);
+    }
+    const OpId id = add(other.resourcesOf(op), op.bytes,
+                        op.startDelay + (op.predecessorCount == 0 ? delay : 0), op.endDelay, after);
+    ops_[id].issuer = op.issuer;
+    ops_[id].rateLimit = op.rateLimit;
+  }
+  messages_ += other.messages_;
+  return first;
+}
 
 }  // namespace trn::fabric

@@ -39,7 +39,12 @@ TEST(CollectivesCli, JsonHasEveryAlgorithmsTime) {
 TEST(CollectivesCli, BadInputsAreErrorsNotCrashes) {
   for (const auto& [arguments, expected] :
        {std::pair{"collectives bench --system nosuch", "system 'nosuch' not found"},
-        std::pair{"collectives bench --ranks 17", "17 ranks: the system has 16 chips"},
+        std::pair{"collectives bench --ranks 17",
+                  "17 ranks on 16 chips: more ranks than chips must be a whole number of logical "
+                  "cores per chip"},
+        std::pair{"collectives bench --ranks 48",
+                  "3 ranks per chip: a trn2 chip runs one rank, or one per logical core: "
+                  "8 (LNC=1), 4 (LNC=2)"},
         std::pair{"collectives bench --op allreduce", "unknown collective 'allreduce'"},
         std::pair{"collectives bench --sizes 1Q", "unknown suffix 'Q'"},
         std::pair{"collectives bench --dtype fp8_e4m3", "reduces in fp32 or bf16"},
@@ -53,6 +58,17 @@ TEST(CollectivesCli, BadInputsAreErrorsNotCrashes) {
     EXPECT_EQ(r.exitCode, 3) << arguments << "\n" << r.output;  // an input error (docs/cli.md)
     EXPECT_NE(r.output.find(expected), std::string::npos) << arguments << "\n" << r.output;
   }
+}
+
+TEST(CollectivesCli, SixtyFourRanksOnAnInstanceAreItsLogicalCores) {
+  const auto r = trnsim("collectives bench --system trn2.48xlarge --ranks 64 --sizes 1M");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("trn2.48xlarge (16 chips of trn2, 4 ranks per chip)"),
+            std::string::npos)
+      << r.output;
+  const auto run = trnsim("collectives run --system trn2.48xlarge --ranks 64 --size 64K");
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("0 of"), std::string::npos) << run.output;
 }
 
 TEST(CollectivesCli, RunReducesDataAndMatchesFloat64) {

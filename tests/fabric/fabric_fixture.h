@@ -11,6 +11,8 @@
 
 #include "trn/fabric/topology.h"
 #include "trn/spec/chip_spec.h"
+#include "trn/spec/loader.h"
+#include "trn/spec/system_loader.h"
 #include "trn/spec/system_spec.h"
 
 namespace trn::fabric::testing {
@@ -37,9 +39,34 @@ inline spec::ChipSpec chipWithHbm(std::int64_t bytesPerSecond = 10'000'000'000'0
   return chip;
 }
 
+/// A chip whose collective traffic is issued by `collectiveCores` collective cores, each
+/// driving an even share of one core's DMA engines: `engines` engines of `engineBytesPerSecond`
+/// (a stream of engines x bandwidth / collectiveCores), reductions at 50 % of that.
+inline spec::ChipSpec chipWithCollectiveCores(std::int64_t collectiveCores, std::int64_t engines,
+                                              std::int64_t engineBytesPerSecond) {
+  spec::ChipSpec chip = chipWithHbm();
+  chip.chip.collectiveCores = collectiveCores;
+  chip.chip.neuronCores = 1;
+  chip.core.dma.enginesPerCore = engines;
+  chip.core.dma.engineBandwidth = BytesPerSecond(engineBytesPerSecond);
+  chip.core.dma.computeEfficiency = *Ratio::make(1, 2);
+  return chip;
+}
+
 inline Topology topologyOf(const spec::SystemSpec& system,
                            const spec::ChipSpec& chip = chipWithHbm()) {
   Result<Topology> t = Topology::create(system, chip);
+  EXPECT_TRUE(t.ok()) << t.status().toString();
+  return std::move(*t);
+}
+
+/// The fabric of the system `name` of configs/systems for `ranks` ranks (Topology::forRanks).
+inline Topology systemTopology(const std::string& name, std::int64_t ranks) {
+  const Result<spec::SystemSpec> system = spec::loadSystem(name);
+  EXPECT_TRUE(system.ok()) << system.status().toString();
+  const Result<spec::ChipSpec> chip = spec::loadChip(system->chip);
+  EXPECT_TRUE(chip.ok()) << chip.status().toString();
+  Result<Topology> t = Topology::forRanks(*system, *chip, ranks);
   EXPECT_TRUE(t.ok()) << t.status().toString();
   return std::move(*t);
 }

@@ -37,7 +37,8 @@ void addCollectiveOptions(CLI::App* command, CollectiveOptions& o) {
       ->add_option("--op", o.op,
                    "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, permute")
       ->capture_default_str();
-  command->add_option("--ranks", o.ranks, "ranks, one per chip: the first N chips (0: all)")
+  command->add_option("--ranks", o.ranks,
+                      "ranks: the first N chips (0: all), or N / chips logical cores per chip")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--dtype", o.dtype, "element type (reductions: fp32 or bf16)")
       ->capture_default_str();
@@ -89,10 +90,12 @@ struct LoadedSystem {
   fabric::Topology topology;
 };
 
-Result<LoadedSystem> loadSystem(const std::string& name) {
+/// `ranks` more than the chips are logical cores (fabric::Topology::forRanks); 0: one per chip.
+Result<LoadedSystem> loadSystem(const std::string& name, std::int64_t ranks) {
   TRN_ASSIGN_OR_RETURN(spec::SystemSpec system, spec::loadSystem(name));
   TRN_ASSIGN_OR_RETURN(spec::ChipSpec chip, spec::loadChip(system.chip));
-  TRN_ASSIGN_OR_RETURN(fabric::Topology topology, fabric::Topology::create(system, chip));
+  TRN_ASSIGN_OR_RETURN(fabric::Topology topology,
+                       fabric::Topology::forRanks(system, chip, ranks));
   return LoadedSystem{std::move(system), std::move(chip), std::move(topology)};
 }
 
@@ -107,7 +110,7 @@ void runReportingErrors(Status (*body)(const Options&), const Options& options, 
 }
 
 Status runBench(const BenchOptions& o) {
-  TRN_ASSIGN_OR_RETURN(const LoadedSystem loaded, loadSystem(o.system));
+  TRN_ASSIGN_OR_RETURN(const LoadedSystem loaded, loadSystem(o.system, o.ranks));
   const spec::SystemSpec& system = loaded.system;
   const fabric::Topology& topology = loaded.topology;
   fabric::BenchRequest request;
@@ -136,7 +139,11 @@ Status runBench(const BenchOptions& o) {
   if (o.json) {
     fmt::print("{}\n", toJson(request, system.name, rows).dump(2));
   } else {
-    fmt::print("# {} ({} chips of {})\n{}", system.name, topology.chips(), system.chip,
+    fmt::print("# {} ({} chips of {}{})\n{}", system.name,
+               topology.chips() / topology.ranksPerChip(), system.chip,
+               topology.ranksPerChip() == 1
+                   ? ""
+                   : fmt::format(", {} ranks per chip", topology.ranksPerChip()),
                fabric::benchTable(request, rows));
   }
   return {};
@@ -168,7 +175,7 @@ std::vector<std::byte> randomInput(std::int64_t bytes, DType dtype, std::uint64_
 }
 
 Status runFunctional(const RunOptions& o) {
-  TRN_ASSIGN_OR_RETURN(const LoadedSystem loaded, loadSystem(o.system));
+  TRN_ASSIGN_OR_RETURN(const LoadedSystem loaded, loadSystem(o.system, o.ranks));
   const spec::SystemSpec& system = loaded.system;
   const fabric::Topology& topology = loaded.topology;
   fabric::CollectiveRequest request;
@@ -181,7 +188,7 @@ Status runFunctional(const RunOptions& o) {
   }
   const std::int64_t ranks = o.ranks == 0 ? topology.chips() : o.ranks;
   if (ranks < 1 || ranks > topology.chips()) {
-    return invalidArgument(fmt::format("{} ranks: {} has {} chips (one rank per chip)", ranks,
+    return invalidArgument(fmt::format("{} ranks: {} has {} places for ranks", ranks,
                                        system.name, topology.chips()));
   }
   if (sizes[0] > kMaxFunctionalBytes / ranks) {

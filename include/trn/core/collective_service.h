@@ -24,6 +24,7 @@ struct CollectiveCall {
   std::int64_t dstAddress = 0;
   std::int64_t srcBytes = 0;
   std::int64_t dstBytes = 0;
+  std::int64_t start = 0;  ///< ps: when the group's last member arrived (groups in flight overlap)
 };
 
 class CollectiveService {

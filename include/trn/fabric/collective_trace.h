@@ -5,8 +5,7 @@
 // links show as overlapping transfers; a reduction appears on its chip's HBM. Transfers that
 // overlap on one resource go to extra lanes of it ("x+ #2"), each lane a track of nested events.
 // Times are microseconds; the exact picosecond makespan is in "otherData". The collective cores
-// and DMA engines are not resources of the model yet (docs/collectives.md), so they have no
-// track.
+// have no track: a stream that waits for one shows as a later start.
 #pragma once
 
 #include <ostream>

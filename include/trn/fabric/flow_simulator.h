@@ -6,7 +6,10 @@
 // end delay (the route's latency) after its last byte. Equal shares are an approximation of
 // max-min fairness that is exact when the flows sharing a link are alike, as a collective's are,
 // and keep the cost of an event to the flows on the resources that changed. Deterministic: ties
-// are broken in the order events were scheduled.
+// are broken in the order events were scheduled. An operation issued by a chip's collective
+// cores (PlanOp::issuer) holds one from its start to its last byte; when all of the chip's are
+// held it waits, and the first to wait gets the next one freed. Its rate is also at most its
+// PlanOp::rateLimit (one collective core's DMA engines).
 #pragma once
 
 #include <cstdint>

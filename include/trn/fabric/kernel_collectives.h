@@ -4,7 +4,10 @@
 // rank i of the request). Each collective is timed by the model (collective.h: every algorithm that
 // applies, the fastest taken) and, in the modes with data, executed on the ranks' HBM by the same
 // plan (functional_collective.h), through scratch buffers in each chip's HBM that are given back
-// afterwards. Every collective run is recorded, for reports.
+// afterwards. Collectives of other groups still in flight when one starts (CollectiveCall::start)
+// share the fabric with it: it is timed together with them (concurrent_collectives.h), each
+// keeping the algorithm and start it had; a collective already timed is not slowed by one that
+// starts later. Every collective run is recorded, for reports.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,7 @@
 
 #include "trn/core/collective_service.h"
 #include "trn/fabric/collective.h"
+#include "trn/fabric/concurrent_collectives.h"
 #include "trn/fabric/topology.h"
 
 namespace trn::fabric {
@@ -23,7 +27,8 @@ struct CollectiveRecord {
   CollectiveOp op = CollectiveOp::kAllReduce;
   std::int64_t bytes = 0;  ///< in the nccom-test sense (CollectiveRequest::bytes)
   std::optional<Algorithm> algorithm;  ///< unset for a group of one rank (a copy)
-  std::int64_t picoseconds = 0;
+  std::int64_t picoseconds = 0;     ///< with the collectives in flight when it started
+  std::int64_t alonePicoseconds = 0;  ///< had it had the fabric to itself
   std::vector<std::int64_t> group;  ///< the ranks (chips) it ran over, in group order
 };
 
@@ -38,8 +43,15 @@ class FabricCollectives final : public core::CollectiveService {
   [[nodiscard]] const std::vector<CollectiveRecord>& records() const { return records_; }
 
  private:
+  /// The times of `request` started at `start`: alone and with the collectives in flight then.
+  Result<ConcurrentResult> timeAmongInFlight(const CollectiveRequest& request, std::int64_t start);
+
   const Topology& topology_;
   std::vector<CollectiveRecord> records_;
+  /// Collectives timed so far whose end has not been passed by a later start (their `start` and
+  /// algorithm as run), and their ends.
+  std::vector<ConcurrentCollective> inFlight_;
+  std::vector<std::int64_t> inFlightEnd_;
 };
 
 }  // namespace trn::fabric

@@ -66,6 +66,10 @@ struct PlanOp {
   std::int64_t startDelay = 0;   ///< ps between its predecessors' end and its first byte
   std::int64_t endDelay = 0;     ///< ps between its last byte leaving and the operation's end
   std::uint32_t move = kNoMove;  ///< into Plan::moves()
+  /// The chip whose collective cores issue it (it holds one of them while it moves bytes), or -1.
+  std::int64_t issuer = -1;
+  /// Bytes per ps it moves at most (the DMA engines of one collective core), or 0: no limit.
+  double rateLimit = 0;
 };
 
 class Plan {
@@ -88,10 +92,17 @@ class Plan {
   /// Topology::route), after `after`. From a chip to itself it is a copy within the chip's HBM.
   OpId transfer(std::int64_t from, std::int64_t to, double bytes, std::span<const OpId> after,
                 int direction = 0);
-  /// Timing only: a reduction on `chip` that reads and writes `bytes` of HBM in all.
+  /// Timing only: a reduction on `chip` that reads and writes `bytes` of HBM in all (one staged
+  /// input: three bytes of HBM per byte it writes, for the DMA's rate).
   OpId reduce(std::int64_t chip, double bytes, std::span<const OpId> after);
   /// Nothing, after `after`: a point later operations can depend on.
   OpId join(std::span<const OpId> after);
+
+  /// Adds every operation of `other` (a plan on the same topology) for timing only (without its
+  /// data moves), its operations with no predecessor starting `delay` ps later than they would
+  /// alone; returns the id the first of them gets (the others follow in order). Plans of
+  /// collectives in flight at once are timed together this way, sharing the fabric.
+  OpId append(const Plan& other, std::int64_t delay = 0);
 
   OpId transfer(std::int64_t from, std::int64_t to, double bytes, std::initializer_list<OpId> after,
                 int direction = 0) {
