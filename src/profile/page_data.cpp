@@ -17,6 +17,7 @@
 #include "trn/profile/dependencies.h"
 #include "trn/profile/memory_use.h"
 #include "trn/profile/report.h"
+#include "trn/profile/slice_groups.h"
 #include "trn/profile/source_paths.h"
 #include "trn/profile/verdict.h"
 
@@ -84,7 +85,8 @@ class Builder {
     const std::vector<std::string> files(seen.begin(), seen.end());
     paths_ = SourcePaths(files);
     makeTracks();
-    Json page{{"title", options_.title}, {"chip", chip_.name}, {"generator", "trnsim"}};
+    Json page{{"kind", "cores"}, {"title", options_.title}, {"chip", chip_.name},
+              {"generator", "trnsim"}};
     Json runsJson = Json::array();
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       TRN_ASSIGN_OR_RETURN(Json run, analyseRun(i));
@@ -402,36 +404,36 @@ class Builder {
     }
   }
 
-  /// The slices, aggregated past maxSlices: per track, consecutive slices merge while their
-  /// stretch is shorter than the page's total x tracks / maxSlices.
+  /// The slices, aggregated past maxSlices (slice_groups.h).
   Json slicesJson() {
     std::stable_sort(slices_.begin(), slices_.end(), [](const Slice& a, const Slice& b) {
       return std::tie(a.track, a.start) < std::tie(b.track, b.start);
     });
-    const bool aggregate = slices_.size() > options_.maxSlices;
-    const std::int64_t stretch =
-        aggregate ? end_.count() * static_cast<std::int64_t>(tracks_.size()) /
-                        static_cast<std::int64_t>(std::max<std::size_t>(1, options_.maxSlices))
-                  : 0;
+    std::vector<TimedSlice> timed;
+    timed.reserve(slices_.size());
+    for (const Slice& s : slices_) {
+      timed.push_back({s.track, s.start.count(), s.end.count()});
+    }
+    std::vector<std::size_t> groups =
+        groupSlices(timed, end_.count(), tracks_.size(), options_.maxSlices);
+    groups.push_back(slices_.size());
     Json track = Json::array(), start = Json::array(), dur = Json::array(), instr = Json::array(),
          count = Json::array(), waited = Json::array(), cycles = Json::array(),
          bytes = Json::array(), critical = Json::array();
-    for (std::size_t i = 0; i < slices_.size();) {
-      std::size_t j = i + 1;
-      Picoseconds busy = slices_[i].end - slices_[i].start;
+    for (std::size_t g = 0; g + 1 < groups.size(); ++g) {
+      const std::size_t i = groups[g];
+      const std::size_t n = groups[g + 1] - i;
+      Picoseconds busy;
       Picoseconds groupEnd = slices_[i].end;
-      std::int64_t groupBytes = slices_[i].bytes;
-      bool groupCritical = slices_[i].critical;
-      while (aggregate && j < slices_.size() && slices_[j].track == slices_[i].track &&
-             (slices_[j].end - slices_[i].start).count() < stretch) {
-        busy += slices_[j].end - slices_[j].start;
-        groupEnd = std::max(groupEnd, slices_[j].end);
-        groupBytes += slices_[j].bytes;
-        groupCritical = groupCritical || slices_[j].critical;
-        ++j;
+      std::int64_t groupBytes = 0;
+      bool groupCritical = false;
+      for (std::size_t k = i; k < i + n; ++k) {
+        busy += slices_[k].end - slices_[k].start;
+        groupEnd = std::max(groupEnd, slices_[k].end);
+        groupBytes += slices_[k].bytes;
+        groupCritical = groupCritical || slices_[k].critical;
       }
       const Slice& s = slices_[i];
-      const std::size_t n = j - i;
       track.push_back(s.track);
       start.push_back(ns3(s.start));
       dur.push_back(ns3(groupEnd - s.start));
@@ -446,7 +448,6 @@ class Builder {
       critical.push_back(groupCritical ? 1 : 0);
       ++summary_.slices;
       summary_.aggregated += n > 1 ? 1 : 0;
-      i = j;
     }
     return Json{{"track", track},   {"start", start},   {"dur", dur},
                 {"instr", instr},   {"count", count},   {"waited", waited},

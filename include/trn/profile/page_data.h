@@ -49,6 +49,8 @@ struct PageSummary {
   std::size_t aggregated = 0;  ///< slices that stand for several records
   std::size_t arrows = 0;
   std::size_t lines = 0;  ///< rows of the hot-line table
+  std::size_t chipsShown = 0;  ///< collective pages: chips on the timeline
+  std::size_t chipsUsed = 0;   ///< collective pages: chips whose resources carried bytes
   /// Each run's name and verdict headline (verdict.h), in run order.
   std::vector<std::pair<std::string, std::string>> verdicts;
 };
