@@ -33,6 +33,9 @@ struct PageRun {
   std::string lane;
   const isa::Program* program = nullptr;
   const core::RunStats* stats = nullptr;
+  /// When it started. Two runs at one offset, and no others, are taken for the cores of an
+  /// LNC=2 pair: their critical path is found across them (critical_path.h, through barriers
+  /// and sendrecv) and drawn with an arrow where it changes core.
   Picoseconds offset;
 };
 
