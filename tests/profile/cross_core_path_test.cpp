@@ -10,6 +10,7 @@
 
 #include "trn/isa/program_text.h"
 #include "trn/profile/critical_path.h"
+#include "trn/profile/page_data.h"
 #include "trn/runtime/session.h"
 
 namespace trn::profile {
@@ -156,6 +157,51 @@ TEST(CrossCorePath, ASendrecvLeadsThePathToTheLaterCore) {
             run.result.cores[0].transfers[0].end);
   EXPECT_GT(path.crossCore.count(), run.chip.core.dma.fixedCost.count() +
                                         2 * semaphoreOverhead(run.chip, run.chip.core.pool.clock));
+}
+
+// The report of the pair: core 0's load is outlined as critical though the run ends on core 1,
+// and one red arrow goes from core 0's pool (its barrier's arrival) to core 1's pool (the
+// release), one cross-core stretch later.
+TEST(CrossCorePath, TheReportOutlinesThePathAcrossThePair) {
+  const PairRun run = runPair(
+      "sp: dma_copy dst=sbuf[0:128]:fp32[[1,64]] src=hbm:x:fp32[[64,128],[1,64]] signal(s0+=1)\n"
+      "pool: core_barrier wait(s0>=1)\n",
+      "pool: core_barrier signal(s1+=1)\n"
+      "act: activation dst=sbuf[0:128]+256:fp32[[1,64]] data=sbuf[0:128]:fp32[[1,64]] op=gelu "
+      "wait(s1>=1)\n");
+  const std::vector<PageRun> runs = {
+      {"core 0", "core 0", run.programs[0].get(), &run.result.cores[0], {}},
+      {"core 1", "core 1", run.programs[1].get(), &run.result.cores[1], {}}};
+  Result<nlohmann::ordered_json> page = makePageData(runs, run.chip);
+  ASSERT_TRUE(page.ok()) << page.status().toString();
+  const auto& tracks = (*page)["tracks"];
+  auto trackNamed = [&](const std::string& name) {
+    for (std::size_t t = 0; t < tracks.size(); ++t) {
+      if (tracks[t]["name"] == name) {
+        return static_cast<int>(t);
+      }
+    }
+    ADD_FAILURE() << "no track " << name;
+    return -1;
+  };
+  const auto& slices = (*page)["slices"];
+  const int queue = trackNamed("core 0 \u00b7 dma q0");
+  int criticalOnQueue = 0;
+  for (std::size_t i = 0; i < slices["track"].size(); ++i) {
+    criticalOnQueue += slices["track"][i] == queue && slices["critical"][i] == 1 ? 1 : 0;
+  }
+  EXPECT_EQ(criticalOnQueue, 1);
+  const CriticalPath path = pathOf(run);
+  int crossing = 0;
+  for (const auto& arrow : (*page)["arrows"]) {
+    if (arrow[0] == trackNamed("core 0 \u00b7 pool") && arrow[2] == trackNamed("core 1 \u00b7 pool")) {
+      ++crossing;
+      EXPECT_EQ(arrow[4], 1);
+      EXPECT_NEAR(arrow[3].get<double>() - arrow[1].get<double>(),
+                  static_cast<double>(path.crossCore.count()) / 1e3, 1e-3);
+    }
+  }
+  EXPECT_EQ(crossing, 1);
 }
 
 TEST(CrossCorePath, MismatchedSpansAreAnError) {
