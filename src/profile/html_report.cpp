@@ -48,11 +48,11 @@ std::string scriptSafe(std::string json) {
 }
 
 Status writePage(std::ostream& out, const nlohmann::ordered_json& data,
-                 const PageOptions& options) {
+                 const std::string& title) {
   const std::string json =
       scriptSafe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      << "<meta name=\"generator\" content=\"trnsim\">\n<title>" << escapeHtml(options.title)
+      << "<meta name=\"generator\" content=\"trnsim\">\n<title>" << escapeHtml(title)
       << "</title>\n<style>\n"
       << assets::reportStyle() << "</style>\n</head>\n<body data-status=\"loading\">\n"
       << "<noscript>This report needs JavaScript.</noscript>\n<div id=\"app\"></div>\n"
@@ -65,22 +65,9 @@ Status writePage(std::ostream& out, const nlohmann::ordered_json& data,
   return {};
 }
 
-}  // namespace
-
-Status writeHtmlReport(std::ostream& out, const std::vector<PageRun>& runs,
-                       const spec::ChipSpec& chip, const PageOptions& options,
-                       PageSummary* summary) {
-  TRN_ASSIGN_OR_RETURN(const nlohmann::ordered_json data,
-                       makePageData(runs, chip, options, summary));
-  return writePage(out, data, options);
-}
-
-Status writeHtmlReportFile(const std::string& path, const std::vector<PageRun>& runs,
-                           const spec::ChipSpec& chip, const PageOptions& options,
-                           PageSummary* summary) {
-  // The data first, so a run that cannot be reported leaves no file behind.
-  TRN_ASSIGN_OR_RETURN(const nlohmann::ordered_json data,
-                       makePageData(runs, chip, options, summary));
+/// Writes the page of `data` to the file `path` (its directory created when missing).
+Status writePageFile(const std::string& path, const nlohmann::ordered_json& data,
+                     const std::string& title) {
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   std::error_code error;
   if (!dir.empty()) {
@@ -91,7 +78,7 @@ Status writeHtmlReportFile(const std::string& path, const std::vector<PageRun>& 
     return ioError(
         fmt::format("cannot open report file '{}' for writing: {}", path, std::strerror(errno)));
   }
-  if (const Status status = writePage(file, data, options); !status.ok()) {
+  if (const Status status = writePage(file, data, title); !status.ok()) {
     return ioError(fmt::format("cannot write report file '{}': {}", path, status.message()));
   }
   file.close();
@@ -99,6 +86,39 @@ Status writeHtmlReportFile(const std::string& path, const std::vector<PageRun>& 
     return ioError(fmt::format("cannot write report file '{}': closing it failed", path));
   }
   return {};
+}
+
+}  // namespace
+
+Status writeHtmlReport(std::ostream& out, const std::vector<PageRun>& runs,
+                       const spec::ChipSpec& chip, const PageOptions& options,
+                       PageSummary* summary) {
+  TRN_ASSIGN_OR_RETURN(const nlohmann::ordered_json data,
+                       makePageData(runs, chip, options, summary));
+  return writePage(out, data, options.title);
+}
+
+Status writeHtmlReportFile(const std::string& path, const std::vector<PageRun>& runs,
+                           const spec::ChipSpec& chip, const PageOptions& options,
+                           PageSummary* summary) {
+  // The data first, so a run that cannot be reported leaves no file behind.
+  TRN_ASSIGN_OR_RETURN(const nlohmann::ordered_json data,
+                       makePageData(runs, chip, options, summary));
+  return writePageFile(path, data, options.title);
+}
+
+Status writeCollectiveReport(std::ostream& out, const CollectiveRun& run,
+                             const CollectivePageOptions& options, PageSummary* summary) {
+  TRN_ASSIGN_OR_RETURN(const nlohmann::ordered_json data,
+                       makeCollectivePageData(run, options, summary));
+  return writePage(out, data, options.title);
+}
+
+Status writeCollectiveReportFile(const std::string& path, const CollectiveRun& run,
+                                 const CollectivePageOptions& options, PageSummary* summary) {
+  TRN_ASSIGN_OR_RETURN(const nlohmann::ordered_json data,
+                       makeCollectivePageData(run, options, summary));
+  return writePageFile(path, data, options.title);
 }
 
 }  // namespace trn::profile

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <tuple>
@@ -17,6 +18,7 @@
 #include "trn/profile/dependencies.h"
 #include "trn/profile/memory_use.h"
 #include "trn/profile/report.h"
+#include "trn/profile/slice_groups.h"
 #include "trn/profile/source_paths.h"
 #include "trn/profile/verdict.h"
 
@@ -64,6 +66,7 @@ struct Slice {
 struct RunData {
   std::vector<Dependency> deps;
   CriticalPath path;
+  std::vector<PathSegment> outline;  ///< the segments on this run's records that are critical
   std::vector<std::int32_t> engineTrack;  ///< per engine, -1 when idle
   std::map<std::int32_t, std::int32_t> queueTrack;
 };
@@ -84,7 +87,9 @@ class Builder {
     const std::vector<std::string> files(seen.begin(), seen.end());
     paths_ = SourcePaths(files);
     makeTracks();
-    Json page{{"title", options_.title}, {"chip", chip_.name}, {"generator", "trnsim"}};
+    TRN_RETURN_IF_ERROR(findGroupPaths());
+    Json page{{"kind", "cores"}, {"title", options_.title}, {"chip", chip_.name},
+              {"generator", "trnsim"}};
     Json runsJson = Json::array();
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       TRN_ASSIGN_OR_RETURN(Json run, analyseRun(i));
@@ -93,6 +98,7 @@ class Builder {
     page["total_ns"] = ns3(end_);
     page["source_root"] = paths_.root();
     page["runs"] = std::move(runsJson);
+    crossCoreArrows();
     page["tracks"] = tracks_;
     Json slices = slicesJson();  // fills the instruction table
     page["instrs"] = std::move(instrs_);
@@ -173,6 +179,62 @@ class Builder {
     }
   }
 
+  /// The critical path across each pair of runs that ran together (PageRun::offset).
+  Status findGroupPaths() {
+    std::map<std::int64_t, std::vector<std::size_t>> members;
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      members[runs_[i].offset.count()].push_back(i);
+    }
+    for (const auto& [offset, runs] : members) {
+      if (runs.size() != 2) {
+        continue;
+      }
+      std::vector<const isa::Program*> programs;
+      std::vector<const core::RunStats*> cores;
+      for (const std::size_t i : runs) {
+        programs.push_back(runs_[i].program);
+        cores.push_back(runs_[i].stats);
+      }
+      TRN_ASSIGN_OR_RETURN(CriticalPath path, findCriticalPath(programs, cores));
+      groups_.push_back(std::make_unique<GroupPath>(GroupPath{runs, std::move(path)}));
+      for (std::size_t k = 0; k < runs.size(); ++k) {
+        groupOf_[runs[k]] = {groups_.back().get(), static_cast<std::int32_t>(k)};
+      }
+    }
+    return {};
+  }
+
+  /// The track of `engine` in the lane of run `index`.
+  std::int32_t engineTrack(std::size_t index, isa::Engine engine) const {
+    const PageRun& run = runs_[index];
+    const auto found = trackIds_.find(
+        {run.lane.empty() ? run.name : run.lane, static_cast<std::int32_t>(engine)});
+    return found == trackIds_.end() ? -1 : found->second;
+  }
+
+  /// An arrow on the critical path where it changes core: from the last core's arrival at a
+  /// barrier or sendrecv to the instruction it released on another core.
+  void crossCoreArrows() {
+    for (const std::unique_ptr<GroupPath>& group : groups_) {
+      const std::vector<PathSegment>& segments = group->path.segments;
+      for (std::size_t k = 1; k < segments.size(); ++k) {
+        const PathSegment& s = segments[k];
+        const PathSegment& before = segments[k - 1];
+        if (s.cause != PathCause::kCrossCore || before.core == s.core) {
+          continue;
+        }
+        const std::size_t from = group->runs[static_cast<std::size_t>(before.core)];
+        const std::size_t to = group->runs[static_cast<std::size_t>(s.core)];
+        const std::int32_t fromTrack = engineTrack(from, before.engine);
+        const std::int32_t toTrack = engineTrack(to, s.engine);
+        if (fromTrack >= 0 && toTrack >= 0 && arrows_.size() < options_.maxArrows) {
+          arrows_.push_back(Json::array({fromTrack, ns3(runs_[from].offset + s.start), toTrack,
+                                         ns3(runs_[to].offset + s.end), 1}));
+        }
+      }
+    }
+  }
+
   /// Key of a queue's track among a lane's engines.
   static constexpr std::int32_t kQueueKey = 1000;
 
@@ -205,6 +267,15 @@ class Builder {
     RunData data;
     TRN_ASSIGN_OR_RETURN(data.deps, findDependencies(*run.program, stats));
     data.path = findCriticalPath(stats, data.deps);
+    data.outline = data.path.segments;
+    if (const auto found = groupOf_.find(index); found != groupOf_.end()) {
+      data.outline.clear();
+      for (const PathSegment& s : found->second.first->path.segments) {
+        if (s.core == found->second.second) {
+          data.outline.push_back(s);
+        }
+      }
+    }
     const Report report = makeReport(stats, chip_);
     const Verdict verdict = decideVerdict(verdictFigures(report, stats, chip_, &data.path));
     summary_.verdicts.emplace_back(run.name, verdict.headline);
@@ -290,7 +361,7 @@ class Builder {
     const core::RunStats& stats = *run.stats;
     std::vector<bool> criticalRecord(stats.records.size(), false);
     std::vector<bool> criticalTransfer(stats.transfers.size(), false);
-    for (const PathSegment& s : data.path.segments) {
+    for (const PathSegment& s : data.outline) {
       if (s.cause == PathCause::kCompute && s.record >= 0) {
         criticalRecord[static_cast<std::size_t>(s.record)] = true;
       }
@@ -332,7 +403,7 @@ class Builder {
     const PageRun& run = runs_[index];
     const core::RunStats& stats = *run.stats;
     std::set<std::int64_t> onPath;
-    for (const PathSegment& s : data.path.segments) {
+    for (const PathSegment& s : data.outline) {
       if (s.cause == PathCause::kSemaphore) {
         onPath.insert(s.record);
       }
@@ -402,36 +473,36 @@ class Builder {
     }
   }
 
-  /// The slices, aggregated past maxSlices: per track, consecutive slices merge while their
-  /// stretch is shorter than the page's total x tracks / maxSlices.
+  /// The slices, aggregated past maxSlices (slice_groups.h).
   Json slicesJson() {
     std::stable_sort(slices_.begin(), slices_.end(), [](const Slice& a, const Slice& b) {
       return std::tie(a.track, a.start) < std::tie(b.track, b.start);
     });
-    const bool aggregate = slices_.size() > options_.maxSlices;
-    const std::int64_t stretch =
-        aggregate ? end_.count() * static_cast<std::int64_t>(tracks_.size()) /
-                        static_cast<std::int64_t>(std::max<std::size_t>(1, options_.maxSlices))
-                  : 0;
+    std::vector<TimedSlice> timed;
+    timed.reserve(slices_.size());
+    for (const Slice& s : slices_) {
+      timed.push_back({s.track, s.start.count(), s.end.count()});
+    }
+    std::vector<std::size_t> groups =
+        groupSlices(timed, end_.count(), tracks_.size(), options_.maxSlices);
+    groups.push_back(slices_.size());
     Json track = Json::array(), start = Json::array(), dur = Json::array(), instr = Json::array(),
          count = Json::array(), waited = Json::array(), cycles = Json::array(),
          bytes = Json::array(), critical = Json::array();
-    for (std::size_t i = 0; i < slices_.size();) {
-      std::size_t j = i + 1;
-      Picoseconds busy = slices_[i].end - slices_[i].start;
+    for (std::size_t g = 0; g + 1 < groups.size(); ++g) {
+      const std::size_t i = groups[g];
+      const std::size_t n = groups[g + 1] - i;
+      Picoseconds busy;
       Picoseconds groupEnd = slices_[i].end;
-      std::int64_t groupBytes = slices_[i].bytes;
-      bool groupCritical = slices_[i].critical;
-      while (aggregate && j < slices_.size() && slices_[j].track == slices_[i].track &&
-             (slices_[j].end - slices_[i].start).count() < stretch) {
-        busy += slices_[j].end - slices_[j].start;
-        groupEnd = std::max(groupEnd, slices_[j].end);
-        groupBytes += slices_[j].bytes;
-        groupCritical = groupCritical || slices_[j].critical;
-        ++j;
+      std::int64_t groupBytes = 0;
+      bool groupCritical = false;
+      for (std::size_t k = i; k < i + n; ++k) {
+        busy += slices_[k].end - slices_[k].start;
+        groupEnd = std::max(groupEnd, slices_[k].end);
+        groupBytes += slices_[k].bytes;
+        groupCritical = groupCritical || slices_[k].critical;
       }
       const Slice& s = slices_[i];
-      const std::size_t n = j - i;
       track.push_back(s.track);
       start.push_back(ns3(s.start));
       dur.push_back(ns3(groupEnd - s.start));
@@ -446,7 +517,6 @@ class Builder {
       critical.push_back(groupCritical ? 1 : 0);
       ++summary_.slices;
       summary_.aggregated += n > 1 ? 1 : 0;
-      i = j;
     }
     return Json{{"track", track},   {"start", start},   {"dur", dur},
                 {"instr", instr},   {"count", count},   {"waited", waited},
@@ -567,6 +637,12 @@ class Builder {
   std::vector<std::tuple<Picoseconds, Picoseconds, std::int64_t>> transfers_;
   std::vector<MemoryUse> memory_;
   PageSummary summary_;
+  struct GroupPath {
+    std::vector<std::size_t> runs;  ///< the page's runs, in the order of the path's cores
+    CriticalPath path;
+  };
+  std::vector<std::unique_ptr<GroupPath>> groups_;
+  std::map<std::size_t, std::pair<const GroupPath*, std::int32_t>> groupOf_;  ///< run -> group
 };
 
 }  // namespace

@@ -118,8 +118,11 @@ void latencyDma(Verdict& v, const VerdictFigures& f) {
     causes.push_back(
         fmt::format("issue latency ({} per transfer)", formatDuration(f.averageIssue)));
   }
-  if (f.outstanding < 4) {
-    causes.push_back(fmt::format("too few transfers in flight ({:.2f})", f.outstanding));
+  if (f.outstanding < f.inFlightNeeded) {
+    causes.push_back(fmt::format(
+        "too few transfers in flight ({:.2f} of the {:.1f} that would keep the DMA engines {} "
+        "loaded)",
+        f.outstanding, f.inFlightNeeded, percent(kSaturated)));
   }
   if (f.averageDescriptorBytes > 0 && f.averageDescriptorBytes < kSmallRowBytes) {
     causes.push_back(fmt::format("small rows ({:.0f} B per descriptor)", f.averageDescriptorBytes));
@@ -218,6 +221,10 @@ VerdictFigures verdictFigures(const Report& report, const core::RunStats& stats,
     f.dmaLoad = guardedRatio(engineBytes, span * corePeak);
     f.outstanding = share(outstanding, report.total);
     f.averageIssue = Picoseconds(issue.count() / static_cast<std::int64_t>(stats.transfers.size()));
+    // Little's law: each transfer is outstanding for its fixed cost plus its bytes at the peak.
+    const double residence = seconds(chip.core.dma.fixedCost) +
+                             guardedRatio(f.averageTransferBytes, corePeak);
+    f.inFlightNeeded = kSaturated * guardedRatio(corePeak * residence, f.averageTransferBytes);
   } else {
     f.dmaLoad = guardedRatio(static_cast<double>(stats.dma.bytes), span * corePeak);
   }
@@ -283,7 +290,7 @@ Verdict decideVerdict(const VerdictFigures& f) {
       bandwidth(v, f);
     }
   } else if (pathDma >= pathCompute && pathDma >= f.pathSemaphore) {
-    if (f.pathDmaData > f.pathDmaIssue && memory >= 0.5) {
+    if (f.pathDmaData > f.pathDmaIssue && memory >= kHalfLoaded) {
       bandwidth(v, f, true);
     } else {
       latencyDma(v, f);

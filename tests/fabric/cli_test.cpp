@@ -51,6 +51,8 @@ TEST(CollectivesCli, BadInputsAreErrorsNotCrashes) {
         std::pair{"collectives bench --ranks 3 --algorithm rdh", "power-of-two"},
         std::pair{"collectives bench --sizes 8K:64K --trace /tmp/x.json",
                   "--trace traces one size"},
+        std::pair{"collectives bench --sizes 8K:64K --report /tmp/x.html",
+                  "--report reports one size"},
         std::pair{"collectives run --size 1G", "keeps every rank's data in host memory"},
         std::pair{"collectives run --reduce prod", "unknown reduction 'prod'"},
         std::pair{"collectives run --dtype fp8_e4m3", "reduce in fp32 or bf16, not fp8_e4m3"}}) {
@@ -134,6 +136,32 @@ TEST(SystemCli, ShowPrintsTheTotalsAndTheSources) {
   for (const char* expected : {"chips: 64", "640GB/s per direction", "A3, R1"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
   }
+}
+
+// The two rings of a ring all-reduce over 16 chips send 1/32 of the buffer per message: 32 KiB
+// (256 ns at 128 GB/s) against 1.5 us per hop is latency-bound; 8 MiB (65.5 us) is
+// bandwidth-bound. The report holds 2 x 30 x 16 messages on 3 resources each and 2 x 15 x 16
+// reductions: 3,360 slices.
+TEST(CollectivesCli, ReportWritesThePageAndPrintsTheVerdict) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "trnsim_cli_collective_report.html").string();
+  const auto small =
+      trnsim("collectives bench --sizes 1M --algorithm ring --report " + path);
+  ASSERT_EQ(small.exitCode, 0) << small.output;
+  EXPECT_NE(small.output.find("verdict: latency-bound by per-hop latency"), std::string::npos)
+      << small.output;
+  EXPECT_NE(small.output.find("3360 timeline slices, 16 of 16 chips"), std::string::npos)
+      << small.output;
+  std::ifstream page(path);
+  std::string first;
+  std::getline(page, first);
+  EXPECT_EQ(first, "<!DOCTYPE html>");
+  const auto large =
+      trnsim("collectives bench --sizes 256M --algorithm ring --report " + path);
+  ASSERT_EQ(large.exitCode, 0) << large.output;
+  EXPECT_NE(large.output.find("verdict: bandwidth-bound on neuronlink links"), std::string::npos)
+      << large.output;
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ const std::map<std::string, std::vector<std::string>>& directDependencies() {
       {"kernel", {"isa"}},
       {"kernels", {"kernel"}},
       {"runtime", {"core", "kernel", "fabric"}},
-      {"profile", {"core"}},
+      {"profile", {"core", "fabric"}},
       {"harness", {"kernels", "runtime", "profile"}},
       {"fabric", {"core"}},
       // The plan's edges; the front end (import, shapes) uses only numerics and base so far.

@@ -64,6 +64,14 @@ check matmul_gelu 8 run "$source_dir/examples/matmul_gelu.tasm" --mode timing-on
 check rmsnorm_lnc2 - kernels bench rmsnorm --mode timing-only --lnc 2 --no-check
 # A timeline larger than the page shows in full: merged slices.
 check demo_small - demo --small --mode timing-only --no-check --trace ''
+# Collectives. A ring all-reduce on the 4 x 4 torus runs two rings (one each way) of 16 chips:
+# 2 x 30 steps x 16 messages, each on its sender's HBM, one link and its receiver's HBM, and
+# 2 x 15 x 16 reductions on one HBM each: 2,880 + 480 slices. Then a functional run, and 4,096
+# chips (the timeline aggregated).
+check collective_ring 3360 collectives bench --sizes 1M --algorithm ring
+check collective_run - collectives run --size 64K --ranks 8
+check collective_4096 - collectives bench --system trn2-ultraserver-cluster --sizes 64M \
+  --algorithm torus
 
 # The check itself: a script error after the page has drawn must show as data-status="error".
 broken="$work/broken.html"

@@ -117,6 +117,10 @@ TEST(Verdict, SerialSmallLoadsAreLatencyBoundOnDma) {
   EXPECT_GE(a.verdict.figures.averageIssue, Picoseconds(1'300'000));
   EXPECT_LT(a.verdict.figures.outstanding, 1.0);
   EXPECT_DOUBLE_EQ(a.verdict.figures.averageDescriptorBytes, 64.0);
+  // Little's law with 8 KiB transfers, 1.3 us fixed cost and 368 GB/s: each is outstanding
+  // 1.3 us + 22.3 ns, so 0.75 x 368e9 x 1.3223e-6 / 8192 = 44.55 must be in flight.
+  EXPECT_NEAR(a.verdict.figures.inFlightNeeded, 0.75 * (368e9 * 1.3e-6 + 8192) / 8192, 1e-9);
+  EXPECT_NE(a.verdict.headline.find("too few transfers in flight"), std::string::npos);
   EXPECT_LT(a.verdict.figures.dmaLoad, 0.1);
   EXPECT_GT(a.verdict.figures.pathDmaIssue, 0.8);
 }
@@ -188,6 +192,38 @@ TEST(Verdict, ThePathDecidesWhenNothingIsSaturated) {
   f.pathCompute = {0.7, 0.1, 0.0, 0.0, 0.0};
   EXPECT_EQ(decideVerdict(f).bound, Bound::kCompute);
   EXPECT_EQ(decideVerdict(f).subject, "pe");
+}
+
+// Each threshold, just below and just above: kSaturated for an engine and for the DMA load,
+// kHalfLoaded between bandwidth and latency on a path of data moving, and the transfers in
+// flight Little's law asks for.
+TEST(Verdict, EachThresholdDecidesAtItsValue) {
+  VerdictFigures f;
+  f.total = Picoseconds(1'000'000);
+  f.hasPath = true;
+  f.pathDmaIssue = 0.2;
+  f.pathDmaData = 0.6;
+  f.pathCompute = {0.2, 0.0, 0.0, 0.0, 0.0};
+  f.busy[0] = kSaturated - 0.01;
+  EXPECT_NE(decideVerdict(f).bound, Bound::kCompute);
+  f.busy[0] = kSaturated;
+  EXPECT_EQ(decideVerdict(f).bound, Bound::kCompute);
+  f.busy[0] = 0.2;
+  f.dmaLoad = kSaturated;
+  EXPECT_EQ(decideVerdict(f).bound, Bound::kBandwidth);
+  EXPECT_EQ(decideVerdict(f).headline.find("critical path"), std::string::npos);
+  f.dmaLoad = kHalfLoaded;
+  EXPECT_EQ(decideVerdict(f).bound, Bound::kBandwidth);
+  EXPECT_NE(decideVerdict(f).headline.find("critical path"), std::string::npos);
+  f.dmaLoad = kHalfLoaded - 0.01;
+  EXPECT_EQ(decideVerdict(f).bound, Bound::kLatency);
+  f.inFlightNeeded = 12.0;
+  f.outstanding = 11.9;
+  EXPECT_NE(decideVerdict(f).headline.find("too few transfers in flight (11.90 of the 12.0"),
+            std::string::npos)
+      << decideVerdict(f).headline;
+  f.outstanding = 12.0;
+  EXPECT_EQ(decideVerdict(f).headline.find("too few transfers"), std::string::npos);
 }
 
 TEST(Verdict, UntimedRunHasNoVerdict) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -16,6 +18,7 @@
 #include "trn/fabric/collective_trace.h"
 #include "trn/fabric/functional_collective.h"
 #include "trn/numerics/convert.h"
+#include "trn/profile/html_report.h"
 #include "trn/spec/loader.h"
 #include "trn/spec/system_loader.h"
 
@@ -29,6 +32,7 @@ struct CollectiveOptions {
   std::int64_t ranks = 0;  // 0: every chip
   std::string dtype = "bf16";
   std::string algorithm = "auto";
+  std::string report;  // file for the offline HTML report of the one size run
 };
 
 void addCollectiveOptions(CLI::App* command, CollectiveOptions& o) {
@@ -46,6 +50,10 @@ void addCollectiveOptions(CLI::App* command, CollectiveOptions& o) {
       ->add_option("--algorithm", o.algorithm,
                    "auto (the fastest the model finds), ring, mesh, rdh or torus")
       ->capture_default_str();
+  command->add_option("--report", o.report,
+                      "write the offline HTML report of the run (one size): verdict, every "
+                      "algorithm's time, timeline of links and HBM, link load; open it in a "
+                      "browser");
 }
 
 struct BenchOptions : CollectiveOptions {
@@ -109,6 +117,51 @@ void runReportingErrors(Status (*body)(const Options&), const Options& options, 
   exitCode = 0;
 }
 
+/// A plan of the algorithm taken and its timing.
+struct TimedPlan {
+  fabric::Plan plan;
+  fabric::PlanTiming timing;
+};
+
+Result<TimedPlan> timePlan(const fabric::Topology& topology,
+                           const fabric::CollectiveRequest& request, fabric::Algorithm algorithm) {
+  TRN_ASSIGN_OR_RETURN(fabric::Plan plan, fabric::buildPlan(topology, request, algorithm));
+  TRN_ASSIGN_OR_RETURN(fabric::PlanTiming timing, fabric::simulate(plan));
+  return TimedPlan{std::move(plan), std::move(timing)};
+}
+
+/// Writes the HTML report of `result` (of `request`) and prints its verdict and size, on
+/// stderr when stdout carries JSON.
+Status writeReport(const std::string& path, const LoadedSystem& loaded,
+                   const fabric::CollectiveRequest& request, const fabric::CollectiveResult& result,
+                   const TimedPlan& timed, bool toStderr) {
+  profile::CollectiveRun run;
+  run.system = loaded.system.name;
+  run.request = &request;
+  run.result = &result;
+  run.plan = &timed.plan;
+  run.timing = &timed.timing;
+  profile::CollectivePageOptions options;
+  options.title = fmt::format("trnsim: {} of {} B over {} ranks of {}", fabric::opName(request.op),
+                              request.bytes, request.group.size(), loaded.system.name);
+  profile::PageSummary summary;
+  TRN_RETURN_IF_ERROR(profile::writeCollectiveReportFile(path, run, options, &summary));
+  std::FILE* out = toStderr ? stderr : stdout;
+  for (const auto& [name, headline] : summary.verdicts) {
+    fmt::print(out, "verdict: {}\n", headline);
+  }
+  std::error_code error;
+  const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+  fmt::print(out,
+             "report: {} ({} KiB, {} timeline slices{}, {} of {} chips on the timeline; open it "
+             "in a browser)\n",
+             path, error ? 0 : bytes / 1024, summary.slices,
+             summary.aggregated > 0 ? fmt::format(", {} of them merged", summary.aggregated)
+                                    : std::string(),
+             summary.chipsShown, summary.chipsUsed);
+  return {};
+}
+
 Status runBench(const BenchOptions& o) {
   TRN_ASSIGN_OR_RETURN(const LoadedSystem loaded, loadSystem(o.system, o.ranks));
   const spec::SystemSpec& system = loaded.system;
@@ -121,20 +174,24 @@ Status runBench(const BenchOptions& o) {
   if (o.algorithm != "auto") {
     TRN_ASSIGN_OR_RETURN(request.algorithm, fabric::parseAlgorithm(o.algorithm));
   }
-  if (!o.trace.empty() && request.sizes.size() != 1) {
-    return invalidArgument(
-        fmt::format("--trace traces one size; --sizes {} gives {}", o.sizes, request.sizes.size()));
+  for (const auto& [option, path] :
+       {std::pair{"--trace traces", &o.trace}, std::pair{"--report reports", &o.report}}) {
+    if (!path->empty() && request.sizes.size() != 1) {
+      return invalidArgument(
+          fmt::format("{} one size; --sizes {} gives {}", option, o.sizes, request.sizes.size()));
+    }
   }
   TRN_ASSIGN_OR_RETURN(const std::vector<fabric::BenchRow> rows,
                        fabric::benchCollective(topology, request));
+  // The one size's plan, timed again for its trace and report.
+  const fabric::BenchRow& row = rows.front();
+  std::optional<TimedPlan> timed;
+  if (!o.trace.empty() || !o.report.empty()) {
+    TRN_ASSIGN_OR_RETURN(timed, timePlan(topology, row.request, row.result.algorithm));
+  }
   if (!o.trace.empty()) {
-    const fabric::BenchRow& row = rows.front();
-    const fabric::CollectiveRequest& traced = row.request;
-    TRN_ASSIGN_OR_RETURN(const fabric::Plan plan,
-                         fabric::buildPlan(topology, traced, row.result.algorithm));
-    TRN_ASSIGN_OR_RETURN(const fabric::PlanTiming timing, fabric::simulate(plan));
-    TRN_RETURN_IF_ERROR(
-        fabric::writeCollectiveTraceFile(o.trace, plan, timing, traced, row.result.algorithm));
+    TRN_RETURN_IF_ERROR(fabric::writeCollectiveTraceFile(o.trace, timed->plan, timed->timing,
+                                                         row.request, row.result.algorithm));
   }
   if (o.json) {
     fmt::print("{}\n", toJson(request, system.name, rows).dump(2));
@@ -145,6 +202,9 @@ Status runBench(const BenchOptions& o) {
                    ? ""
                    : fmt::format(", {} ranks per chip", topology.ranksPerChip()),
                fabric::benchTable(request, rows));
+  }
+  if (!o.report.empty()) {
+    TRN_RETURN_IF_ERROR(writeReport(o.report, loaded, row.request, row.result, *timed, o.json));
   }
   return {};
 }
@@ -230,6 +290,11 @@ Status runFunctional(const RunOptions& o) {
                check.maxRelative);
   }
   fmt::print("\n");
+  if (!o.report.empty()) {
+    TRN_ASSIGN_OR_RETURN(const TimedPlan timed,
+                         timePlan(topology, request, result.timing.algorithm));
+    TRN_RETURN_IF_ERROR(writeReport(o.report, loaded, request, result.timing, timed, false));
+  }
   return {};
 }
 

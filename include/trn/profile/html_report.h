@@ -8,7 +8,7 @@
 //
 // Once drawn, the page marks its <body> with data-status ("rendered", or "error" with the
 // messages in data-errors) and data-slices (the timeline's slice count), which the browser test
-// reads.
+// reads. A collective's report (collective_page.h) uses the same page and script.
 #pragma once
 
 #include <ostream>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "trn/base/status.h"
+#include "trn/profile/collective_page.h"
 #include "trn/profile/page_data.h"
 
 namespace trn::profile {
@@ -31,5 +32,16 @@ Status writeHtmlReport(std::ostream& out, const std::vector<PageRun>& runs,
 Status writeHtmlReportFile(const std::string& path, const std::vector<PageRun>& runs,
                            const spec::ChipSpec& chip, const PageOptions& options = {},
                            PageSummary* summary = nullptr);
+
+/// Writes the report of a timed collective (collective_page.h) to `out`, with
+/// makeCollectivePageData's errors and an ioError when the stream fails.
+Status writeCollectiveReport(std::ostream& out, const CollectiveRun& run,
+                             const CollectivePageOptions& options = {},
+                             PageSummary* summary = nullptr);
+
+/// The same to the file `path`, as writeHtmlReportFile writes its file.
+Status writeCollectiveReportFile(const std::string& path, const CollectiveRun& run,
+                                 const CollectivePageOptions& options = {},
+                                 PageSummary* summary = nullptr);
 
 }  // namespace trn::profile

@@ -33,6 +33,9 @@ struct PageRun {
   std::string lane;
   const isa::Program* program = nullptr;
   const core::RunStats* stats = nullptr;
+  /// When it started. Two runs at one offset, and no others, are taken for the cores of an
+  /// LNC=2 pair: their critical path is found across them (critical_path.h, through barriers
+  /// and sendrecv) and drawn with an arrow where it changes core.
   Picoseconds offset;
 };
 
@@ -49,6 +52,8 @@ struct PageSummary {
   std::size_t aggregated = 0;  ///< slices that stand for several records
   std::size_t arrows = 0;
   std::size_t lines = 0;  ///< rows of the hot-line table
+  std::size_t chipsShown = 0;  ///< collective pages: chips on the timeline
+  std::size_t chipsUsed = 0;   ///< collective pages: chips whose resources carried bytes
   /// Each run's name and verdict headline (verdict.h), in run order.
   std::vector<std::pair<std::string, std::string>> verdicts;
 };

@@ -34,8 +34,12 @@
 
 namespace trn::profile {
 
-/// A resource busy at least this fraction of the run bounds it.
+/// A resource busy at least this fraction of the run bounds it: nothing else can then speed the
+/// run by more than 1 / 0.75 = 1.33x (docs/profiling.md, "The thresholds").
 inline constexpr double kSaturated = 0.75;
+/// Unsaturated, a critical path mostly of data moving is bandwidth-bound once the DMA load
+/// reaches this: more transfers in flight could then gain at most 1 / 0.5 = 2x.
+inline constexpr double kHalfLoaded = 0.5;
 /// Rows of at most this many bytes per descriptor are "small" (89 % DMA efficiency at 2 KiB on
 /// trn2, docs/timing.md).
 inline constexpr double kSmallRowBytes = 2048;
@@ -62,6 +66,9 @@ struct VerdictFigures {
   double averageTransferBytes = 0;
   double averageDescriptorBytes = 0;
   double outstanding = 0;      ///< transfers issued and not yet landed, averaged over the run
+  /// Transfers of the run's average size that must be outstanding for the DMA engines to be
+  /// kSaturated loaded (Little's law: kSaturated x peak x (fixed cost + size / peak) / size).
+  double inFlightNeeded = 0;
   Picoseconds averageIssue;    ///< from issue to the first byte moving, per transfer
   bool hasPath = false;        ///< records were kept and the critical path computed
   std::array<double, isa::kNumEngines> pathCompute{};

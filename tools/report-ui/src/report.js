@@ -1,7 +1,9 @@
-/* The offline report's script. It reads the run's data from the JSON in #trn-data
-   (src/profile/page_data.cpp writes it) and draws, with ECharts, the verdicts, engine usage,
-   the timeline (slices, critical path, semaphore arrows), DMA bandwidth over time and the
-   hot-line table. When done it marks <body> with data-status ("rendered" or "error", with
+/* The offline report's script. It reads the run's data from the JSON in #trn-data and draws
+   it with ECharts. A core run's page (src/profile/page_data.cpp, kind "cores"): the verdicts,
+   engine usage, the timeline (slices, critical path, semaphore arrows), DMA bandwidth over time
+   and the hot-line table. A collective's page (src/profile/collective_page.cpp, kind
+   "collective"): the verdict, every algorithm's time, the timeline of links and HBM, the
+   busiest links' load over time and the resource table. When done it marks <body> with data-status ("rendered" or "error", with
    data-errors) and data-slices, which tests/profile/html_report_browser_test.sh reads. */
 (function () {
   'use strict';
@@ -19,6 +21,8 @@
 
   var ENGINE_COLORS = { pe: '#2e7d32', act: '#ef6c00', dve: '#1565c0', pool: '#8e24aa', sp: '#546e7a' };
   var QUEUE_COLOR = '#00897b';
+  var HBM_COLOR = '#8e24aa';
+  var LINK_COLORS = ['#1565c0', '#ef6c00', '#2e7d32', '#6d4c41', '#c2185b'];
   var ENGINE_ORDER = ['pe', 'act', 'dve', 'pool', 'sp', 'dma'];
 
   function esc(text) {
@@ -32,6 +36,12 @@
     return ns.toFixed(1) + ' ns';
   }
   function pct(x) { return (100 * x).toFixed(1) + ' %'; }
+  function fmtBytes(b) {
+    if (b >= 1 << 30) { return (b / (1 << 30)).toFixed(2) + ' GiB'; }
+    if (b >= 1 << 20) { return (b / (1 << 20)).toFixed(2) + ' MiB'; }
+    if (b >= 1 << 10) { return (b / (1 << 10)).toFixed(1) + ' KiB'; }
+    return Math.round(b) + ' B';
+  }
   function add(parent, tag, className, html) {
     var node = document.createElement(tag);
     if (className) { node.className = className; }
@@ -169,13 +179,24 @@
   var picked = { location: null };
 
   function sliceLocation(data, i) {
+    if (!data.slices.instr) { return null; }
     var instr = data.slices.instr[i];
     if (instr < 0) { return null; }
     return data.instrs[instr][4] || '(no source line)';
   }
 
   function timelineChart(app, data) {
+    var collective = data.kind === 'collective';
     add(app, 'h2', '', 'Timeline').id = 'timeline';
+    if (collective) {
+      var c = data.collective;
+      add(app, 'div', 'hint', 'One row per link and HBM of each chip' +
+        (c.chips_shown < c.chips_used ? ' of the ' + c.chips_shown + ' chips (of ' + c.chips_used +
+          ') holding the busiest resources' : '') + '; a message sits on every resource it ' +
+        'holds from its first byte to its end (overlapping ones on extra lanes, "#2"). Wheel or ' +
+        'drag to zoom and pan; hover a slice for the message. Red outlines: the critical path.');
+      return timelineBody(app, data, []);
+    }
     add(app, 'div', 'hint', 'Wheel or drag to zoom and pan (or use the sliders); hover a slice ' +
       'for its instruction. Red outlines: the critical path. Arrows: a semaphore update and the ' +
       'wait it released (red on the critical path).');
@@ -186,7 +207,51 @@
     toggle.appendChild(allArrows);
     toggle.appendChild(document.createTextNode(' every semaphore arrow (' + data.arrows.length +
       '), not only those on the critical path'));
-    var pathArrows = data.arrows.filter(function (a) { return a[4] === 1; });
+    var view = timelineBody(app, data, data.arrows.filter(function (a) { return a[4] === 1; }));
+    allArrows.addEventListener('change', function () {
+      view.chart.setOption({ series: [{}, { data: allArrows.checked ? data.arrows : view.pathArrows }] });
+    });
+    return view;
+  }
+
+  function trackColors(data) {
+    var classes = {};
+    return data.tracks.map(function (t) {
+      if (t.kind === 'queue') { return QUEUE_COLOR; }
+      if (t.kind === 'hbm') { return HBM_COLOR; }
+      if (t.kind === 'link') {
+        if (!(t['class'] in classes)) { classes[t['class']] = Object.keys(classes).length; }
+        return LINK_COLORS[classes[t['class']] % LINK_COLORS.length];
+      }
+      var parts = t.name.split(' ');
+      return ENGINE_COLORS[parts[parts.length - 1]] || '#607d8b';
+    });
+  }
+
+  function messageTooltip(data, i) {
+    var s = data.slices;
+    var track = data.tracks[s.track[i]];
+    var head = esc(track.name) + ' &middot; ' + fmtNs(s.start[i]) + ' + ' + fmtNs(s.dur[i]) +
+      (s.critical[i] ? ' &middot; <b style="color:#d50000">on the critical path</b>' : '');
+    if (s.count[i] > 1) {
+      return head + '<br>' + s.count[i] + ' operations merged (the run is larger than the page ' +
+        'shows in full)<br>' + fmtBytes(s.bytes[i]);
+    }
+    var op = data.ops[s.op[i]];
+    /* [label, bytes, from, to, route, start, data end, end, overhead, id] */
+    var streaming = op[6] - op[5];
+    var lines = [head, '<b>' + esc(op[0]) + '</b> (operation ' + op[9] + ')', fmtBytes(op[1]) +
+      (op[2] !== op[3] ? ', chip ' + op[2] + ' \u2192 chip ' + op[3] : '')];
+    if (op[4]) { lines.push('route ' + esc(op[4])); }
+    lines.push('first byte ' + fmtNs(op[5]) + ', last byte ' + fmtNs(op[6]) + ', end ' + fmtNs(op[7]) +
+      (op[8] > 0 ? ' (after ' + fmtNs(op[8]) + ' message overhead)' : ''));
+    lines.push('achieved ' + (streaming > 0 ? (op[1] / streaming).toFixed(1) + ' GB/s' : '-') +
+      ' while streaming; ' + fmtNs(op[7] - op[6]) + ' hop latency');
+    return '<div class="tip">' + lines.join('<br>') + '</div>';
+  }
+
+  function timelineBody(app, data, pathArrows) {
+    var collective = data.kind === 'collective';
     var s = data.slices;
     var n = s.track.length;
     var items = new Array(n);
@@ -194,11 +259,7 @@
       items[i] = [s.track[i], s.start[i], s.start[i] + s.dur[i], i];
     }
     var names = data.tracks.map(function (t) { return t.name; });
-    var colors = data.tracks.map(function (t) {
-      if (t.kind === 'queue') { return QUEUE_COLOR; }
-      var parts = t.name.split(' ');
-      return ENGINE_COLORS[parts[parts.length - 1]] || '#607d8b';
-    });
+    var colors = trackColors(data);
     var chart = chartBox(app, Math.min(900, 20 * names.length + 110));
     chart.on('finished', function () {
       if (errors.length === 0) { body.setAttribute('data-status', 'rendered'); }
@@ -243,7 +304,9 @@
       tooltip: {
         trigger: 'item', confine: true,
         formatter: function (p) {
-          if (p.seriesIndex === 0) { return sliceTooltip(data, p.value[3]); }
+          if (p.seriesIndex === 0) {
+            return collective ? messageTooltip(data, p.value[3]) : sliceTooltip(data, p.value[3]);
+          }
           return 'semaphore update at ' + fmtNs(p.value[1]) + ' released the wait at ' + fmtNs(p.value[3]);
         }
       },
@@ -264,11 +327,8 @@
           data: pathArrows, clip: true, silent: false, z: 5 }
       ]
     });
-    allArrows.addEventListener('change', function () {
-      chart.setOption({ series: [{}, { data: allArrows.checked ? data.arrows : pathArrows }] });
-    });
     return {
-      chart: chart, count: n,
+      chart: chart, count: n, pathArrows: pathArrows,
       redraw: function () { chart.setOption({ series: [{ data: items }, {}] }); }
     };
   }
@@ -357,15 +417,106 @@
     });
   }
 
-  function main() {
-    var data = JSON.parse(document.getElementById('trn-data').textContent);
-    var app = document.getElementById('app');
+  function collectiveHeader(app, data) {
+    var c = data.collective;
+    add(app, 'h1', '', esc(data.title));
+    add(app, 'div', 'meta', esc(data.chip) + ' &middot; ' + esc(c.op) + ' of ' + fmtBytes(c.bytes) +
+      ' over ' + c.ranks + ' ranks &middot; ' + esc(c.algorithm) + ' &middot; ' + c.operations +
+      ' operations, ' + c.messages + ' messages &middot; ' + fmtNs(data.total_ns) + ' simulated');
+  }
+
+  function algorithms(app, data) {
+    add(app, 'h2', '', 'Algorithms').id = 'algorithms';
+    add(app, 'div', 'hint', 'Every algorithm that applies is planned and timed on this fabric; ' +
+      'the fastest is taken unless one was named.');
+    var best = null;
+    data.collective.candidates.forEach(function (c) {
+      if (c.time_ns !== null && (best === null || c.time_ns < best)) { best = c.time_ns; }
+    });
+    var html = '<thead><tr><th class="loc">algorithm</th><th>time</th><th>against the fastest</th>' +
+      '<th>messages</th><th class="loc">note</th></tr></thead><tbody>';
+    data.collective.candidates.forEach(function (c) {
+      html += '<tr' + (c.chosen ? ' class="picked"' : '') + '><td class="loc">' + esc(c.algorithm) +
+        (c.chosen ? ' (taken)' : '') + '</td><td>' + (c.time_ns === null ? '-' : fmtNs(c.time_ns)) +
+        '</td><td>' + (c.time_ns === null ? '' : (c.time_ns / best).toFixed(2) + 'x') + '</td><td>' +
+        (c.time_ns === null ? '' : c.messages) + '</td><td class="loc">' + esc(c.skipped) + '</td></tr>';
+    });
+    add(add(app, 'div', 'scroll'), 'table').innerHTML = html + '</tbody>';
+  }
+
+  function utilisationChart(app, data) {
+    add(app, 'h2', '', 'Busiest links over time').id = 'utilisation';
+    add(app, 'div', 'hint', 'Bytes each resource carried per stretch of the run (each message ' +
+      'spread evenly over its streaming time) against its bandwidth: the busiest links and the ' +
+      'busiest HBM.');
+    var u = data.utilisation;
+    var chart = chartBox(app, 260);
+    chart.setOption({
+      animation: false,
+      legend: { top: 2, type: 'scroll' },
+      grid: { left: 70, right: 40, top: 34, bottom: 40 },
+      tooltip: { trigger: 'axis', valueFormatter: function (v) { return typeof v === 'number' ? v.toFixed(1) + ' %' : v; } },
+      xAxis: { type: 'value', min: 0, max: data.total_ns, axisLabel: { formatter: function (v) { return fmtNs(v); } } },
+      yAxis: { type: 'value', min: 0, max: 100, axisLabel: { formatter: '{value} %' } },
+      series: u.series.map(function (line) {
+        return { type: 'line', name: line.name, showSymbol: false, step: 'middle', lineStyle: { width: 1.2 },
+          data: line.load.map(function (v, i) { return [(i + 0.5) * u.bin_ns, +(100 * v).toFixed(2)]; }) };
+      })
+    });
+    return chart;
+  }
+
+  function resourceTable(app, data) {
+    var r = data.resources;
+    add(app, 'h2', '', 'Links and HBM').id = 'resources';
+    add(app, 'div', 'hint', 'Load: bytes carried over makespan &times; bandwidth. Busy: the share ' +
+      'of the run at least one message streamed through it. Per class over every resource that ' +
+      'carried bytes (' + r.used + '), then the ' + r.rows.length + ' busiest one by one.');
+    var html = '<thead><tr><th class="loc">class</th><th>resources</th><th>GB/s each</th>' +
+      '<th>mean load</th><th>max load</th><th>mean busy</th><th>max busy</th></tr></thead><tbody>';
+    r.classes.forEach(function (c) {
+      html += '<tr><td class="loc">' + esc(c.name) + '</td><td>' + c.resources + '</td><td>' +
+        c.gbps.toFixed(1) + '</td><td>' + pct(c.mean_load) + '</td><td>' + pct(c.max_load) +
+        '</td><td>' + pct(c.mean_busy) + '</td><td>' + pct(c.max_busy) + '</td></tr>';
+    });
+    add(add(app, 'div', 'scroll'), 'table').innerHTML = html + '</tbody>';
+    html = '<thead><tr><th class="loc">resource</th><th class="loc">class</th><th>bytes</th>' +
+      '<th>load</th><th>busy</th></tr></thead><tbody>';
+    r.rows.forEach(function (row) {
+      html += '<tr><td class="loc">' + esc(row.name) + '</td><td class="loc">' + esc(row['class']) +
+        '</td><td>' + fmtBytes(row.bytes) + '</td><td><span class="bar" style="width:' +
+        Math.round(60 * Math.min(1, row.load)) + 'px"></span>' + pct(row.load) + '</td><td>' +
+        pct(row.busy) + '</td></tr>';
+    });
+    add(add(app, 'div', 'scroll'), 'table').innerHTML = html + '</tbody>';
+  }
+
+  function collectivePage(app, data) {
+    collectiveHeader(app, data);
+    verdicts(app, data);
+    algorithms(app, data);
+    var timeline = timelineChart(app, data);
+    var charts = [timeline.chart, utilisationChart(app, data)];
+    resourceTable(app, data);
+    return { timeline: timeline, charts: charts };
+  }
+
+  function corePage(app, data) {
     header(app, data);
     verdicts(app, data);
     var charts = [engineUsage(app, data)];
     var timeline = timelineChart(app, data);
     charts.push(timeline.chart, bandwidthChart(app, data), memoryChart(app, data));
     hotLines(app, data, timeline);
+    return { timeline: timeline, charts: charts };
+  }
+
+  function main() {
+    var data = JSON.parse(document.getElementById('trn-data').textContent);
+    var app = document.getElementById('app');
+    var page = data.kind === 'collective' ? collectivePage(app, data) : corePage(app, data);
+    var charts = page.charts;
+    var timeline = page.timeline;
     window.addEventListener('resize', function () {
       charts.forEach(function (c) { c.resize(); });
     });
