@@ -4,7 +4,8 @@
 # builds the fuzz targets (libFuzzer, ASan+UBSan): clang 14 cannot compile std::source_location
 # with Debian's libstdc++ 12.
 # libonnx-dev and libprotobuf-dev parse ONNX models (src/graph); python3-onnx writes the test
-# models (scripts/make_test_models.py).
+# models (scripts/make_test_models.py); python3-torch exports PyTorch models for trnsim.trace and
+# its tests (tests/python/test_trace.py) and regenerates tests/graph/models.
 # chromium opens the HTML report in the browser test (tests/profile/html_report_browser_test.sh).
 set -euo pipefail
 
@@ -15,7 +16,7 @@ packages=(
   libopenblas-dev nlohmann-json3-dev
   libonnx-dev libprotobuf-dev python3-onnx
   clang-16 libclang-rt-16-dev
-  python3 python3-dev pybind11-dev python3-numpy python3-pytest
+  python3 python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
   chromium
 )
 

@@ -1,9 +1,11 @@
 // The run API for Python: a Session on a chip, compiling a Python kernel function into a launch
 // (the function is traced through the tile language, its errors raised as trnsim.KernelError at
 // the kernel's line, or as the Python exception the kernel raised), running launches and program
-// files on numpy arrays, and what a run leaves: outputs, statistics, the report, the trace.
+// files on numpy arrays, ONNX models through the graph compiler (what trnsim.trace stands on), and
+// what a run leaves: outputs, statistics, the report, the trace.
 #include <pybind11/stl.h>
 
+#include <map>
 #include <memory>
 #include <span>
 #include <sstream>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "trn/graph/model.h"
 #include "trn/harness/check.h"
 #include "trn/isa/program_text.h"
 #include "trn/profile/report.h"
@@ -360,7 +363,62 @@ void bindRuntime(py::module_& m) {
             return run;
           },
           py::arg("program"), py::arg("inputs"), py::arg("outputs"), py::arg("float32_outputs"),
-          py::arg("run_options"));
+          py::arg("run_options"))
+      .def(
+          "compile_model",
+          [](const Session& s, const std::string& path,
+             const std::map<std::string, std::int64_t>& symbols) {
+            graph::PipelineOptions pipeline;
+            pipeline.shapes.symbols = symbols;
+            return std::make_shared<graph::CompiledModel>(
+                take(graph::compileModel(s, path, pipeline)));
+          },
+          py::arg("path"), py::arg("symbols"),
+          "Compiles an ONNX model for one core of the chip (docs/compiler.md).")
+      .def(
+          "run_model",
+          [](const Session& s, const graph::CompiledModel& model, const py::list& arrays,
+             const py::dict& runOptions) {
+            std::vector<runtime::NpyArray> inputs;
+            for (std::size_t i = 0; i < arrays.size(); ++i) {
+              inputs.push_back(toNpyArray(arrays[i].cast<py::array>(),
+                                          "model input " + std::to_string(i)));
+            }
+            const runtime::RunOptions options = toRunOptions(runOptions);
+            auto run = std::make_shared<Run>();
+            run->chip = s.sharedChip();
+            run->programs.push_back(
+                std::shared_ptr<const isa::Program>(model.kernel, &model.kernel->program));
+            Result<runtime::RunResult> result = [&] {
+              const py::gil_scoped_release release;
+              return graph::runModel(s, model, inputs, options);
+            }();
+            run->result = take(std::move(result));
+            return run;
+          },
+          py::arg("model"), py::arg("arrays"), py::arg("run_options"));
+
+  py::class_<graph::CompiledModel, std::shared_ptr<graph::CompiledModel>>(
+      m, "Model", "An ONNX model compiled for one core of a chip.")
+      .def_property_readonly("inputs",
+                             [](const graph::CompiledModel& c) {
+                               const graph::Graph& g = *c.lowered.graph;
+                               return g.inputs;
+                             })
+      .def_property_readonly("outputs",
+                             [](const graph::CompiledModel& c) { return c.lowered.graph->outputs; })
+      .def_property_readonly("nodes",
+                             [](const graph::CompiledModel& c) {
+                               py::list out;
+                               for (std::size_t n = 0; n < c.lowered.nodeNames.size(); ++n) {
+                                 out.append(py::make_tuple(c.lowered.nodeNames[n],
+                                                           c.lowered.nodeLowerings[n]));
+                               }
+                               return out;
+                             })
+      .def_property_readonly("instructions", [](const graph::CompiledModel& c) {
+        return c.kernel->summary.instructions;
+      });
 }
 
 }  // namespace trn::python

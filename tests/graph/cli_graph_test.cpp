@@ -1,7 +1,10 @@
-// `trnsim graph show`: the printed graph, --dump-after, --dim and the exit statuses of errors.
+// `trnsim graph show`, `graph run` and `compile`: the printed graph, --dump-after, --dim, runs of
+// compiled models and the exit statuses of errors.
 #include <gtest/gtest.h>
 
+#include "scratch_dir.h"
 #include "trnsim_cli.h"
+#include "trn/runtime/npy.h"
 
 namespace trn {
 namespace {
@@ -47,6 +50,46 @@ TEST(CliGraph, ErrorsAreInputErrors) {
   EXPECT_EQ(trnsim("graph show " + model("mlp")).exitCode, 3);  // batch not bound
   EXPECT_EQ(trnsim("graph show " + model("mlp") + " --dim batch=x").exitCode, 3);
   EXPECT_EQ(trnsim("graph show " + model("mlp") + " --dump-after fusion").exitCode, 3);
+}
+
+TEST(CliGraph, RunWritesOutputsAndExplainsTheTime) {
+  const testing::ScratchDir dir;
+  const std::string models = std::string(TRN_SOURCE_DIR) + "/tests/graph/models/";
+  const testing::CliRun run =
+      trnsim("graph run " + model("torch_block") + " --dim batch=2 --input x=" + models +
+             "torch_block.x.npy --output-dir " + dir.path().string());
+  EXPECT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("compiled " + model("torch_block") + " for trn2: 30 nodes"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("simulated time"), std::string::npos);
+  EXPECT_NE(run.output.find("verdict"), std::string::npos);
+  Result<runtime::NpyArray> y = runtime::readNpy(dir.file("y.npy"));
+  ASSERT_TRUE(y.ok()) << y.status().toString();
+  EXPECT_EQ(y->shape, (std::vector<std::int64_t>{2, 8, 16}));
+}
+
+TEST(CliGraph, CompileListsEachNodesLoweringAndSavesTheProgram) {
+  const testing::ScratchDir dir;
+  const testing::CliRun run =
+      trnsim("compile " + model("mlp") + " --dim batch=4 -o " + dir.file("mlp.tprog"));
+  EXPECT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("line    1: fc1 (library linear (bias fused))"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("line    2: relu (tile loop)"), std::string::npos);
+  const testing::CliRun timed =
+      trnsim("run " + dir.file("mlp.tprog") + " --mode timing-only");
+  EXPECT_EQ(timed.exitCode, 0) << timed.output;
+}
+
+TEST(CliGraph, RunErrorsNameWhatIsWrong) {
+  const testing::CliRun noInput = trnsim("graph run " + model("mlp") + " --dim batch=2");
+  EXPECT_EQ(noInput.exitCode, 3) << noInput.output;
+  EXPECT_NE(noInput.output.find("no array for model input 'x'"), std::string::npos)
+      << noInput.output;
+  const testing::CliRun conv = trnsim("compile " + model("torch_cnn"));
+  EXPECT_NE(conv.exitCode, 0);
+  EXPECT_NE(conv.output.find("(Conv)"), std::string::npos) << conv.output;
 }
 
 }  // namespace

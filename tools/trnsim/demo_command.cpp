@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "demo_model.h"
 #include "exit_codes.h"
 #include "json_output.h"
 #include "messages.h"
@@ -275,6 +276,7 @@ Status runDemo(const DemoArgs& args, bool& pass) {
     return {};
   }
   printLayer(config, one, logical ? &*logical : nullptr, lnc);
+  TRN_RETURN_IF_ERROR(runDemoModel(session, mode, pass));
   if (!args.report.empty()) {
     TRN_RETURN_IF_ERROR(writeLayerReport(args.report, logical ? *logical : one, *chip));
   }
@@ -286,7 +288,7 @@ Status runDemo(const DemoArgs& args, bool& pass) {
   }
   fmt::print("\nnext: 'trnsim kernels list' and 'trnsim kernels bench NAME' for each kernel\n");
   if (!pass) {
-    printError("a kernel of the layer is outside its float64 tolerance");
+    printError("a kernel of the layer or the model is outside its tolerance");
   }
   return {};
 }

@@ -1,0 +1,76 @@
+"""Whole PyTorch models on a simulated chip, the way ``torch_neuronx.trace`` takes them.
+
+``trnsim.trace(module, example_inputs)`` exports the module through ONNX (``torch.onnx.export``,
+opset 17: the same interchange ``trnsim compile`` reads), compiles it with the graph compiler for
+one core of the chip (docs/compiler.md) and returns a TracedModel: call it with torch tensors or
+numpy arrays of the example shapes and it runs on the simulated chip, returning what the module
+returns (torch tensors for torch inputs). Each call's timing is in ``last_report``.
+"""
+import os
+import tempfile
+
+import numpy as np
+
+from . import _trnsim
+
+
+class TracedModel:
+    """A module compiled for a simulated chip (trnsim.trace's result)."""
+
+    def __init__(self, session, model, name, options):
+        self._session = session
+        self._model = model
+        self.name = name
+        self._options = options
+        self.last_report = None
+
+    @property
+    def nodes(self):
+        """[(node name, how it was lowered)] in graph order: the 'lines' of the model kernel."""
+        return self._model.nodes
+
+    @property
+    def instructions(self):
+        return self._model.instructions
+
+    def __call__(self, *inputs):
+        from . import Report  # the package's report type; imported late to avoid a cycle
+        torch_in = any(type(x).__module__.startswith("torch") for x in inputs)
+        arrays = [np.ascontiguousarray(_to_numpy(x), dtype=np.float32) for x in inputs]
+        run = self._session.run_model(self._model, arrays, self._options)
+        self.last_report = Report(run.report(), run.report_text(), None, run.outputs)
+        outputs = run.outputs
+        if torch_in:
+            import torch
+            outputs = [torch.from_numpy(o) for o in outputs]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def __repr__(self):
+        return f"TracedModel({self.name!r}, {len(self.nodes)} nodes, {self.instructions} instructions)"
+
+
+def _to_numpy(x):
+    if type(x).__module__.startswith("torch"):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
+          rounding="nearest_even"):
+    """Compiles ``module`` (a torch.nn.Module, put in eval mode) for ``example_inputs`` (a tensor
+    or a tuple of them) onto one core of ``chip``; returns a TracedModel. Operators the graph
+    compiler cannot lower raise trnsim.Error naming the node and its op type."""
+    import torch
+    if not isinstance(example_inputs, (tuple, list)):
+        example_inputs = (example_inputs,)
+    module.eval()
+    name = type(module).__name__
+    session = _trnsim.Session(chip) if isinstance(chip, str) else chip
+    with tempfile.TemporaryDirectory(prefix="trnsim-trace-") as directory:
+        path = os.path.join(directory, f"{name}.onnx")
+        with torch.no_grad():
+            torch.onnx.export(module, tuple(example_inputs), path, opset_version=17,
+                              input_names=[f"input{i}" for i in range(len(example_inputs))])
+        model = session.compile_model(path, {})
+    options = {"mode": mode, "seed": seed, "rounding": rounding, "record": mode != "functional-only"}
+    return TracedModel(session, model, name, options)

@@ -1,0 +1,166 @@
+// The graph compiler end to end: models folded, laid out, lowered into one tile kernel, compiled
+// and run on a simulated trn2 core, their outputs checked against PyTorch's own CPU outputs
+// (saved beside the exported models) or a float64 reference computed here from the weights.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "trn/graph/fold.h"
+#include "trn/graph/model.h"
+#include "trn/graph/onnx_import.h"
+#include "trn/graph/shape_inference.h"
+#include "trn/runtime/npy.h"
+
+namespace trn::graph {
+namespace {
+
+std::string modelPath(const std::string& file) {
+  return std::string(TRN_SOURCE_DIR) + "/tests/graph/models/" + file;
+}
+
+runtime::Session trn2() {
+  Result<runtime::Session> s = runtime::Session::open("trn2");
+  EXPECT_TRUE(s.ok()) << s.status().toString();
+  return std::move(s).value();
+}
+
+PipelineOptions atBatch(std::int64_t batch) {
+  PipelineOptions options;
+  options.shapes.symbols = {{"batch", batch}};
+  return options;
+}
+
+std::vector<float> floats(const Tensor& t) {
+  std::vector<float> out(t.data().size() / sizeof(float));
+  std::memcpy(out.data(), t.data().data(), out.size() * sizeof(float));
+  return out;
+}
+
+TEST(GraphModel, TransformerBlockMatchesPyTorch) {
+  const runtime::Session session = trn2();
+  Result<CompiledModel> model = compileModel(session, modelPath("torch_block.onnx"), atBatch(2));
+  ASSERT_TRUE(model.ok()) << model.status().toString();
+  // The 81 exported nodes fold to the 30 the device runs (no Shape, Gather, Concat, Constant).
+  EXPECT_EQ(model->lowered.nodeNames.size(), 30u);
+  Result<runtime::NpyArray> x = runtime::readNpy(modelPath("torch_block.x.npy"));
+  Result<runtime::NpyArray> y = runtime::readNpy(modelPath("torch_block.y.npy"));
+  ASSERT_TRUE(x.ok() && y.ok());
+  Result<runtime::RunResult> run = runModel(session, *model, {&*x, 1}, {});
+  ASSERT_TRUE(run.ok()) << run.status().toString();
+  ASSERT_EQ(run->outputs.size(), 1u);
+  EXPECT_EQ(run->outputs[0].shape, y->shape);
+  const std::vector<float> got = runtime::floatValues(run->outputs[0]);
+  const std::vector<float> want = runtime::floatValues(*y);
+  ASSERT_EQ(got.size(), want.size());
+  // fp32 throughout: a few ulps per operation over about 20 dependent operations (PyTorch and
+  // the device differ in summation order and in exp/erf), on outputs of magnitude up to ~3.
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]));
+  }
+  EXPECT_LT(worst, 1e-5);
+  EXPECT_GT(run->stats.total.count(), 0);
+}
+
+TEST(GraphModel, MlpMatchesAFloat64Reference) {
+  // The reference reads the weights as imported (w1 [32, 16] with Gemm's transB), so it does
+  // not share the layout pass's transposition.
+  Result<Graph> imported = importOnnx(modelPath("mlp.onnx"));
+  ASSERT_TRUE(imported.ok());
+  const std::vector<float> w1 = floats(*imported->initializer("w1"));
+  const std::vector<float> b1 = floats(*imported->initializer("b1"));
+  const std::vector<float> w2 = floats(*imported->initializer("w2"));
+  const std::vector<float> b2 = floats(*imported->initializer("b2"));
+  const std::int64_t batch = 130;  // more rows than partitions: two row tiles
+  std::vector<float> xs(static_cast<std::size_t>(batch * 16));
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    xs[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)));
+  }
+  const runtime::Session session = trn2();
+  Result<CompiledModel> model = compileModel(session, modelPath("mlp.onnx"), atBatch(batch));
+  ASSERT_TRUE(model.ok()) << model.status().toString();
+  const runtime::NpyArray x = runtime::floatArray({batch, 16}, xs);
+  Result<runtime::RunResult> run = runModel(session, *model, {&x, 1}, {});
+  ASSERT_TRUE(run.ok()) << run.status().toString();
+  const std::vector<float> got = runtime::floatValues(run->outputs[0]);
+  ASSERT_EQ(got.size(), static_cast<std::size_t>(batch * 8));
+  double worst = 0;
+  for (std::int64_t r = 0; r < batch; ++r) {
+    std::vector<double> h(32);
+    for (std::size_t j = 0; j < 32; ++j) {
+      double acc = b1[j];
+      for (std::size_t k = 0; k < 16; ++k) {
+        acc += static_cast<double>(xs[static_cast<std::size_t>(r) * 16 + k]) * w1[j * 16 + k];
+      }
+      h[j] = std::max(acc, 0.0);
+    }
+    for (std::size_t n = 0; n < 8; ++n) {
+      double acc = b2[n];
+      for (std::size_t j = 0; j < 32; ++j) {
+        acc += h[j] * w2[j * 8 + n];
+      }
+      worst = std::max(worst, std::abs(acc - got[static_cast<std::size_t>(r) * 8 + n]));
+    }
+  }
+  EXPECT_LT(worst, 1e-5);
+}
+
+TEST(GraphModel, RunsAreDeterministic) {
+  const runtime::Session session = trn2();
+  Result<CompiledModel> model = compileModel(session, modelPath("attention.onnx"), atBatch(3));
+  ASSERT_TRUE(model.ok()) << model.status().toString();
+  runtime::RunOptions options;
+  options.mode = core::RunMode::kTimingOnly;
+  Result<runtime::RunResult> a = runModel(session, *model, {}, options);
+  Result<runtime::RunResult> b = runModel(session, *model, {}, options);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().toString();
+  EXPECT_EQ(a->stats.total, b->stats.total);
+  EXPECT_GT(a->stats.total.count(), 0);
+}
+
+TEST(GraphModel, FoldingKeepsOnlyWhatTheDeviceComputes) {
+  Result<Graph> g = importOnnx(modelPath("torch_block.onnx"));
+  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(inferShapes(*g, {.symbols = {{"batch", 2}}}).ok());
+  ASSERT_EQ(g->nodes.size(), 81u);
+  ASSERT_TRUE(foldConstants(*g).ok());
+  for (const Node& node : g->nodes) {
+    EXPECT_NE(node.opType, "Shape");
+    EXPECT_NE(node.opType, "Gather");
+    EXPECT_NE(node.opType, "Constant");
+    EXPECT_NE(node.opType, "Identity");  // ln2 reads ln1's weights directly
+  }
+  EXPECT_EQ(g->nodes.size(), 30u);
+  // The scale of the attention scores is a weight the tile loop takes as an immediate.
+  EXPECT_TRUE(isShapeArgument("Reshape", 1));
+  EXPECT_FALSE(isShapeArgument("Div", 1));
+}
+
+TEST(GraphModel, AnOperatorWithoutALoweringIsNamed) {
+  const runtime::Session session = trn2();
+  Result<CompiledModel> model = compileModel(session, modelPath("torch_cnn.onnx"), atBatch(1));
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.status().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(model.status().message().find("'/features/features.0/Conv' (Conv)"),
+            std::string::npos)
+      << model.status().message();
+  EXPECT_NE(model.status().message().find("no lowering"), std::string::npos);
+}
+
+TEST(GraphModel, AnInputOfTheWrongShapeIsNamed) {
+  const runtime::Session session = trn2();
+  Result<CompiledModel> model = compileModel(session, modelPath("mlp.onnx"), atBatch(4));
+  ASSERT_TRUE(model.ok());
+  const std::vector<float> values(3 * 16, 1.0f);
+  const runtime::NpyArray x = runtime::floatArray({3, 16}, values);
+  Result<runtime::RunResult> run = runModel(session, *model, {&x, 1}, {});
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("input 'x' has shape [3, 16]; the model (at the given "
+                                        "--dim sizes) takes [4, 16]"),
+            std::string::npos)
+      << run.status().message();
+}
+
+}  // namespace
+}  // namespace trn::graph

@@ -1,0 +1,90 @@
+"""trnsim.trace: PyTorch modules exported through ONNX, compiled by the graph compiler and run on
+a simulated trn2 core, their outputs checked against the same module run by PyTorch on the CPU."""
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import trnsim
+
+torch.manual_seed(7)
+
+
+class RmsNormSwiGlu(nn.Module):
+    """A Llama-style MLP block: RMSNorm written out (pow, mean, rsqrt), SwiGLU, a residual."""
+
+    def __init__(self, d=64, hidden=96):
+        super().__init__()
+        self.weight = nn.Parameter(torch.rand(d) + 0.5)
+        self.gate = nn.Linear(d, hidden, bias=False)
+        self.up = nn.Linear(d, hidden, bias=False)
+        self.down = nn.Linear(hidden, d, bias=False)
+
+    def forward(self, x):
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+        return x + self.down(nn.functional.silu(self.gate(h)) * self.up(h))
+
+
+class Attention(nn.Module):
+    """Pre-norm multi-head self-attention with a GELU MLP (a GPT-2-style block without a mask)."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.ln = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.ln(x)).split(d, dim=-1)
+        q, k, v = (t.reshape(b, s, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))
+        att = torch.softmax(q @ k.transpose(-2, -1) * (d // self.heads) ** -0.5, dim=-1)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, s, d))
+        return x + self.mlp(x)
+
+
+def _check(module, x):
+    traced = trnsim.trace(module, x)
+    got = traced(x)
+    with torch.no_grad():
+        want = module(x)
+    assert isinstance(got, torch.Tensor)
+    assert got.shape == want.shape
+    # fp32 throughout: a few ulps per operation over a few dozen operations, outputs of order 1.
+    assert torch.max(torch.abs(got - want)).item() < 2e-5
+    return traced
+
+
+def test_mlp_matches_pytorch():
+    module = nn.Sequential(nn.Linear(48, 160), nn.ReLU(), nn.Linear(160, 24))
+    traced = _check(module, torch.randn(200, 48))
+    assert [how for _, how in traced.nodes][0] == "library linear (bias fused)"
+    assert traced.last_report.time_us > 0
+
+
+def test_llama_style_mlp_block_matches_pytorch():
+    _check(RmsNormSwiGlu(), torch.randn(3, 40, 64))
+
+
+def test_attention_block_matches_pytorch():
+    traced = _check(Attention(), torch.randn(2, 24, 32))
+    assert isinstance(traced.last_report.bound_by, str) and traced.last_report.bound_by
+
+
+def test_numpy_inputs_give_numpy_outputs():
+    module = nn.Sequential(nn.Linear(16, 8), nn.Tanh())
+    x = np.linspace(-1, 1, 5 * 16, dtype=np.float32).reshape(5, 16)
+    traced = trnsim.trace(module, torch.from_numpy(x))
+    got = traced(x)
+    assert isinstance(got, np.ndarray)
+    with torch.no_grad():
+        want = module(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(got, want, atol=2e-6, rtol=0)
+
+
+def test_an_operator_without_a_lowering_is_named():
+    module = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU())
+    with pytest.raises(trnsim.Error, match=r"\(Conv\).*no lowering"):
+        trnsim.trace(module, torch.randn(1, 3, 8, 8))
