@@ -8,6 +8,7 @@
 
 #include "trn/graph/fold.h"
 #include "trn/graph/model.h"
+#include "trn/graph/node_profile.h"
 #include "trn/graph/onnx_import.h"
 #include "trn/graph/shape_inference.h"
 #include "trn/runtime/npy.h"
@@ -117,6 +118,36 @@ TEST(GraphModel, RunsAreDeterministic) {
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().toString();
   EXPECT_EQ(a->stats.total, b->stats.total);
   EXPECT_GT(a->stats.total.count(), 0);
+}
+
+TEST(GraphModel, EveryInstructionIsChargedToItsNode) {
+  const runtime::Session session = trn2();
+  Result<CompiledModel> model = compileModel(session, modelPath("torch_block.onnx"), atBatch(2));
+  ASSERT_TRUE(model.ok()) << model.status().toString();
+  runtime::RunOptions options;
+  options.mode = core::RunMode::kTimingOnly;
+  options.record = true;
+  Result<runtime::RunResult> run = runModel(session, *model, {}, options);
+  ASSERT_TRUE(run.ok()) << run.status().toString();
+  const std::vector<NodeTime> nodes = profileNodes(*model, run->stats);
+  ASSERT_EQ(nodes.size(), 30u);
+  std::int64_t instructions = 0;
+  for (const NodeTime& n : nodes) {
+    instructions += n.instructions;
+    EXPECT_LE(n.first, n.last) << n.node;
+    EXPECT_LE(n.last, run->stats.total) << n.node;
+    if (n.lowering == "view") {
+      EXPECT_EQ(n.instructions, 0) << n.node;
+    } else {
+      EXPECT_GT(n.instructions, 0) << n.node;
+    }
+  }
+  EXPECT_EQ(instructions, static_cast<std::int64_t>(run->stats.records.size()));
+  // The first node is the first layer norm, and the model ends with the last residual add.
+  EXPECT_EQ(nodes.front().node, "/ln1/LayerNormalization");
+  EXPECT_EQ(nodes.front().first, Picoseconds(0));
+  EXPECT_EQ(nodes.back().node, "/Add_2");
+  EXPECT_EQ(nodes.back().last, run->stats.total);
 }
 
 TEST(GraphModel, FoldingKeepsOnlyWhatTheDeviceComputes) {

@@ -10,6 +10,7 @@
 #include "graph_command.h"
 #include "run_options.h"
 #include "trn/graph/model.h"
+#include "trn/graph/node_profile.h"
 #include "trn/graph/printer.h"
 #include "trn/profile/report.h"
 #include "trn/profile/trace.h"
@@ -105,6 +106,8 @@ Status runCommand(const ModelArgs& args) {
                          profile::explainRun(model.kernel->program, result.stats, session.chip()));
     fmt::print("{}\n", profile::formatVerdict(verdict));
     std::fputs(profile::formatReport(report).c_str(), stdout);
+    fmt::print("\nthe nodes with most engine and DMA time (line n of {} is node n):\n{}",
+               args.model, graph::formatNodeProfile(graph::profileNodes(model, result.stats), 12));
     if (!args.trace.empty()) {
       TRN_RETURN_IF_ERROR(
           profile::writeTraceFile(args.trace, model.kernel->program, result.stats));
