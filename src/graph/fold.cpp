@@ -17,9 +17,8 @@ namespace {
 /// A Constant node's value as an initializer named after its output.
 Result<Tensor> constantValue(const Graph& graph, const Node& node) {
   if (node.attributes.size() != 1) {
-    return invalidArgument(
-        fmt::format("{}: {}: a Constant needs exactly one value attribute", graph.source,
-                    describeNode(graph, node)));
+    return invalidArgument(fmt::format("{}: {}: a Constant needs exactly one value attribute",
+                                       graph.source, describeNode(graph, node)));
   }
   const Attribute& a = node.attributes[0];
   auto bytesOf = [](const void* data, std::size_t bytes) {
@@ -62,10 +61,9 @@ bool isPassThrough(const Node& node) {
 
 bool isShapeArgument(const std::string& opType, std::size_t input) {
   static const std::map<std::string, std::set<std::size_t>> kShapeArguments = {
-      {"Reshape", {1}},       {"Expand", {1}},        {"Slice", {1, 2, 3, 4}},
-      {"Split", {1}},         {"Squeeze", {1}},       {"Unsqueeze", {1}},
-      {"ReduceMean", {1}},    {"ReduceSum", {1}},     {"ReduceMax", {1}},
-      {"ReduceMin", {1}},     {"ReduceProd", {1}},    {"ConstantOfShape", {0}},
+      {"Reshape", {1}},   {"Expand", {1}},    {"Slice", {1, 2, 3, 4}}, {"Split", {1}},
+      {"Squeeze", {1}},   {"Unsqueeze", {1}}, {"ReduceMean", {1}},     {"ReduceSum", {1}},
+      {"ReduceMax", {1}}, {"ReduceMin", {1}}, {"ReduceProd", {1}},     {"ConstantOfShape", {0}},
       {"Shape", {0}},  // reads only its input's shape
   };
   auto it = kShapeArguments.find(opType);

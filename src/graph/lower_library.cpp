@@ -38,9 +38,9 @@ Tensor callLibrary(LoweringContext& ctx, Fn fn) {
 
 void bindResult(LoweringContext& ctx, const Tensor& result) {
   const Sizes sizes = ctx.outputSizes(0);
-  ctx.bind(0, DeviceValue{result.reshape({std::max<std::int64_t>(product(sizes, 0, sizes.size()),
-                                                                 1)}),
-                          sizes});
+  ctx.bind(0,
+           DeviceValue{result.reshape({std::max<std::int64_t>(product(sizes, 0, sizes.size()), 1)}),
+                       sizes});
 }
 
 /// Batched products: each batch index (numpy broadcasting over the leading dimensions) as
@@ -127,7 +127,8 @@ void gemm(LoweringContext& ctx) {
       node.floatAttribute("beta").value_or(1.0f) != 1.0f) {
     ctx.unsupported("alpha and beta other than 1 are not lowered");
   }
-  if (node.intAttribute("transA").value_or(0) != 0 || node.intAttribute("transB").value_or(0) != 0) {
+  if (node.intAttribute("transA").value_or(0) != 0 ||
+      node.intAttribute("transB").value_or(0) != 0) {
     ctx.unsupported(
         "transposed operands are lowered only for a transB weight, which the layout pass stores "
         "transposed; this operand is computed in the graph");
@@ -165,8 +166,8 @@ std::int64_t requireLastAxis(const LoweringContext& ctx, std::int64_t axis, std:
     axis += static_cast<std::int64_t>(rank);
   }
   if (axis != static_cast<std::int64_t>(rank) - 1) {
-    ctx.unsupported(fmt::format("axis {} of a rank-{} tensor: only the last axis is lowered",
-                                axis, rank));
+    ctx.unsupported(
+        fmt::format("axis {} of a rank-{} tensor: only the last axis is lowered", axis, rank));
   }
   return axis;
 }

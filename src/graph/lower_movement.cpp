@@ -1,9 +1,10 @@
 // Lowerings of the operators that move data without computing: shape changes are views of the
 // same HBM bytes (a copy only where the result is a graph output, which needs its own tensor);
-// Transpose, Concat, Split and Expand are tile loops whose operands' strides do the moving.
+// Transpose, Concat, Split, Slice and Expand are tile loops whose operands' strides do the moving.
 #include <fmt/format.h>
 
 #include "lowering_context.h"
+#include "shape_rules.h"
 #include "trn/kernel/nl.h"
 
 namespace trn::graph::detail {
@@ -88,6 +89,52 @@ void split(LoweringContext& ctx) {
   }
 }
 
+/// The integer values of input i (known at compile time), or of attribute `name` before opset 10.
+std::vector<std::int64_t> sliceParameter(const LoweringContext& ctx, std::size_t i,
+                                         const char* name) {
+  const Node& node = ctx.node();
+  if (ctx.graph().opsetVersion < 10) {
+    return node.intsAttribute(name).value_or(std::vector<std::int64_t>{});
+  }
+  if (!node.hasInput(i)) {
+    return {};
+  }
+  auto it = ctx.graph().knownIntegers.find(node.inputs[i]);
+  if (it == ctx.graph().knownIntegers.end()) {
+    ctx.unsupported(
+        fmt::format("Slice's {} ('{}') are not known at compile time", name, node.inputs[i]));
+  }
+  return it->second;
+}
+
+void slice(LoweringContext& ctx) {
+  const DeviceValue& in = ctx.input(0);
+  const std::vector<std::int64_t> starts = sliceParameter(ctx, 1, "starts");
+  const std::vector<std::int64_t> ends = sliceParameter(ctx, 2, "ends");
+  std::vector<std::int64_t> axes = sliceParameter(ctx, 3, "axes");
+  std::vector<std::int64_t> steps = sliceParameter(ctx, 4, "steps");
+  const auto rank = static_cast<std::int64_t>(in.sizes.size());
+  Sizes strides = contiguousStrides(in.sizes);
+  std::int64_t offset = 0;
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    // Shape inference checked the lengths, ranges and steps.
+    std::int64_t axis = axes.empty() ? static_cast<std::int64_t>(k) : axes[k];
+    axis = axis < 0 ? axis + rank : axis;
+    const std::int64_t step = steps.empty() ? 1 : steps[k];
+    if (step < 0) {
+      ctx.unsupported("negative Slice steps are not lowered");
+    }
+    const auto ax = static_cast<std::size_t>(axis);
+    std::int64_t first = 0;
+    sliceLength(in.sizes[ax], starts[k], ends[k], step, &first);
+    offset += first * strides[ax];
+    strides[ax] *= step;
+  }
+  const DeviceValue out = ctx.declareOutput(0);
+  emitTileLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
+               {StridedOperand{in.flat, offset, strides}}, out.sizes, passTile);
+}
+
 void expand(LoweringContext& ctx) {
   const DeviceValue& in = ctx.input(0);
   const DeviceValue out = ctx.declareOutput(0);
@@ -113,6 +160,7 @@ void addMovementLowerings(OpLowerings& table) {
   table["Concat"] = {concat, "tile loop (strided DMA)"};
   table["Split"] = {split, "tile loop (strided DMA)"};
   table["Expand"] = {expand, "tile loop (broadcast DMA)"};
+  table["Slice"] = {slice, "tile loop (strided DMA)"};
 }
 
 }  // namespace trn::graph::detail

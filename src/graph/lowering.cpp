@@ -25,8 +25,7 @@ Sizes contiguousStrides(const Sizes& sizes) {
 }
 
 void LoweringContext::fail(const std::string& message) const {
-  k_.fail(ErrorCode::kInvalidArgument,
-          fmt::format("{}: {}", describeNode(graph_, *node_), message),
+  k_.fail(ErrorCode::kInvalidArgument, fmt::format("{}: {}", describeNode(graph_, *node_), message),
           std::source_location::current());
 }
 
@@ -41,9 +40,10 @@ const DeviceValue& LoweringContext::input(std::size_t i) const {
   }
   auto it = values_.find(node_->inputs[i]);
   if (it == values_.end()) {
-    fail(fmt::format("input '{}' is not on the device (a value the device cannot hold: an "
-                     "integer, boolean or fp64 tensor computed in the graph)",
-                     node_->inputs[i]));
+    fail(
+        fmt::format("input '{}' is not on the device (a value the device cannot hold: an "
+                    "integer, boolean or fp64 tensor computed in the graph)",
+                    node_->inputs[i]));
   }
   return it->second;
 }
@@ -190,14 +190,15 @@ Result<kernel::TensorSpec> specOf(const Graph& graph, const std::string& value,
                                   const std::string& programName, const char* role) {
   const Value* v = graph.value(value);
   const Tensor* init = graph.initializer(value);
-  std::optional<ElementType> type = init != nullptr ? std::optional(init->type)
-                                                    : (v != nullptr ? v->type : std::nullopt);
-  std::optional<Shape> shape = init != nullptr ? std::optional(init->shape)
-                                               : (v != nullptr ? v->shape : std::nullopt);
+  std::optional<ElementType> type =
+      init != nullptr ? std::optional(init->type) : (v != nullptr ? v->type : std::nullopt);
+  std::optional<Shape> shape =
+      init != nullptr ? std::optional(init->shape) : (v != nullptr ? v->shape : std::nullopt);
   if (!type || !shape || !shape->isStatic()) {
-    return invalidArgument(fmt::format("{}: {} '{}' has no static shape and type (run shape "
-                                       "inference first)",
-                                       graph.source, role, value));
+    return invalidArgument(
+        fmt::format("{}: {} '{}' has no static shape and type (run shape "
+                    "inference first)",
+                    graph.source, role, value));
   }
   const std::optional<DType> dtype = deviceDType(*type);
   if (!dtype) {
@@ -248,9 +249,10 @@ Result<LoweredModel> lowerGraph(Graph graph) {
     const Node& node = g.nodes[n];
     auto it = table.find(node.opType);
     if (it == table.end() || !node.domain.empty()) {
-      return unsupported(fmt::format("{}: {}: the operator '{}' has no lowering to device code "
-                                     "yet (docs/compiler.md lists the supported ones)",
-                                     g.source, describeNode(g, node), node.opType));
+      return unsupported(
+          fmt::format("{}: {}: the operator '{}' has no lowering to device code "
+                      "yet (docs/compiler.md lists the supported ones)",
+                      g.source, describeNode(g, node), node.opType));
     }
     model.nodeNames.push_back(node.name);
     model.nodeLowerings.push_back(it->second.how);
@@ -275,7 +277,8 @@ Result<LoweredModel> lowerGraph(Graph graph) {
   }
   model.kernel = kernel::KernelDef{
       g.name.empty() ? "model" : g.name,
-      [shared, names = std::move(names), inputValues](kernel::Kernel& k, std::span<const kernel::Tensor> in) {
+      [shared, names = std::move(names), inputValues](kernel::Kernel& k,
+                                                      std::span<const kernel::Tensor> in) {
         const Graph& modelGraph = *shared;
         detail::LoweringContext ctx(k, modelGraph);
         ctx.setProgramNames(names);

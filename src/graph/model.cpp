@@ -35,14 +35,30 @@ Result<runtime::NpyArray> weightArray(const Tensor& weight) {
     array.data.assign(data.begin(), data.end());
   };
   switch (weight.type) {
-    case ElementType::kFp32: copy(runtime::NpyType::kFloat32); break;
-    case ElementType::kFp16: copy(runtime::NpyType::kFloat16); break;
-    case ElementType::kInt8: copy(runtime::NpyType::kInt8); break;
-    case ElementType::kUint8: copy(runtime::NpyType::kUInt8); break;
-    case ElementType::kInt16: copy(runtime::NpyType::kInt16); break;
-    case ElementType::kUint16: copy(runtime::NpyType::kUInt16); break;
-    case ElementType::kInt32: copy(runtime::NpyType::kInt32); break;
-    case ElementType::kUint32: copy(runtime::NpyType::kUInt32); break;
+    case ElementType::kFp32:
+      copy(runtime::NpyType::kFloat32);
+      break;
+    case ElementType::kFp16:
+      copy(runtime::NpyType::kFloat16);
+      break;
+    case ElementType::kInt8:
+      copy(runtime::NpyType::kInt8);
+      break;
+    case ElementType::kUint8:
+      copy(runtime::NpyType::kUInt8);
+      break;
+    case ElementType::kInt16:
+      copy(runtime::NpyType::kInt16);
+      break;
+    case ElementType::kUint16:
+      copy(runtime::NpyType::kUInt16);
+      break;
+    case ElementType::kInt32:
+      copy(runtime::NpyType::kInt32);
+      break;
+    case ElementType::kUint32:
+      copy(runtime::NpyType::kUInt32);
+      break;
     case ElementType::kBf16: {
       array.type = runtime::NpyType::kFloat32;
       array.data.resize(data.size() * 2);
@@ -56,11 +72,11 @@ Result<runtime::NpyArray> weightArray(const Tensor& weight) {
       break;
     }
     default:
-      return unsupported(fmt::format("weight '{}' is {}, which the device cannot hold",
-                                     weight.name, elementTypeName(weight.type)));
+      return unsupported(fmt::format("weight '{}' is {}, which the device cannot hold", weight.name,
+                                     elementTypeName(weight.type)));
   }
-  if (array.data.size() != static_cast<std::size_t>(array.shape[0]) *
-                               runtime::npyItemSize(array.type)) {
+  if (array.data.size() !=
+      static_cast<std::size_t>(array.shape[0]) * runtime::npyItemSize(array.type)) {
     return invalidArgument(fmt::format("weight '{}' holds {} bytes for {} elements", weight.name,
                                        data.size(), array.shape[0]));
   }
@@ -87,8 +103,7 @@ Result<runtime::RunResult> runModel(const runtime::Session& session, const Compi
         if (inputs[i].shape != expected) {
           return invalidArgument(fmt::format(
               "{}: input '{}' has shape [{}]; the model (at the given --dim sizes) takes [{}]",
-              graph.source, t.value, fmt::join(inputs[i].shape, ", "),
-              fmt::join(expected, ", ")));
+              graph.source, t.value, fmt::join(inputs[i].shape, ", "), fmt::join(expected, ", ")));
         }
         runtime::NpyArray flat = inputs[i];
         flat.shape = t.spec.shape;

@@ -54,17 +54,17 @@ std::string formatNodeProfile(const std::vector<NodeTime>& nodes, std::size_t to
     return nodes[a].engineBusy + nodes[a].dmaBusy > nodes[b].engineBusy + nodes[b].dmaBusy;
   });
   auto us = [](Picoseconds t) { return static_cast<double>(t.count()) * 1e-6; };
-  std::string out = fmt::format("{:>5}  {:<32} {:>7} {:>11} {:>11} {:>11} {:>11}  {}\n", "line",
-                                "node", "instrs", "from us", "to us", "engines us", "DMA us",
-                                "lowered as");
+  std::string out =
+      fmt::format("{:>5}  {:<32} {:>7} {:>11} {:>11} {:>11} {:>11}  {}\n", "line", "node", "instrs",
+                  "from us", "to us", "engines us", "DMA us", "lowered as");
   for (std::size_t i = 0; i < order.size() && i < top; ++i) {
     const NodeTime& n = nodes[order[i]];
     if (n.instructions == 0) {
       break;
     }
     out += fmt::format("{:>5}  {:<32} {:>7} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f}  {}\n",
-                       order[i] + 1, n.node.substr(0, 32), n.instructions, us(n.first),
-                       us(n.last), us(n.engineBusy), us(n.dmaBusy), n.lowering);
+                       order[i] + 1, n.node.substr(0, 32), n.instructions, us(n.first), us(n.last),
+                       us(n.engineBusy), us(n.dmaBusy), n.lowering);
   }
   return out;
 }

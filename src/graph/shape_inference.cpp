@@ -209,6 +209,7 @@ Status inferShapes(Graph& graph, const ShapeOptions& options) {
           fmt::format("{}: the shape of graph output '{}' is not known", graph.source, out));
     }
   }
+  graph.knownIntegers = std::move(constants);
   return Status();
 }
 

@@ -59,6 +59,11 @@ class ShapeContext {
   Constants& constants_;
 };
 
+/// The number of elements Slice takes from a dimension of `size` with ONNX's clamping rules, and
+/// in `*first` the index of the first one (lowering reads the same).
+std::int64_t sliceLength(std::int64_t size, std::int64_t start, std::int64_t end, std::int64_t step,
+                         std::int64_t* first);
+
 /// The product of sizes[begin, end), or nullopt on overflow.
 std::optional<std::int64_t> product(const Sizes& sizes, std::size_t begin, std::size_t end);
 

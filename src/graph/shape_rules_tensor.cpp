@@ -11,6 +11,35 @@
 #include "shape_rules.h"
 
 namespace trn::graph::detail {
+
+std::int64_t sliceLength(std::int64_t size, std::int64_t start, std::int64_t end, std::int64_t step,
+                         std::int64_t* first) {
+  *first = 0;
+  if (size == 0) {
+    return 0;
+  }
+  if (start < 0) {
+    start = std::max<std::int64_t>(start, -size) + size;
+  }
+  if (end < 0) {
+    end = std::max<std::int64_t>(end, -size - 1) + size;
+  }
+  if (step > 0) {
+    start = std::clamp<std::int64_t>(start, 0, size);
+    end = std::clamp<std::int64_t>(end, 0, size);
+    *first = start;
+    return end > start ? (end - start - 1) / step + 1 : 0;
+  }
+  start = std::clamp<std::int64_t>(start, 0, size - 1);
+  end = std::clamp<std::int64_t>(end, -1, size - 1);
+  *first = start;
+  if (start <= end) {
+    return 0;
+  }
+  // A step of INT64_MIN has no positive counterpart; any such step takes one element.
+  return step == std::numeric_limits<std::int64_t>::min() ? 1 : (start - end - 1) / -step + 1;
+}
+
 namespace {
 
 std::string show(const Sizes& s) { return Shape::of(s).toString(); }
@@ -265,35 +294,6 @@ Status split(ShapeContext& ctx) {
     TRN_RETURN_IF_ERROR(ctx.setOutput(k, ctx.type(0), out));
   }
   return Status();
-}
-
-/// The number of elements Slice takes from a dimension of `size` (ONNX's clamping rules).
-std::int64_t sliceLength(std::int64_t size, std::int64_t start, std::int64_t end, std::int64_t step,
-                         std::int64_t* first) {
-  *first = 0;
-  if (size == 0) {
-    return 0;
-  }
-  if (start < 0) {
-    start = std::max<std::int64_t>(start, -size) + size;
-  }
-  if (end < 0) {
-    end = std::max<std::int64_t>(end, -size - 1) + size;
-  }
-  if (step > 0) {
-    start = std::clamp<std::int64_t>(start, 0, size);
-    end = std::clamp<std::int64_t>(end, 0, size);
-    *first = start;
-    return end > start ? (end - start - 1) / step + 1 : 0;
-  }
-  start = std::clamp<std::int64_t>(start, 0, size - 1);
-  end = std::clamp<std::int64_t>(end, -1, size - 1);
-  *first = start;
-  if (start <= end) {
-    return 0;
-  }
-  // A step of INT64_MIN has no positive counterpart; any such step takes one element.
-  return step == std::numeric_limits<std::int64_t>::min() ? 1 : (start - end - 1) / -step + 1;
 }
 
 Status slice(ShapeContext& ctx) {

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "scratch_dir.h"
-#include "trnsim_cli.h"
 #include "trn/runtime/npy.h"
+#include "trnsim_cli.h"
 
 namespace trn {
 namespace {
@@ -77,8 +77,7 @@ TEST(CliGraph, CompileListsEachNodesLoweringAndSavesTheProgram) {
   EXPECT_NE(run.output.find("line    1: fc1 (library linear (bias fused))"), std::string::npos)
       << run.output;
   EXPECT_NE(run.output.find("line    2: relu (tile loop)"), std::string::npos);
-  const testing::CliRun timed =
-      trnsim("run " + dir.file("mlp.tprog") + " --mode timing-only");
+  const testing::CliRun timed = trnsim("run " + dir.file("mlp.tprog") + " --mode timing-only");
   EXPECT_EQ(timed.exitCode, 0) << timed.output;
 }
 

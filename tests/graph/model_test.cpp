@@ -1,13 +1,14 @@
 // The graph compiler end to end: models folded, laid out, lowered into one tile kernel, compiled
 // and run on a simulated trn2 core, their outputs checked against PyTorch's own CPU outputs
 // (saved beside the exported models) or a float64 reference computed here from the weights.
+#include "trn/graph/model.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
 #include "trn/graph/fold.h"
-#include "trn/graph/model.h"
 #include "trn/graph/node_profile.h"
 #include "trn/graph/onnx_import.h"
 #include "trn/graph/shape_inference.h"
@@ -173,8 +174,7 @@ TEST(GraphModel, AnOperatorWithoutALoweringIsNamed) {
   Result<CompiledModel> model = compileModel(session, modelPath("torch_cnn.onnx"), atBatch(1));
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.status().code(), ErrorCode::kUnsupported);
-  EXPECT_NE(model.status().message().find("'/features/features.0/Conv' (Conv)"),
-            std::string::npos)
+  EXPECT_NE(model.status().message().find("'/features/features.0/Conv' (Conv)"), std::string::npos)
       << model.status().message();
   EXPECT_NE(model.status().message().find("no lowering"), std::string::npos);
 }

@@ -88,3 +88,26 @@ def test_an_operator_without_a_lowering_is_named():
     module = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU())
     with pytest.raises(trnsim.Error, match=r"\(Conv\).*no lowering"):
         trnsim.trace(module, torch.randn(1, 3, 8, 8))
+
+
+class Rotary(nn.Module):
+    """Rotary position embedding as Llama's reference code writes it: rotate_half by slicing the
+    last dimension in two, negating and concatenating, against fixed cos and sin tables."""
+
+    def __init__(self, tokens=16, d=32):
+        super().__init__()
+        inv = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
+        angles = torch.outer(torch.arange(tokens).float(), inv)
+        emb = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", emb.cos())
+        self.register_buffer("sin", emb.sin())
+
+    def forward(self, x):
+        half = x.shape[-1] // 2
+        rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+        return x * self.cos + rotated * self.sin
+
+
+def test_rotary_embedding_matches_pytorch():
+    traced = _check(Rotary(), torch.randn(2, 4, 16, 32))
+    assert any(how == "tile loop (strided DMA)" for _, how in traced.nodes)

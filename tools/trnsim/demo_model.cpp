@@ -31,9 +31,10 @@ Status runDemoModel(const runtime::Session& session, core::RunMode mode, bool& p
   options.record = core::hasTiming(mode);
   TRN_ASSIGN_OR_RETURN(const runtime::RunResult run,
                        graph::runModel(session, compiled, {&x, 1}, options));
-  fmt::print("  pre-norm transformer block (LayerNorm, 4-head attention, GELU MLP), fp32, "
-             "x [2, 8, 16]: {} nodes after folding, {} instructions\n",
-             compiled.lowered.nodeNames.size(), compiled.kernel->summary.instructions);
+  fmt::print(
+      "  pre-norm transformer block (LayerNorm, 4-head attention, GELU MLP), fp32, "
+      "x [2, 8, 16]: {} nodes after folding, {} instructions\n",
+      compiled.lowered.nodeNames.size(), compiled.kernel->summary.instructions);
   if (core::hasData(mode)) {
     const std::vector<float> got = runtime::floatValues(run.outputs.at(0));
     const std::vector<float> want = runtime::floatValues(y);

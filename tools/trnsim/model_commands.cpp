@@ -46,10 +46,11 @@ Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Sessi
   TRN_ASSIGN_OR_RETURN(graph::CompiledModel model,
                        graph::compileModel(session, args.model, pipeline));
   const kernel::CompileSummary& s = model.kernel->summary;
-  fmt::print("compiled {} for {}: {} nodes, {} instructions, SBUF {} B and PSUM {} B per "
-             "partition at most\n",
-             args.model, session.chip().name, model.lowered.nodeNames.size(), s.instructions,
-             s.sbufPeakBytes, s.psumPeakBytes);
+  fmt::print(
+      "compiled {} for {}: {} nodes, {} instructions, SBUF {} B and PSUM {} B per "
+      "partition at most\n",
+      args.model, session.chip().name, model.lowered.nodeNames.size(), s.instructions,
+      s.sbufPeakBytes, s.psumPeakBytes);
   return model;
 }
 
@@ -64,9 +65,10 @@ Status compileCommand(const ModelArgs& args) {
     isa::ChipProgram chip;
     chip.cores.push_back({0, model.kernel->program});
     TRN_RETURN_IF_ERROR(runtime::saveChipProgram(chip, args.output));
-    fmt::print("program: {} (its inputs are the graph inputs, then the weights; 'trnsim graph "
-               "run' binds the weights from the model)\n",
-               args.output);
+    fmt::print(
+        "program: {} (its inputs are the graph inputs, then the weights; 'trnsim graph "
+        "run' binds the weights from the model)\n",
+        args.output);
   }
   return Status();
 }
@@ -109,8 +111,7 @@ Status runCommand(const ModelArgs& args) {
     fmt::print("\nthe nodes with most engine and DMA time (line n of {} is node n):\n{}",
                args.model, graph::formatNodeProfile(graph::profileNodes(model, result.stats), 12));
     if (!args.trace.empty()) {
-      TRN_RETURN_IF_ERROR(
-          profile::writeTraceFile(args.trace, model.kernel->program, result.stats));
+      TRN_RETURN_IF_ERROR(profile::writeTraceFile(args.trace, model.kernel->program, result.stats));
       fmt::print("trace: {}\n", args.trace);
     }
     if (!args.report.empty()) {

@@ -34,6 +34,10 @@ struct Graph {
   std::vector<Node> nodes;           ///< in topological order
   std::map<std::string, Value> values;
   std::map<std::string, Tensor> initializers;
+  /// Small integer tensors whose values are known at compile time (initializers, Constant and
+  /// Shape outputs, arithmetic on them), flattened, by value name: filled by shape inference, read
+  /// by lowering for the operators' parameters (Slice's starts, ...).
+  std::map<std::string, std::vector<std::int64_t>> knownIntegers;
 
   [[nodiscard]] const Value* value(const std::string& valueName) const;
   [[nodiscard]] Value* value(const std::string& valueName);
