@@ -104,13 +104,25 @@ void batchedMatmul(LoweringContext& ctx) {
   }
 }
 
+/// A 2-D right operand goes to the library's `linear`; anything else is batched.
+bool againstMatrix(const Graph& graph, const Node& node) {
+  const Value* a = graph.value(node.inputs.at(0));
+  const Value* b = graph.value(node.inputs.at(1));
+  return a != nullptr && b != nullptr && a->shape && b->shape && a->shape->rank() >= 2 &&
+         b->shape->rank() == 2;
+}
+
+const char* describeMatmul(const Graph& graph, const Node& node) {
+  return againstMatrix(graph, node) ? "library linear" : "batched PSUM tiles";
+}
+
 void matmul(LoweringContext& ctx) {
   const Sizes a = ctx.inputSizes(0);
   const Sizes b = ctx.inputSizes(1);
   if (a.size() < 2 || b.size() < 2) {
     ctx.unsupported("one-dimensional MatMul operands are not lowered");
   }
-  if (b.size() > 2) {
+  if (!againstMatrix(ctx.graph(), ctx.node())) {
     batchedMatmul(ctx);
     return;
   }
@@ -241,7 +253,7 @@ Tensor min(const Tensor& t) { return nl::min(t, 1, true); }
 }  // namespace
 
 void addLibraryLowerings(OpLowerings& table) {
-  table["MatMul"] = {matmul, "library linear, or batched tiles"};
+  table["MatMul"] = {matmul, "", describeMatmul};
   table["Gemm"] = {gemm, "library linear (bias fused)"};
   table["LayerNormalization"] = {layerNormalization, "tile loop (nl.layer_norm)"};
   table["Softmax"] = {softmax, "library softmax"};

@@ -255,7 +255,8 @@ Result<LoweredModel> lowerGraph(Graph graph) {
                       g.source, describeNode(g, node), node.opType));
     }
     model.nodeNames.push_back(node.name);
-    model.nodeLowerings.push_back(it->second.how);
+    model.nodeLowerings.push_back(it->second.describe != nullptr ? it->second.describe(g, node)
+                                                                 : it->second.how);
     for (std::size_t i = 0; i < node.inputs.size(); ++i) {
       if (node.hasInput(i) && !isShapeArgument(node.opType, i) &&
           g.initializer(node.inputs[i]) != nullptr && !weights.contains(node.inputs[i])) {

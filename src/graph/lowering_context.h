@@ -107,10 +107,12 @@ using TileFn = std::function<kernel::Tensor(const std::vector<kernel::Tensor>& t
 void emitTileLoop(LoweringContext& ctx, const StridedOperand& out,
                   const std::vector<StridedOperand>& inputs, const Sizes& sizes, const TileFn& fn);
 
-/// How one operator type lowers: the emitter and a few words for reports ("library linear").
+/// How one operator type lowers: the emitter and a few words for reports ("library linear"),
+/// or, for operators lowered more than one way, a function that names the way a node takes.
 struct OpLowering {
   void (*emit)(LoweringContext&) = nullptr;
   const char* how = "";
+  const char* (*describe)(const Graph&, const Node&) = nullptr;
 };
 using OpLowerings = std::map<std::string, OpLowering>;
 
