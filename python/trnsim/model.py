@@ -36,7 +36,7 @@ class TracedModel:
     def __call__(self, *inputs):
         from . import Report  # the package's report type; imported late to avoid a cycle
         torch_in = any(type(x).__module__.startswith("torch") for x in inputs)
-        arrays = [np.ascontiguousarray(_to_numpy(x), dtype=np.float32) for x in inputs]
+        arrays = [_host_array(x) for x in inputs]
         run = self._session.run_model(self._model, arrays, self._options)
         self.last_report = Report(run.report(), run.report_text(), None, run.outputs)
         outputs = run.outputs
@@ -49,10 +49,12 @@ class TracedModel:
         return f"TracedModel({self.name!r}, {len(self.nodes)} nodes, {self.instructions} instructions)"
 
 
-def _to_numpy(x):
-    if type(x).__module__.startswith("torch"):
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
+def _host_array(x):
+    """Floating-point inputs as float32 (the model's type), integer ones (token ids) as they are."""
+    array = x.detach().cpu().numpy() if type(x).__module__.startswith("torch") else np.asarray(x)
+    if array.dtype.kind == "f":
+        array = array.astype(np.float32, copy=False)
+    return np.ascontiguousarray(array)
 
 
 def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,

@@ -5,6 +5,7 @@
 
 #include "lowering_context.h"
 #include "shape_rules.h"
+#include "trn/kernel/nisa.h"
 #include "trn/kernel/nl.h"
 
 namespace trn::graph::detail {
@@ -135,6 +136,31 @@ void slice(LoweringContext& ctx) {
                {StridedOperand{in.flat, offset, strides}}, out.sizes, passTile);
 }
 
+/// Rows of a 2-D table picked by integer indices (an embedding lookup): 128 indices at a time
+/// are loaded to SBUF and the DMA gathers their rows (an index outside the table stops the run).
+void gather(LoweringContext& ctx) {
+  const DeviceValue& data = ctx.input(0);
+  const DeviceValue& indices = ctx.input(1);
+  const std::int64_t axis = ctx.node().intAttribute("axis").value_or(0);
+  if (data.sizes.size() != 2 || axis != 0) {
+    ctx.unsupported("only row lookups (axis 0 of a 2-D table, as embeddings) are lowered");
+  }
+  if (indices.flat.dtype() != DType::kInt32) {
+    ctx.unsupported("the indices must be a graph input or an integer weight");
+  }
+  const std::int64_t width = data.sizes[1];
+  const std::int64_t rows = indices.flat.shape(0);
+  const Tensor table = data.flat.reshape({data.sizes[0], width});
+  const DeviceValue out = ctx.declareOutput(0);
+  for (std::int64_t r0 = 0; r0 < rows; r0 += 128) {
+    const std::int64_t p = std::min<std::int64_t>(128, rows - r0);
+    const Tensor index = kernel::nl::load(stridedView(indices.flat, r0, 1, p, 1, 1));
+    const Tensor picked = ctx.kernel().sbuf({p, width}, data.flat.dtype());
+    kernel::nisa::dmaCopy(picked, table, std::nullopt, index);
+    kernel::nl::store(stridedView(out.flat, r0 * width, width, p, 1, width), picked);
+  }
+}
+
 void expand(LoweringContext& ctx) {
   const DeviceValue& in = ctx.input(0);
   const DeviceValue out = ctx.declareOutput(0);
@@ -161,6 +187,7 @@ void addMovementLowerings(OpLowerings& table) {
   table["Split"] = {split, "tile loop (strided DMA)"};
   table["Expand"] = {expand, "tile loop (broadcast DMA)"};
   table["Slice"] = {slice, "tile loop (strided DMA)"};
+  table["Gather"] = {gather, "DMA gather of rows"};
 }
 
 }  // namespace trn::graph::detail

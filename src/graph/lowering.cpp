@@ -200,7 +200,10 @@ Result<kernel::TensorSpec> specOf(const Graph& graph, const std::string& value,
                     "inference first)",
                     graph.source, role, value));
   }
-  const std::optional<DType> dtype = deviceDType(*type);
+  // int64 inputs and weights (token ids, positions: what Gather reads) reach the device as
+  // int32, narrowed on the host with a range check (model.h).
+  const std::optional<DType> dtype =
+      *type == ElementType::kInt64 ? std::optional(DType::kInt32) : deviceDType(*type);
   if (!dtype) {
     return unsupported(fmt::format(
         "{}: {} '{}' is {}, which the device cannot hold; only floating-point and 8- to 32-bit "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <limits>
 
 #include "trn/core/timeline.h"
 
@@ -24,6 +25,29 @@ Result<CompiledModel> compileModel(const runtime::Session& session, const std::s
   TRN_ASSIGN_OR_RETURN(model.kernel, session.compile(model.lowered.kernel, specs, compile));
   return model;
 }
+
+namespace {
+
+/// `count` int64 values at `data` as int32, or an error naming `what` and the first value out of
+/// range.
+Result<std::vector<std::byte>> narrowToInt32(const std::byte* data, std::size_t count,
+                                             const std::string& what) {
+  std::vector<std::byte> out(count * sizeof(std::int32_t));
+  for (std::size_t i = 0; i < count; ++i) {
+    std::int64_t v = 0;
+    std::memcpy(&v, data + i * sizeof(v), sizeof(v));
+    if (v < std::numeric_limits<std::int32_t>::min() ||
+        v > std::numeric_limits<std::int32_t>::max()) {
+      return invalidArgument(fmt::format(
+          "{}: element {} is {}, outside the int32 range the device's indices take", what, i, v));
+    }
+    const auto narrow = static_cast<std::int32_t>(v);
+    std::memcpy(out.data() + i * sizeof(narrow), &narrow, sizeof(narrow));
+  }
+  return out;
+}
+
+}  // namespace
 
 Result<runtime::NpyArray> weightArray(const Tensor& weight) {
   runtime::NpyArray array;
@@ -107,6 +131,12 @@ Result<runtime::RunResult> runModel(const runtime::Session& session, const Compi
         }
         runtime::NpyArray flat = inputs[i];
         flat.shape = t.spec.shape;
+        if (flat.type == runtime::NpyType::kInt64 && t.spec.dtype == DType::kInt32) {
+          TRN_ASSIGN_OR_RETURN(flat.data,
+                               narrowToInt32(inputs[i].data.data(), inputs[i].data.size() / 8,
+                                             fmt::format("{}: input '{}'", graph.source, t.value)));
+          flat.type = runtime::NpyType::kInt32;
+        }
         arrays.push_back(std::move(flat));
       } else {
         TRN_ASSIGN_OR_RETURN(runtime::NpyArray w, weightArray(*graph.initializer(t.value)));

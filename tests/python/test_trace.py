@@ -111,3 +111,39 @@ class Rotary(nn.Module):
 def test_rotary_embedding_matches_pytorch():
     traced = _check(Rotary(), torch.randn(2, 4, 16, 32))
     assert any(how == "tile loop (strided DMA)" for _, how in traced.nodes)
+
+
+class TinyEncoder(nn.Module):
+    """A BERT-style encoder: token and position embeddings (Gather), an embedding LayerNorm and a
+    post-norm self-attention block with a GELU MLP, no mask."""
+
+    def __init__(self, vocab=50, tokens=12, d=32):
+        super().__init__()
+        self.words = nn.Embedding(vocab, d)
+        self.positions = nn.Embedding(tokens, d)
+        self.register_buffer("ids", torch.arange(tokens))
+        self.ln = nn.LayerNorm(d)
+        self.block = Attention(d)
+
+    def forward(self, tokens):
+        return self.block(self.ln(self.words(tokens) + self.positions(self.ids)))
+
+
+def test_bert_style_encoder_with_token_ids_matches_pytorch():
+    module = TinyEncoder()
+    tokens = torch.randint(0, 50, (2, 12))
+    traced = trnsim.trace(module, tokens)
+    assert "DMA gather of rows" in [how for _, how in traced.nodes]
+    got = traced(tokens)
+    with torch.no_grad():
+        want = module(tokens)
+    assert torch.max(torch.abs(got - want)).item() < 2e-5
+
+
+def test_a_token_id_outside_the_table_is_an_error():
+    module = TinyEncoder()
+    traced = trnsim.trace(module, torch.randint(0, 50, (2, 12)))
+    with pytest.raises(trnsim.Error, match=r"row index 50 .* outside the 50 rows"):
+        traced(torch.full((2, 12), 50, dtype=torch.int64))
+    with pytest.raises(trnsim.Error, match=r"outside the int32 range"):
+        traced(torch.full((2, 12), 2**40, dtype=torch.int64))

@@ -28,14 +28,15 @@ Result<CompiledModel> compileModel(const runtime::Session& session, const std::s
                                    const kernel::CompileOptions& compile = {});
 
 /// Runs a compiled model: `inputs` are the graph inputs in order, each in its graph shape
-/// (ignored in timing-only mode, where they may be empty); the weights come from the graph. The
-/// outputs come back in graph order and shape, floating-point ones as float32.
+/// (ignored in timing-only mode, where they may be empty); int64 ones (token ids) are narrowed
+/// to the device's int32, a value out of its range being an error. The weights come from the
+/// graph. The outputs come back in graph order and shape, floating-point ones as float32.
 Result<runtime::RunResult> runModel(const runtime::Session& session, const CompiledModel& model,
                                     std::span<const runtime::NpyArray> inputs,
                                     const runtime::RunOptions& options);
 
 /// A weight of the graph as the host array the runtime fills its tensor from (flattened;
-/// bf16 widened to float32, which the runtime narrows back exactly).
+/// bf16 widened to float32, which the runtime narrows back exactly; int64 narrowed to int32).
 Result<runtime::NpyArray> weightArray(const Tensor& weight);
 
 }  // namespace trn::graph
