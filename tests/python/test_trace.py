@@ -147,3 +147,47 @@ def test_a_token_id_outside_the_table_is_an_error():
         traced(torch.full((2, 12), 50, dtype=torch.int64))
     with pytest.raises(trnsim.Error, match=r"outside the int32 range"):
         traced(torch.full((2, 12), 2**40, dtype=torch.int64))
+
+
+class TinyGpt(nn.Module):
+    """A GPT-2-style decoder: token and position embeddings, pre-norm causal self-attention (the
+    mask added to the scores as a 0 / -inf buffer), a GELU MLP, a final LayerNorm and the
+    language-model head."""
+
+    def __init__(self, vocab=64, tokens=16, d=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.words = nn.Embedding(vocab, d)
+        self.positions = nn.Embedding(tokens, d)
+        self.register_buffer("ids", torch.arange(tokens))
+        self.register_buffer("mask", torch.triu(torch.full((tokens, tokens), float("-inf")), 1))
+        self.ln1, self.ln2, self.ln_f = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, tokens):
+        x = self.words(tokens) + self.positions(self.ids)
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        q, k, v = (t.reshape(b, s, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))
+        scores = q @ k.transpose(-2, -1) * (d // self.heads) ** -0.5 + self.mask
+        x = x + self.proj((torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, s, d))
+        x = x + self.mlp(self.ln2(x))
+        return self.head(self.ln_f(x))
+
+
+def test_gpt_style_causal_decoder_matches_pytorch():
+    module = TinyGpt()
+    tokens = torch.randint(0, 64, (2, 16))
+    traced = trnsim.trace(module, tokens)
+    got = traced(tokens)
+    with torch.no_grad():
+        want = module(tokens)
+    assert got.shape == (2, 16, 64)
+    assert torch.max(torch.abs(got - want)).item() < 2e-5
+    # Causality: changing the last token leaves every earlier position's logits as they were.
+    changed = tokens.clone()
+    changed[:, -1] = (changed[:, -1] + 1) % 64
+    assert torch.equal(traced(changed)[:, :-1], got[:, :-1])
