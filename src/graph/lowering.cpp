@@ -3,15 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "lowering_context.h"
-#include "trn/base/checked.h"
 #include "trn/graph/fold.h"
 #include "trn/kernel/call_site.h"
-#include "trn/kernel/nl.h"
 
 namespace trn::graph {
 namespace detail {
