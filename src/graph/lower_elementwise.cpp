@@ -11,18 +11,8 @@ namespace {
 namespace nl = kernel::nl;
 using kernel::Tensor;
 
-/// `value` read as if broadcast to `out` (numpy rules: shapes aligned at the right, size-1
-/// dimensions repeated with stride 0).
 StridedOperand broadcastOperand(const DeviceValue& value, const Sizes& out) {
-  Sizes padded(out.size() - std::min(out.size(), value.sizes.size()), 1);
-  padded.insert(padded.end(), value.sizes.begin(), value.sizes.end());
-  Sizes strides = contiguousStrides(padded);
-  for (std::size_t d = 0; d < out.size(); ++d) {
-    if (padded[d] == 1 && out[d] != 1) {
-      strides[d] = 0;
-    }
-  }
-  return StridedOperand{value.flat, 0, strides};
+  return StridedOperand{value.flat, 0, broadcastStrides(value.sizes, out)};
 }
 
 StridedOperand wholeOperand(const DeviceValue& value) {

@@ -15,16 +15,8 @@ namespace {
 namespace nl = kernel::nl;
 using kernel::Tensor;
 
-constexpr std::int64_t kPartitions = 128;
+/// Output columns of one matmul (a PSUM bank of fp32).
 constexpr std::int64_t kMatmulColumns = 512;
-
-std::int64_t product(const Sizes& s, std::size_t begin, std::size_t end) {
-  std::int64_t n = 1;
-  for (std::size_t d = begin; d < end; ++d) {
-    n *= s[d];
-  }
-  return n;
-}
 
 /// Runs a library kernel that declares the current node's outputs, with those outputs
 /// redirected to the model's tensors.
@@ -38,9 +30,7 @@ Tensor callLibrary(LoweringContext& ctx, Fn fn) {
 
 void bindResult(LoweringContext& ctx, const Tensor& result) {
   const Sizes sizes = ctx.outputSizes(0);
-  ctx.bind(0,
-           DeviceValue{result.reshape({std::max<std::int64_t>(product(sizes, 0, sizes.size()), 1)}),
-                       sizes});
+  ctx.bind(0, DeviceValue{result.reshape({std::max<std::int64_t>(elementCount(sizes), 1)}), sizes});
 }
 
 /// Batched products: each batch index (numpy broadcasting over the leading dimensions) as
@@ -54,19 +44,9 @@ void batchedMatmul(LoweringContext& ctx) {
   const std::int64_t m = out.sizes[rank - 2];
   const std::int64_t n = out.sizes[rank - 1];
   const std::int64_t k = a.sizes.back();
-  auto batchStrides = [&](const Sizes& s) {
-    Sizes padded(rank - s.size(), 1);
-    padded.insert(padded.end(), s.begin(), s.end());
-    Sizes strides = contiguousStrides(padded);
-    for (std::size_t d = 0; d + 2 < rank; ++d) {
-      if (padded[d] == 1) {
-        strides[d] = 0;
-      }
-    }
-    return strides;
-  };
-  const Sizes aStrides = batchStrides(a.sizes);
-  const Sizes bStrides = batchStrides(b.sizes);
+  // Only the batch dimensions' strides are read (the matrices' own are m, k and n below).
+  const Sizes aStrides = broadcastStrides(a.sizes, out.sizes);
+  const Sizes bStrides = broadcastStrides(b.sizes, out.sizes);
   const Sizes outStrides = contiguousStrides(out.sizes);
   std::vector<std::int64_t> index(rank - 2, 0);
   while (true) {
@@ -93,12 +73,7 @@ void batchedMatmul(LoweringContext& ctx) {
                   nl::copy(acc, dtype));
       }
     }
-    std::size_t d = rank - 2;
-    while (d > 0 && ++index[d - 1] == out.sizes[d - 1]) {
-      index[d - 1] = 0;
-      --d;
-    }
-    if (d == 0) {
+    if (!nextIndex(index, out.sizes)) {
       break;
     }
   }
@@ -127,7 +102,7 @@ void matmul(LoweringContext& ctx) {
     return;
   }
   // Activations [..., M, K] against a 2-D weight: one product over all rows.
-  const std::int64_t rows = product(a, 0, a.size() - 1);
+  const std::int64_t rows = elementCount(a, 0, a.size() - 1);
   const Tensor x = ctx.input(0).flat.reshape({rows, a.back()});
   const Tensor w = ctx.input(1).flat.reshape({b[0], b[1]});
   bindResult(ctx, callLibrary(ctx, [&] { return kernels::linear(ctx.kernel(), x, w); }));
@@ -158,7 +133,7 @@ void gemm(LoweringContext& ctx) {
   const std::int64_t m = a[0];
   const std::int64_t n = b[1];
   const Tensor& cFlat = ctx.input(2).flat;
-  const std::int64_t count = product(c, 0, c.size());
+  const std::int64_t count = elementCount(c);
   Tensor r;
   if (count == m * n) {
     r = cFlat.reshape({m, n});
@@ -195,7 +170,7 @@ void layerNormalization(LoweringContext& ctx) {
   }
   const float eps = node.floatAttribute("epsilon").value_or(1e-5f);
   const std::int64_t h = x.back();
-  const std::int64_t rows = product(x, 0, x.size() - 1);
+  const std::int64_t rows = elementCount(x, 0, x.size() - 1);
   const DType dtype = ctx.outputDType(0);
   kernel::Kernel& k = ctx.kernel();
   const Tensor gamma = nl::load(ctx.input(1).flat.reshape({1, h}));
@@ -215,7 +190,7 @@ void softmax(LoweringContext& ctx) {
   const Sizes x = ctx.inputSizes(0);
   const std::int64_t defaultAxis = ctx.graph().opsetVersion >= 13 ? -1 : 1;
   requireLastAxis(ctx, ctx.node().intAttribute("axis").value_or(defaultAxis), x.size());
-  const Tensor in = ctx.input(0).flat.reshape({product(x, 0, x.size() - 1), x.back()});
+  const Tensor in = ctx.input(0).flat.reshape({elementCount(x, 0, x.size() - 1), x.back()});
   bindResult(ctx, callLibrary(ctx, [&] { return kernels::softmax(ctx.kernel(), in); }));
 }
 
@@ -227,15 +202,17 @@ void reduceLastAxis(LoweringContext& ctx) {
   const Sizes x = ctx.inputSizes(0);
   std::optional<std::vector<std::int64_t>> axes = node.intsAttribute("axes");
   if (!axes && node.hasInput(1)) {
-    const graph::Tensor* init = ctx.graph().initializer(node.inputs[1]);
-    axes = init != nullptr ? init->toInt64() : std::nullopt;
+    auto known = ctx.graph().knownIntegers.find(node.inputs[1]);
+    if (known != ctx.graph().knownIntegers.end()) {
+      axes = known->second;
+    }
   }
   if (!axes || axes->size() != 1) {
     ctx.unsupported("only a reduction over one axis, the last, is lowered");
   }
   requireLastAxis(ctx, (*axes)[0], x.size());
   const std::int64_t h = x.back();
-  const std::int64_t rows = product(x, 0, x.size() - 1);
+  const std::int64_t rows = elementCount(x, 0, x.size() - 1);
   const DeviceValue& in = ctx.input(0);
   const DeviceValue out = ctx.declareOutput(0);
   for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {

@@ -15,15 +15,10 @@ using kernel::Tensor;
 
 Tensor passTile(const std::vector<Tensor>& tiles) { return tiles[0]; }
 
-bool isGraphOutput(const LoweringContext& ctx, std::size_t i) {
-  const auto& outs = ctx.graph().outputs;
-  return std::find(outs.begin(), outs.end(), ctx.node().outputs.at(i)) != outs.end();
-}
-
 /// Reshape, Flatten, Squeeze, Unsqueeze, and Identity: the same bytes with another shape.
 void view(LoweringContext& ctx) {
   const DeviceValue& in = ctx.input(0);
-  if (!isGraphOutput(ctx, 0)) {
+  if (!ctx.isGraphOutput(0)) {
     ctx.bind(0, DeviceValue{in.flat, ctx.outputSizes(0)});
     return;
   }
@@ -136,7 +131,7 @@ void slice(LoweringContext& ctx) {
                {StridedOperand{in.flat, offset, strides}}, out.sizes, passTile);
 }
 
-/// Rows of a 2-D table picked by integer indices (an embedding lookup): 128 indices at a time
+/// Rows of a 2-D table picked by integer indices (an embedding lookup): a tile of indices at a time
 /// are loaded to SBUF and the DMA gathers their rows (an index outside the table stops the run).
 void gather(LoweringContext& ctx) {
   const DeviceValue& data = ctx.input(0);
@@ -152,8 +147,8 @@ void gather(LoweringContext& ctx) {
   const std::int64_t rows = indices.flat.shape(0);
   const Tensor table = data.flat.reshape({data.sizes[0], width});
   const DeviceValue out = ctx.declareOutput(0);
-  for (std::int64_t r0 = 0; r0 < rows; r0 += 128) {
-    const std::int64_t p = std::min<std::int64_t>(128, rows - r0);
+  for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
+    const std::int64_t p = std::min(kPartitions, rows - r0);
     const Tensor index = kernel::nl::load(stridedView(indices.flat, r0, 1, p, 1, 1));
     const Tensor picked = ctx.kernel().sbuf({p, width}, data.flat.dtype());
     kernel::nisa::dmaCopy(picked, table, std::nullopt, index);
@@ -164,16 +159,9 @@ void gather(LoweringContext& ctx) {
 void expand(LoweringContext& ctx) {
   const DeviceValue& in = ctx.input(0);
   const DeviceValue out = ctx.declareOutput(0);
-  Sizes padded(out.sizes.size() - in.sizes.size(), 1);
-  padded.insert(padded.end(), in.sizes.begin(), in.sizes.end());
-  Sizes strides = contiguousStrides(padded);
-  for (std::size_t d = 0; d < out.sizes.size(); ++d) {
-    if (padded[d] == 1 && out.sizes[d] != 1) {
-      strides[d] = 0;
-    }
-  }
   emitTileLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
-               {StridedOperand{in.flat, 0, strides}}, out.sizes, passTile);
+               {StridedOperand{in.flat, 0, broadcastStrides(in.sizes, out.sizes)}}, out.sizes,
+               passTile);
 }
 
 }  // namespace

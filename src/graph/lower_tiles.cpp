@@ -12,7 +12,6 @@ namespace {
 /// Free elements per partition of one tile: 8 KiB of fp32, so that a binary operator's two
 /// inputs and its result, double-buffered, take 48 KiB of a partition's SBUF.
 constexpr std::int64_t kTileColumns = 2048;
-constexpr std::int64_t kPartitions = 128;
 
 struct LoopSpace {
   Sizes sizes;
@@ -108,13 +107,7 @@ void emitTileLoop(LoweringContext& ctx, const StridedOperand& out,
         kernel::nl::store(view(0), fn(tiles));
       }
     }
-    // The next outer index, row-major.
-    std::size_t d = rowDim;
-    while (d > 0 && ++outer[d - 1] == space.sizes[d - 1]) {
-      outer[d - 1] = 0;
-      --d;
-    }
-    if (d == 0) {
+    if (!nextIndex(outer, space.sizes)) {
       break;
     }
   }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "lowering_context.h"
+#include "shape_rules.h"
 #include "trn/graph/fold.h"
 #include "trn/kernel/call_site.h"
 
@@ -21,6 +22,32 @@ Sizes contiguousStrides(const Sizes& sizes) {
     strides[d - 1] = strides[d] * sizes[d];
   }
   return strides;
+}
+
+Sizes broadcastStrides(const Sizes& sizes, const Sizes& out) {
+  Sizes padded(out.size() - std::min(out.size(), sizes.size()), 1);
+  padded.insert(padded.end(), sizes.begin(), sizes.end());
+  Sizes strides = contiguousStrides(padded);
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    if (padded[d] == 1 && out[d] != 1) {
+      strides[d] = 0;
+    }
+  }
+  return strides;
+}
+
+std::int64_t elementCount(const Sizes& sizes, std::size_t begin, std::size_t end) {
+  return product(sizes, begin, end).value();
+}
+
+bool nextIndex(std::vector<std::int64_t>& index, const Sizes& sizes) {
+  for (std::size_t d = index.size(); d-- > 0;) {
+    if (++index[d] < sizes[d]) {
+      return true;
+    }
+    index[d] = 0;
+  }
+  return false;
 }
 
 void LoweringContext::fail(const std::string& message) const {
@@ -84,36 +111,27 @@ std::optional<float> LoweringContext::scalarConstant(std::size_t i) const {
   return value;
 }
 
-namespace {
-std::int64_t elementCount(const Sizes& sizes) {
-  std::int64_t n = 1;
-  for (const std::int64_t d : sizes) {
-    n *= d;  // shape inference checked the counts for overflow
-  }
-  return n;
-}
-}  // namespace
-
 DeviceValue LoweringContext::declareOutput(std::size_t i) {
   const std::string& name = node_->outputs.at(i);
   const Sizes sizes = outputSizes(i);
   const DType dtype = outputDType(i);
   const std::int64_t n = std::max<std::int64_t>(elementCount(sizes), 1);
-  const bool isGraphOutput =
-      std::find(graph_.outputs.begin(), graph_.outputs.end(), name) != graph_.outputs.end();
-  kernel::Tensor t = isGraphOutput ? k_.output(programName(name), {n}, dtype)
-                                   : k_.hbmScratch(programName(name), {n}, dtype);
+  kernel::Tensor t = isGraphOutput(i) ? k_.output(programName(name), {n}, dtype)
+                                      : k_.hbmScratch(programName(name), {n}, dtype);
   DeviceValue value{t, sizes};
   values_[name] = value;
   return value;
 }
 
+bool LoweringContext::isGraphOutput(std::size_t i) const {
+  const std::string& name = node_->outputs.at(i);
+  return std::find(graph_.outputs.begin(), graph_.outputs.end(), name) != graph_.outputs.end();
+}
+
 std::vector<kernel::OutputRedirect> LoweringContext::outputRedirects() const {
   std::vector<kernel::OutputRedirect> redirects;
-  for (const std::string& out : node_->outputs) {
-    const bool isGraphOutput =
-        std::find(graph_.outputs.begin(), graph_.outputs.end(), out) != graph_.outputs.end();
-    redirects.push_back({programName(out), !isGraphOutput});
+  for (std::size_t i = 0; i < node_->outputs.size(); ++i) {
+    redirects.push_back({programName(node_->outputs[i]), !isGraphOutput(i)});
   }
   return redirects;
 }
@@ -210,27 +228,19 @@ Result<kernel::TensorSpec> specOf(const Graph& graph, const std::string& value,
         "the operator that reads them)",
         graph.source, role, value, elementTypeName(*type)));
   }
-  const std::vector<std::int64_t> sizes = shape->sizes();
-  std::int64_t n = 1;
-  for (const std::int64_t d : sizes) {
-    if (d == 0) {
-      return unsupported(fmt::format("{}: {} '{}' is empty ({}); empty tensors are not supported",
-                                     graph.source, role, value, shape->toString()));
-    }
-    n *= d;
+  const std::optional<std::int64_t> n = shape->elementCount();
+  if (!n) {
+    return invalidArgument(fmt::format("{}: {} '{}' {} has more elements than fit in 64 bits",
+                                       graph.source, role, value, shape->toString()));
   }
-  return kernel::TensorSpec{programName, {n}, *dtype};
+  if (*n == 0) {
+    return unsupported(fmt::format("{}: {} '{}' is empty ({}); empty tensors are not supported",
+                                   graph.source, role, value, shape->toString()));
+  }
+  return kernel::TensorSpec{programName, {std::max<std::int64_t>(*n, 1)}, *dtype};
 }
 
 }  // namespace
-
-std::vector<std::string> supportedLoweringOps() {
-  std::vector<std::string> ops;
-  for (const auto& [op, lowering] : detail::opLowerings()) {
-    ops.push_back(op);
-  }
-  return ops;
-}
 
 Result<LoweredModel> lowerGraph(Graph graph) {
   auto shared = std::make_shared<const Graph>(std::move(graph));
@@ -245,7 +255,6 @@ Result<LoweredModel> lowerGraph(Graph graph) {
     TRN_ASSIGN_OR_RETURN(kernel::TensorSpec spec, specOf(g, in, names.at(in), "graph input"));
     model.inputs.push_back({in, std::move(spec)});
   }
-  model.graphInputCount = model.inputs.size();
   std::set<std::string> weights;
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];

@@ -34,8 +34,24 @@ struct StridedOperand {
   Sizes strides;
 };
 
+/// Partitions of an on-chip tile: rows per tile of every generated loop.
+inline constexpr std::int64_t kPartitions = 128;
+
 /// Row-major strides of a contiguous tensor of `sizes`.
 Sizes contiguousStrides(const Sizes& sizes);
+
+/// Strides that read a contiguous tensor of `sizes` as if broadcast to `out` (numpy rules:
+/// shapes aligned at the right, size-1 dimensions repeated with stride 0).
+Sizes broadcastStrides(const Sizes& sizes, const Sizes& out);
+
+/// Elements in dimensions [begin, end) of `sizes` (shape inference checked that counts fit).
+std::int64_t elementCount(const Sizes& sizes, std::size_t begin, std::size_t end);
+inline std::int64_t elementCount(const Sizes& sizes) {
+  return elementCount(sizes, 0, sizes.size());
+}
+
+/// Steps `index` to the next position of `sizes` in row-major order; false after the last.
+bool nextIndex(std::vector<std::int64_t>& index, const Sizes& sizes);
 
 class LoweringContext {
  public:
@@ -61,6 +77,8 @@ class LoweringContext {
   /// the device code takes as an immediate), else nullopt.
   [[nodiscard]] std::optional<float> scalarConstant(std::size_t i) const;
 
+  /// True when output i of the current node is a graph output (it then needs its own tensor).
+  [[nodiscard]] bool isGraphOutput(std::size_t i) const;
   /// Declares output i of the current node as a new HBM tensor: the kernel output of that name
   /// when it is a graph output, else scratch.
   DeviceValue declareOutput(std::size_t i);

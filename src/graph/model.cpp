@@ -9,23 +9,6 @@
 
 namespace trn::graph {
 
-Result<CompiledModel> compileModel(const runtime::Session& session, const std::string& path,
-                                   const PipelineOptions& pipeline,
-                                   const kernel::CompileOptions& compile) {
-  if (!pipeline.stopAfter.empty()) {
-    return invalidArgument("compileModel runs every pass; stopAfter must be empty");
-  }
-  TRN_ASSIGN_OR_RETURN(Graph graph, runPipeline(path, pipeline));
-  CompiledModel model;
-  TRN_ASSIGN_OR_RETURN(model.lowered, lowerGraph(std::move(graph)));
-  std::vector<kernel::TensorSpec> specs;
-  for (const ModelTensor& t : model.lowered.inputs) {
-    specs.push_back(t.spec);
-  }
-  TRN_ASSIGN_OR_RETURN(model.kernel, session.compile(model.lowered.kernel, specs, compile));
-  return model;
-}
-
 namespace {
 
 /// `count` int64 values at `data` as int32, or an error naming `what` and the first value out of
@@ -47,8 +30,7 @@ Result<std::vector<std::byte>> narrowToInt32(const std::byte* data, std::size_t 
   return out;
 }
 
-}  // namespace
-
+/// A weight of the graph as the host array the runtime fills its tensor from.
 Result<runtime::NpyArray> weightArray(const Tensor& weight) {
   runtime::NpyArray array;
   const std::optional<std::int64_t> count = weight.shape.elementCount();
@@ -107,44 +89,76 @@ Result<runtime::NpyArray> weightArray(const Tensor& weight) {
   return array;
 }
 
+}  // namespace
+
+Result<CompiledModel> compileModel(const runtime::Session& session, const std::string& path,
+                                   const PipelineOptions& pipeline,
+                                   const kernel::CompileOptions& compile) {
+  if (!pipeline.stopAfter.empty()) {
+    return invalidArgument("compileModel runs every pass; stopAfter must be empty");
+  }
+  TRN_ASSIGN_OR_RETURN(Graph graph, runPipeline(path, pipeline));
+  CompiledModel model;
+  TRN_ASSIGN_OR_RETURN(model.lowered, lowerGraph(std::move(graph)));
+  std::vector<kernel::TensorSpec> specs;
+  for (const ModelTensor& t : model.lowered.inputs) {
+    specs.push_back(t.spec);
+  }
+  TRN_ASSIGN_OR_RETURN(model.kernel, session.compile(model.lowered.kernel, specs, compile));
+  const Graph& compiled = *model.lowered.graph;
+  for (std::size_t i = compiled.inputs.size(); i < model.lowered.inputs.size(); ++i) {
+    TRN_ASSIGN_OR_RETURN(runtime::NpyArray w,
+                         weightArray(*compiled.initializer(model.lowered.inputs[i].value)));
+    model.weights.push_back(std::move(w));
+  }
+  return model;
+}
+
 Result<runtime::RunResult> runModel(const runtime::Session& session, const CompiledModel& model,
                                     std::span<const runtime::NpyArray> inputs,
                                     const runtime::RunOptions& options) {
   const LoweredModel& lowered = model.lowered;
   const Graph& graph = *lowered.graph;
-  std::vector<runtime::NpyArray> arrays;
-  const bool withData = core::hasData(options.mode);
-  if (withData) {
-    if (inputs.size() != lowered.graphInputCount) {
+  std::vector<runtime::NpyArray> arrays;  // the graph inputs, flattened
+  std::vector<const runtime::NpyArray*> bound;
+  if (core::hasData(options.mode)) {
+    if (inputs.size() != graph.inputs.size()) {
       return invalidArgument(fmt::format("{}: the model has {} inputs ({}); {} arrays were given",
-                                         graph.source, lowered.graphInputCount,
+                                         graph.source, graph.inputs.size(),
                                          fmt::join(graph.inputs, ", "), inputs.size()));
     }
-    for (std::size_t i = 0; i < lowered.inputs.size(); ++i) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
       const ModelTensor& t = lowered.inputs[i];
-      if (i < lowered.graphInputCount) {
-        const std::vector<std::int64_t> expected = graph.value(t.value)->shape->sizes();
-        if (inputs[i].shape != expected) {
-          return invalidArgument(fmt::format(
-              "{}: input '{}' has shape [{}]; the model (at the given --dim sizes) takes [{}]",
-              graph.source, t.value, fmt::join(inputs[i].shape, ", "), fmt::join(expected, ", ")));
-        }
-        runtime::NpyArray flat = inputs[i];
-        flat.shape = t.spec.shape;
-        if (flat.type == runtime::NpyType::kInt64 && t.spec.dtype == DType::kInt32) {
-          TRN_ASSIGN_OR_RETURN(flat.data,
-                               narrowToInt32(inputs[i].data.data(), inputs[i].data.size() / 8,
-                                             fmt::format("{}: input '{}'", graph.source, t.value)));
-          flat.type = runtime::NpyType::kInt32;
-        }
-        arrays.push_back(std::move(flat));
-      } else {
-        TRN_ASSIGN_OR_RETURN(runtime::NpyArray w, weightArray(*graph.initializer(t.value)));
-        arrays.push_back(std::move(w));
+      const std::vector<std::int64_t> expected = graph.value(t.value)->shape->sizes();
+      if (inputs[i].shape != expected) {
+        return invalidArgument(fmt::format(
+            "{}: input '{}' has shape [{}]; the model (at the given --dim sizes) takes [{}]",
+            graph.source, t.value, fmt::join(inputs[i].shape, ", "), fmt::join(expected, ", ")));
       }
+      runtime::NpyArray flat = inputs[i];
+      flat.shape = t.spec.shape;
+      if (flat.type == runtime::NpyType::kInt64 && t.spec.dtype == DType::kInt32) {
+        TRN_ASSIGN_OR_RETURN(flat.data,
+                             narrowToInt32(inputs[i].data.data(), inputs[i].data.size() / 8,
+                                           fmt::format("{}: input '{}'", graph.source, t.value)));
+        flat.type = runtime::NpyType::kInt32;
+      }
+      arrays.push_back(std::move(flat));
+    }
+    for (const runtime::NpyArray& array : arrays) {
+      bound.push_back(&array);
+    }
+    for (const runtime::NpyArray& weight : model.weights) {
+      bound.push_back(&weight);
     }
   }
-  TRN_ASSIGN_OR_RETURN(runtime::RunResult result, session.runKernel(model.kernel, arrays, options));
+  runtime::CompiledLaunch launch;
+  launch.cores.push_back(model.kernel);
+  runtime::RunOptions one = options;
+  one.lnc = 1;  // the model kernel is one core's program
+  TRN_ASSIGN_OR_RETURN(
+      runtime::RunResult result,
+      session.runLaunch(launch, std::span<const runtime::NpyArray* const>(bound), one));
   for (std::size_t i = 0; i < result.outputs.size() && i < lowered.outputs.size(); ++i) {
     const Value* v = graph.value(lowered.outputs[i].value);
     result.outputs[i].shape = v->shape->sizes();

@@ -544,6 +544,16 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
 
 Result<RunResult> Session::runLaunch(const CompiledLaunch& launch, std::span<const NpyArray> inputs,
                                      const RunOptions& options) const {
+  std::vector<const NpyArray*> borrowed;
+  for (const NpyArray& array : inputs) {
+    borrowed.push_back(&array);
+  }
+  return runLaunch(launch, std::span<const NpyArray* const>(borrowed), options);
+}
+
+Result<RunResult> Session::runLaunch(const CompiledLaunch& launch,
+                                     std::span<const NpyArray* const> inputs,
+                                     const RunOptions& options) const {
   TRN_CHECK(!launch.cores.empty()) << "Session::runLaunch needs a compiled launch";
   const kernel::CompiledKernel& first = launch.first();
   const bool data = core::hasData(options.mode);
@@ -556,7 +566,7 @@ Result<RunResult> Session::runLaunch(const CompiledLaunch& launch, std::span<con
   if (data) {
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const std::string& name = first.inputs[i].name;
-      bound.push_back({name, &inputs[i], fmt::format("input '{}'", name)});
+      bound.push_back({name, inputs[i], fmt::format("input '{}'", name)});
     }
     for (const kernel::TensorSpec& out : first.outputs) {
       wanted.push_back({out.name, isFloat(out.dtype) ? std::optional(DType::kFp32) : std::nullopt});

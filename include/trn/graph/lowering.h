@@ -28,9 +28,9 @@ struct ModelTensor {
 struct LoweredModel {
   std::shared_ptr<const Graph> graph;
   kernel::KernelDef kernel;
-  /// The kernel's inputs in order: the graph inputs, then the weights the device reads.
+  /// The kernel's inputs in order: the graph inputs (graph->inputs), then the weights the
+  /// device reads.
   std::vector<ModelTensor> inputs;
-  std::size_t graphInputCount = 0;
   /// The graph outputs in order.
   std::vector<ModelTensor> outputs;
   /// The node traced at each source line of the model kernel (line n: nodeNames[n - 1]), and
@@ -38,9 +38,6 @@ struct LoweredModel {
   std::vector<std::string> nodeNames;
   std::vector<std::string> nodeLowerings;
 };
-
-/// The operator types lowering supports, sorted.
-std::vector<std::string> supportedLoweringOps();
 
 /// Lowers a graph whose shapes are inferred and whose constants are folded. Operators without a
 /// lowering and values with no device type (int64, bool, fp64) are errors naming the node.

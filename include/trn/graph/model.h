@@ -19,6 +19,10 @@ namespace trn::graph {
 struct CompiledModel {
   LoweredModel lowered;
   std::shared_ptr<const kernel::CompiledKernel> kernel;
+  /// The weights as the host arrays their tensors are filled from, in kernel input order after
+  /// the graph inputs (flattened; bf16 widened to float32, which the runtime narrows back
+  /// exactly; int64 narrowed to int32): converted once, read by every run.
+  std::vector<runtime::NpyArray> weights;
 };
 
 /// Compiles the model at `path` for one core of the session's chip. The pipeline's stopAfter
@@ -34,9 +38,5 @@ Result<CompiledModel> compileModel(const runtime::Session& session, const std::s
 Result<runtime::RunResult> runModel(const runtime::Session& session, const CompiledModel& model,
                                     std::span<const runtime::NpyArray> inputs,
                                     const runtime::RunOptions& options);
-
-/// A weight of the graph as the host array the runtime fills its tensor from (flattened;
-/// bf16 widened to float32, which the runtime narrows back exactly; int64 narrowed to int32).
-Result<runtime::NpyArray> weightArray(const Tensor& weight);
 
 }  // namespace trn::graph

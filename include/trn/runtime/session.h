@@ -165,6 +165,10 @@ class Session {
   /// runKernel's.
   Result<RunResult> runLaunch(const CompiledLaunch& launch, std::span<const NpyArray> inputs,
                               const RunOptions& options) const;
+  /// The same with borrowed arrays (inputs[i] fills input i), for callers that hold some of them
+  /// apart from the others (a compiled model's weights, converted once).
+  Result<RunResult> runLaunch(const CompiledLaunch& launch, std::span<const NpyArray* const> inputs,
+                              const RunOptions& options) const;
 
   /// Runs a compiled kernel: `inputs` are its input arrays in order (ignored in timing-only
   /// mode, where they may be empty); its outputs come back in order, floating-point ones as
