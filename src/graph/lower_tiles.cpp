@@ -50,6 +50,24 @@ LoopSpace coalesce(const std::vector<const StridedOperand*>& operands, const Siz
       st = {1};
     }
   }
+  const std::int64_t cols = s.sizes.back();
+  if (cols > kTileColumns && (s.sizes.size() == 1 || s.sizes[s.sizes.size() - 2] < kPartitions)) {
+    // Few rows of long columns (a flat tensor; heads times a head's elements): split the columns
+    // into rows of at most a tile's width, so that a tile is a block of whole rows (its DMA rows
+    // contiguous, the backend's dependency analysis seeing blocks) and fills the partitions.
+    std::int64_t width = kTileColumns;
+    while (cols % width != 0) {
+      --width;
+    }
+    if (width >= kTileColumns / 32) {
+      s.sizes.back() = cols / width;
+      s.sizes.push_back(width);
+      for (Sizes& st : s.strides) {
+        st.push_back(st.back());
+        st[st.size() - 2] *= width;
+      }
+    }
+  }
   if (s.sizes.size() == 1) {
     // One dimension: spread it over the partitions when it divides evenly, else one row.
     const std::int64_t n = s.sizes[0];

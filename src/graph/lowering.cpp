@@ -116,8 +116,12 @@ DeviceValue LoweringContext::declareOutput(std::size_t i) {
   const Sizes sizes = outputSizes(i);
   const DType dtype = outputDType(i);
   const std::int64_t n = std::max<std::int64_t>(elementCount(sizes), 1);
-  kernel::Tensor t = isGraphOutput(i) ? k_.output(programName(name), {n}, dtype)
-                                      : k_.hbmScratch(programName(name), {n}, dtype);
+  // Scratch is declared as rows of the value's last dimension (then viewed flat), so that the
+  // backend's dependency analysis buckets its accesses by columns, as it does for 2-D tensors.
+  const std::int64_t row = sizes.empty() || sizes.back() <= 0 ? 1 : sizes.back();
+  kernel::Tensor t = isGraphOutput(i)
+                         ? k_.output(programName(name), {n}, dtype)
+                         : k_.hbmScratch(programName(name), {n / row, row}, dtype).reshape({n});
   DeviceValue value{t, sizes};
   values_[name] = value;
   return value;

@@ -23,45 +23,103 @@ Status sameType(ShapeContext& ctx, std::size_t a, std::size_t b) {
   return Status();
 }
 
-/// Integer arithmetic on known values, for shapes computed in the graph.
-void foldBinary(ShapeContext& ctx, const Sizes& out) {
-  const std::vector<std::int64_t>* a = ctx.constant(0);
-  const std::vector<std::int64_t>* b = ctx.constant(1);
-  if (a == nullptr || b == nullptr || !isInteger(ctx.type(0))) {
-    return;
+/// The known values of inputs `inputs` read at every position of `out` with numpy
+/// broadcasting (one vector per input), or nullopt when one is unknown or not an integer/bool
+/// tensor. Shapes computed in the graph (Shape, Equal, Where, Mul...) are evaluated this way.
+std::optional<std::vector<std::vector<std::int64_t>>> knownBroadcast(
+    const ShapeContext& ctx, const Sizes& out, const std::vector<std::size_t>& inputs) {
+  const std::optional<std::int64_t> count = product(out, 0, out.size());
+  if (!count || *count > 4096) {
+    return std::nullopt;
   }
-  const auto count = product(out, 0, out.size());
-  if (!count || !(a->size() == 1 || static_cast<std::int64_t>(a->size()) == *count) ||
-      !(b->size() == 1 || static_cast<std::int64_t>(b->size()) == *count)) {
+  std::vector<std::vector<std::int64_t>> read;
+  for (const std::size_t i : inputs) {
+    const std::vector<std::int64_t>* values = ctx.constant(i);
+    const ElementType t = ctx.type(i);
+    if (values == nullptr || !(isInteger(t) || t == ElementType::kBool)) {
+      return std::nullopt;
+    }
+    const Sizes sizes = ctx.sizes(i);
+    if (static_cast<std::int64_t>(values->size()) != product(sizes, 0, sizes.size())) {
+      return std::nullopt;
+    }
+    // Row-major strides of the input aligned at the right of `out`, 0 where it broadcasts.
+    Sizes strides(out.size(), 0);
+    std::int64_t stride = 1;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      const std::size_t from = sizes.size() - 1 - k;
+      const std::size_t to = out.size() - 1 - k;
+      strides[to] = sizes[from] == 1 ? 0 : stride;
+      stride *= sizes[from];
+    }
+    std::vector<std::int64_t> at(static_cast<std::size_t>(*count));
+    Sizes index(out.size(), 0);
+    for (std::int64_t n = 0; n < *count; ++n) {
+      std::int64_t offset = 0;
+      for (std::size_t d = 0; d < out.size(); ++d) {
+        offset += index[d] * strides[d];
+      }
+      at[static_cast<std::size_t>(n)] = (*values)[static_cast<std::size_t>(offset)];
+      for (std::size_t d = out.size(); d-- > 0;) {
+        if (++index[d] < out[d]) {
+          break;
+        }
+        index[d] = 0;
+      }
+    }
+    read.push_back(std::move(at));
+  }
+  return read;
+}
+
+/// One element of a binary operator on known integers, or nullopt (overflow, division by zero,
+/// an operator not evaluated).
+std::optional<std::int64_t> evaluateBinary(const std::string& op, std::int64_t x, std::int64_t y) {
+  std::int64_t r = 0;
+  if (op == "Add") {
+    return __builtin_add_overflow(x, y, &r) ? std::nullopt : std::optional(r);
+  }
+  if (op == "Sub") {
+    return __builtin_sub_overflow(x, y, &r) ? std::nullopt : std::optional(r);
+  }
+  if (op == "Mul") {
+    return __builtin_mul_overflow(x, y, &r) ? std::nullopt : std::optional(r);
+  }
+  if (op == "Div") {
+    return y == 0 || (x == INT64_MIN && y == -1) ? std::nullopt : std::optional(x / y);
+  }
+  if (op == "Equal") {
+    return std::int64_t{x == y};
+  }
+  if (op == "Less") {
+    return std::int64_t{x < y};
+  }
+  if (op == "Greater") {
+    return std::int64_t{x > y};
+  }
+  if (op == "LessOrEqual") {
+    return std::int64_t{x <= y};
+  }
+  if (op == "GreaterOrEqual") {
+    return std::int64_t{x >= y};
+  }
+  return std::nullopt;
+}
+
+/// Integer arithmetic and comparisons on known values, for shapes computed in the graph.
+void foldBinary(ShapeContext& ctx, const Sizes& out) {
+  const auto known = knownBroadcast(ctx, out, {0, 1});
+  if (!known) {
     return;
   }
   std::vector<std::int64_t> values;
-  for (std::int64_t k = 0; k < *count; ++k) {
-    const std::int64_t x = (*a)[a->size() == 1 ? 0 : static_cast<std::size_t>(k)];
-    const std::int64_t y = (*b)[b->size() == 1 ? 0 : static_cast<std::size_t>(k)];
-    std::int64_t r = 0;
-    const std::string& op = ctx.node().opType;
-    if (op == "Add") {
-      if (__builtin_add_overflow(x, y, &r)) {
-        return;
-      }
-    } else if (op == "Sub") {
-      if (__builtin_sub_overflow(x, y, &r)) {
-        return;
-      }
-    } else if (op == "Mul") {
-      if (__builtin_mul_overflow(x, y, &r)) {
-        return;
-      }
-    } else if (op == "Div") {
-      if (y == 0 || (x == INT64_MIN && y == -1)) {
-        return;
-      }
-      r = x / y;
-    } else {
+  for (std::size_t k = 0; k < (*known)[0].size(); ++k) {
+    const std::optional<std::int64_t> r =
+        evaluateBinary(ctx.node().opType, (*known)[0][k], (*known)[1][k]);
+    if (!r) {
       return;
     }
-    values.push_back(r);
+    values.push_back(*r);
   }
   ctx.setConstant(0, std::move(values));
 }
@@ -83,7 +141,9 @@ Status comparison(ShapeContext& ctx) {
   TRN_RETURN_IF_ERROR(ctx.require(1, "B"));
   TRN_RETURN_IF_ERROR(sameType(ctx, 0, 1));
   TRN_ASSIGN_OR_RETURN(Sizes out, ctx.broadcast(ctx.sizes(0), ctx.sizes(1)));
-  return ctx.setOutput(0, ElementType::kBool, out);
+  TRN_RETURN_IF_ERROR(ctx.setOutput(0, ElementType::kBool, out));
+  foldBinary(ctx, out);
+  return Status();
 }
 
 /// Same shape and type as the input; Softmax-like operators check their axis.
@@ -131,7 +191,15 @@ Status where(ShapeContext& ctx) {
   TRN_RETURN_IF_ERROR(sameType(ctx, 1, 2));
   TRN_ASSIGN_OR_RETURN(Sizes xy, ctx.broadcast(ctx.sizes(1), ctx.sizes(2)));
   TRN_ASSIGN_OR_RETURN(Sizes out, ctx.broadcast(ctx.sizes(0), xy));
-  return ctx.setOutput(0, ctx.type(1), out);
+  TRN_RETURN_IF_ERROR(ctx.setOutput(0, ctx.type(1), out));
+  if (const auto known = knownBroadcast(ctx, out, {0, 1, 2})) {
+    std::vector<std::int64_t> values;
+    for (std::size_t k = 0; k < (*known)[0].size(); ++k) {
+      values.push_back((*known)[0][k] != 0 ? (*known)[1][k] : (*known)[2][k]);
+    }
+    ctx.setConstant(0, std::move(values));
+  }
+  return Status();
 }
 
 Status cast(ShapeContext& ctx) {

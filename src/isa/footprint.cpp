@@ -12,48 +12,99 @@ namespace trn::isa {
 
 namespace {
 
+/// The bytes an access pattern touches as an offset and dimensions in bytes, in an order that
+/// makes them easy to enumerate: dimensions of one element or stride 0 dropped (they repeat
+/// bytes), negative strides turned positive (the offset moving to the lowest byte), sorted by
+/// stride from the largest, and neighbours that continue each other merged. A transposed read
+/// (stride 1 on the partitions of an HBM pattern) so becomes contiguous runs.
+struct CanonicalPattern {
+  std::int64_t offset = 0;
+  std::int64_t elementBytes = 1;
+  std::array<Dim, kMaxFreeDims + 1> dims{};  ///< strides in bytes
+  int count = 0;
+  /// Whether each dimension's stride is at least the span of the dimensions inside it, so that
+  /// the row-major enumeration yields increasing, disjoint runs.
+  bool nested = true;
+};
+
+CanonicalPattern canonical(const AccessPattern& ap) {
+  CanonicalPattern c;
+  c.offset = ap.offset;
+  c.elementBytes = byteSize(ap.dtype);
+  auto add = [&](Dim d) {
+    if (d.count <= 1 || d.stride == 0) {
+      return;
+    }
+    if (d.stride < 0) {
+      c.offset += (d.count - 1) * d.stride * c.elementBytes;
+      d.stride = -d.stride;
+    }
+    c.dims[static_cast<std::size_t>(c.count++)] = {d.stride * c.elementBytes, d.count};
+  };
+  if (ap.memory == Memory::kHbm) {
+    add({ap.partitionStride, ap.partitionCount});
+  }
+  for (int d = 0; d < ap.numDims; ++d) {
+    add(ap.dims[static_cast<std::size_t>(d)]);
+  }
+  std::stable_sort(c.dims.begin(), c.dims.begin() + c.count,
+                   [](const Dim& x, const Dim& y) { return x.stride > y.stride; });
+  int merged = 0;
+  for (int d = 0; d < c.count; ++d) {
+    const Dim dim = c.dims[static_cast<std::size_t>(d)];
+    if (merged > 0 &&
+        c.dims[static_cast<std::size_t>(merged - 1)].stride == dim.stride * dim.count) {
+      Dim& last = c.dims[static_cast<std::size_t>(merged - 1)];
+      last = {dim.stride, last.count * dim.count};
+    } else {
+      c.dims[static_cast<std::size_t>(merged++)] = dim;
+    }
+  }
+  c.count = merged;
+  std::int64_t span = c.elementBytes;  // bytes from the first of a run to past its last
+  for (int d = c.count; d-- > 0;) {
+    const Dim dim = c.dims[static_cast<std::size_t>(d)];
+    c.nested = c.nested && dim.stride >= span;
+    span += (dim.count - 1) * dim.stride;
+  }
+  return c;
+}
+
 /// The byte intervals `ap` touches within one partition (SBUF/PSUM) or within its HBM tensor
 /// (all rows), sorted and merged. Strides may be zero or negative.
 std::vector<ByteInterval> byteIntervals(const AccessPattern& ap) {
-  const std::int64_t elementBytes = byteSize(ap.dtype);
-  std::vector<Dim> dims(ap.dims.begin(), ap.dims.begin() + ap.numDims);
-  if (ap.memory == Memory::kHbm) {
-    dims.insert(dims.begin(), Dim{ap.partitionStride, ap.partitionCount});
+  CanonicalPattern c = canonical(ap);
+  // The innermost dimension, when contiguous, is one run; the rest are enumerated.
+  std::int64_t runBytes = c.elementBytes;
+  if (c.count > 0 && c.dims[static_cast<std::size_t>(c.count - 1)].stride == c.elementBytes) {
+    runBytes *= c.dims[static_cast<std::size_t>(--c.count)].count;
   }
-  const Dim inner = dims.back();
-  const bool contiguous = inner.stride == 1;
-  const std::int64_t runBytes = contiguous ? inner.count * elementBytes : elementBytes;
-  std::int64_t outerCount = 1;
-  for (std::size_t d = 0; d + 1 < dims.size(); ++d) {
-    outerCount *= dims[d].count;
+  std::int64_t runs = 1;
+  for (int d = 0; d < c.count; ++d) {
+    runs *= c.dims[static_cast<std::size_t>(d)].count;
   }
-  std::vector<ByteInterval> runs;
-  runs.reserve(static_cast<std::size_t>(outerCount * (contiguous ? 1 : inner.count)));
-  std::vector<std::int64_t> index(dims.size(), 0);
-  for (std::int64_t o = 0; o < outerCount; ++o) {
-    std::int64_t base = ap.offset;
-    for (std::size_t d = 0; d + 1 < dims.size(); ++d) {
-      base += index[d] * dims[d].stride * elementBytes;
+  std::vector<ByteInterval> intervals;
+  intervals.reserve(static_cast<std::size_t>(runs));
+  std::array<std::int64_t, kMaxFreeDims + 1> index{};
+  for (std::int64_t r = 0; r < runs; ++r) {
+    std::int64_t at = c.offset;
+    for (int d = 0; d < c.count; ++d) {
+      at += index[static_cast<std::size_t>(d)] * c.dims[static_cast<std::size_t>(d)].stride;
     }
-    if (contiguous) {
-      runs.push_back({base, base + runBytes});
-    } else {
-      for (std::int64_t i = 0; i < inner.count; ++i) {
-        const std::int64_t at = base + i * inner.stride * elementBytes;
-        runs.push_back({at, at + elementBytes});
-      }
-    }
-    for (std::size_t d = dims.size() - 1; d-- > 0;) {
-      if (++index[d] < dims[d].count) {
+    intervals.push_back({at, at + runBytes});
+    for (int d = c.count; d-- > 0;) {
+      if (++index[static_cast<std::size_t>(d)] < c.dims[static_cast<std::size_t>(d)].count) {
         break;
       }
-      index[d] = 0;
+      index[static_cast<std::size_t>(d)] = 0;
     }
   }
-  std::sort(runs.begin(), runs.end(),
-            [](const ByteInterval& x, const ByteInterval& y) { return x.begin < y.begin; });
+  if (!c.nested) {
+    std::sort(intervals.begin(), intervals.end(),
+              [](const ByteInterval& x, const ByteInterval& y) { return x.begin < y.begin; });
+  }
   std::vector<ByteInterval> merged;
-  for (const ByteInterval& r : runs) {
+  for (const ByteInterval& r : intervals) {
     if (!merged.empty() && r.begin <= merged.back().end) {
       merged.back().end = std::max(merged.back().end, r.end);
     } else {
@@ -64,43 +115,27 @@ std::vector<ByteInterval> byteIntervals(const AccessPattern& ap) {
 }
 
 /// `ap` as rows (within a partition for SBUF/PSUM, over the tensor for HBM), if it is: the
-/// contiguous innermost dimensions merge into one run and at most one positive stride remains.
+/// contiguous innermost dimensions merge into one run and at most one stride remains.
 RowShape rowShape(const AccessPattern& ap) {
-  const std::int64_t elementBytes = byteSize(ap.dtype);
-  std::array<Dim, kMaxFreeDims + 1> dims{};
-  int count = 0;
-  if (ap.memory == Memory::kHbm && ap.partitionCount > 1) {
-    dims[static_cast<std::size_t>(count++)] = {ap.partitionStride, ap.partitionCount};
-  }
-  for (int d = 0; d < ap.numDims; ++d) {
-    if (ap.dims[static_cast<std::size_t>(d)].count > 1) {
-      dims[static_cast<std::size_t>(count++)] = ap.dims[static_cast<std::size_t>(d)];
-    }
-  }
-  std::int64_t run = 1;  // elements
-  while (count > 0 && dims[static_cast<std::size_t>(count - 1)].stride == run) {
-    run *= dims[static_cast<std::size_t>(--count)].count;
-  }
+  const CanonicalPattern c = canonical(ap);
   RowShape shape;
-  shape.first = ap.offset;
-  shape.length = run * elementBytes;
+  shape.first = c.offset;
+  int count = c.count;
+  shape.length = c.elementBytes;
+  if (count > 0 && c.dims[static_cast<std::size_t>(count - 1)].stride == c.elementBytes) {
+    shape.length *= c.dims[static_cast<std::size_t>(--count)].count;
+  }
   if (count == 0) {
     shape.rows = 1;
     shape.stride = shape.length;
     return shape;
   }
-  // One remaining dimension, or two that continue each other (outer stride = inner span).
-  Dim outer = dims[static_cast<std::size_t>(count - 1)];
-  if (count == 2 && dims[0].stride == outer.stride * outer.count) {
-    outer = {outer.stride, outer.count * dims[0].count};
-  } else if (count != 1) {
-    return {};
-  }
-  if (outer.stride < run) {
-    return {};  // overlapping, broadcast or negative rows: use the general test
+  const Dim outer = c.dims[0];
+  if (count != 1 || outer.stride < shape.length) {
+    return {};  // several strides, or overlapping rows: use the general test
   }
   shape.rows = outer.count;
-  shape.stride = outer.stride * elementBytes;
+  shape.stride = outer.stride;
   return shape;
 }
 
@@ -129,6 +164,24 @@ std::optional<ByteInterval> rowsOverlap(const RowShape& a, const RowShape& b) {
   return ByteInterval{std::max(rowA, rowB), std::min(rowA + a.length, rowB + b.length)};
 }
 
+/// The first bytes two row shapes of any strides share, if any: each row of the shape with fewer
+/// rows, in increasing order, against the other's rows arithmetically.
+std::optional<ByteInterval> rowShapesOverlap(const RowShape& a, const RowShape& b) {
+  if (a.stride == b.stride) {
+    return rowsOverlap(a, b);
+  }
+  const bool aFewer = a.rows <= b.rows;
+  const RowShape& few = aFewer ? a : b;
+  const RowShape& many = aFewer ? b : a;
+  for (std::int64_t i = 0; i < few.rows; ++i) {
+    const RowShape row{few.first + i * few.stride, many.stride, 1, few.length};
+    if (std::optional<ByteInterval> overlap = rowsOverlap(row, many)) {
+      return overlap;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Footprint Footprint::of(const AccessPattern& ap, bool write) {
@@ -149,29 +202,16 @@ Footprint Footprint::of(const AccessPattern& ap, bool write) {
 
 namespace {
 
-/// Whether `a` and `b` are rows of one stride (a single run is one row of any stride), which
-/// compare arithmetically: then `x` and `y` are their rows with that stride.
-bool rowsOfOneStride(const Footprint& a, const Footprint& b, RowShape& x, RowShape& y) {
-  if (a.rows.rows <= 0 || b.rows.rows <= 0) {
-    return false;
-  }
-  x = a.rows;
-  y = b.rows;
-  x.stride = x.rows == 1 ? y.stride : x.stride;
-  y.stride = y.rows == 1 ? x.stride : y.stride;
-  return x.stride == y.stride && x.stride > 0;
-}
-
 /// The first bytes `a` (its offsets shifted by `shiftA`) and `b` (by `shiftB`) both touch, for
 /// footprints whose bounding boxes meet.
 std::optional<ByteInterval> shiftedOverlap(const Footprint& a, std::int64_t shiftA,
                                            const Footprint& b, std::int64_t shiftB) {
-  RowShape x;
-  RowShape y;
-  if (rowsOfOneStride(a, b, x, y)) {
+  if (a.rows.rows > 0 && b.rows.rows > 0) {
+    RowShape x = a.rows;
+    RowShape y = b.rows;
     x.first += shiftA;
     y.first += shiftB;
-    return rowsOverlap(x, y);
+    return rowShapesOverlap(x, y);
   }
   const std::vector<ByteInterval> xs = byteIntervals(*a.pattern);
   const std::vector<ByteInterval> ys = byteIntervals(*b.pattern);
@@ -195,9 +235,7 @@ std::optional<ByteInterval> shiftedOverlap(const Footprint& a, std::int64_t shif
 }  // namespace
 
 bool overlapNeedsPatterns(const Footprint& a, const Footprint& b) {
-  RowShape x;
-  RowShape y;
-  return !rowsOfOneStride(a, b, x, y);
+  return a.rows.rows <= 0 || b.rows.rows <= 0;
 }
 
 std::optional<ByteInterval> firstOverlap(const Footprint& a, const Footprint& b) {
@@ -221,10 +259,9 @@ void operandFootprints(const InstructionBody& body, std::vector<Footprint>& out)
   out.clear();
   std::visit(
       [&](const auto& instr) {
-        forEachAccessPattern(
-            instr, [&](std::string_view, FieldRole role, const AccessPattern& ap) {
-              out.push_back(Footprint::of(ap, role == FieldRole::kOutput));
-            });
+        forEachAccessPattern(instr, [&](std::string_view, FieldRole role, const AccessPattern& ap) {
+          out.push_back(Footprint::of(ap, role == FieldRole::kOutput));
+        });
       },
       body);
 }

@@ -98,5 +98,43 @@ TEST(Footprint, OverlapMatchesBruteForceOnRandomPatterns) {
   EXPECT_GT(rowShaped, 500);  // the fast path is exercised
 }
 
+// A transposed HBM read (partitions one element apart, the free dimension a row apart) touches
+// the same bytes as contiguous runs: it is row-shaped, so the dependency analysis and the race
+// detector compare it arithmetically, even against rows of another stride.
+TEST(Footprint, TransposedReadIsRowShaped) {
+  AccessPattern transposed;
+  transposed.memory = Memory::kHbm;
+  transposed.tensor = 0;
+  transposed.dtype = DType::kFp32;
+  transposed.partitionCount = 128;
+  transposed.partitionStride = 1;
+  transposed.numDims = 1;
+  transposed.dims[0] = {1024, 64};  // 64 rows of a [*, 1024] tensor, 128 columns each
+  transposed.offset = 4 * 256;
+  const Footprint ft = Footprint::of(transposed, false);
+  EXPECT_EQ(ft.rows.rows, 64);
+  EXPECT_EQ(ft.rows.stride, 4 * 1024);
+  EXPECT_EQ(ft.rows.length, 4 * 128);
+  EXPECT_EQ(ft.rows.first, 4 * 256);
+
+  AccessPattern rows;  // rows 32..35 of the same tensor, every other one
+  rows.memory = Memory::kHbm;
+  rows.tensor = 0;
+  rows.dtype = DType::kFp32;
+  rows.partitionCount = 2;
+  rows.partitionStride = 2 * 1024;
+  rows.numDims = 1;
+  rows.dims[0] = {1, 1024};
+  rows.offset = 4 * 32 * 1024;
+  const Footprint fr = Footprint::of(rows, true);
+  EXPECT_FALSE(overlapNeedsPatterns(ft, fr));
+  const std::optional<ByteInterval> overlap = firstOverlap(ft, fr);
+  ASSERT_TRUE(overlap.has_value());
+  EXPECT_EQ(overlap->begin, 4 * (32 * 1024 + 256));
+  EXPECT_EQ(overlap->end, 4 * (32 * 1024 + 256 + 128));
+  rows.offset = 4 * 65 * 1024;  // rows 65 and 67: past the transposed block's 64 rows
+  EXPECT_FALSE(firstOverlap(ft, Footprint::of(rows, true)).has_value());
+}
+
 }  // namespace
 }  // namespace trn::isa

@@ -21,15 +21,37 @@ struct Access {
   std::uint32_t stamp = 0;  ///< last lookup that visited it (visits each entry once per lookup)
 };
 
-/// The accesses of one memory (or one HBM tensor), reads and writes apart, bucketed by byte
-/// range: on chip by the bytes within a partition; in HBM by the bytes within a row of the tensor
-/// (most accesses are blocks of rows), with accesses that do not fit that shape in every bucket.
+/// The accesses of one memory (or one HBM tensor), reads and writes apart, in a grid of buckets:
+/// on chip by the bytes within a partition (one band); in HBM by bands of the tensor's rows times
+/// the bytes within a row, so that blocks of rows and blocks of columns each meet only the
+/// accesses near them. Accesses that are not such a block fill their bands' every column.
 struct Region {
-  bool ready = false;  ///< buckets made (on first use)
-  std::int64_t granule = 1;
+  bool ready = false;         ///< buckets made (on first use)
+  std::int64_t granule = 1;   ///< bytes of a row per column bucket
   std::int64_t rowBytes = 0;  ///< HBM: bytes of one row of the tensor; 0 on chip
+  std::int64_t rowsPerBand = 1;
+  std::int64_t bands = 1;
+  std::int64_t columns = 1;  ///< column buckets per band
   std::vector<std::vector<std::int32_t>> reads;
   std::vector<std::vector<std::int32_t>> writes;
+};
+
+/// The buckets an access occupies: bands [firstBand, lastBand] × columns [firstColumn,
+/// lastColumn].
+struct BucketRange {
+  std::int64_t firstBand = 0;
+  std::int64_t lastBand = 0;
+  std::int64_t firstColumn = 0;
+  std::int64_t lastColumn = 0;
+
+  template <typename Fn>
+  void forEach(const Region& r, Fn&& fn) const {
+    for (std::int64_t band = firstBand; band <= lastBand; ++band) {
+      for (std::int64_t column = firstColumn; column <= lastColumn; ++column) {
+        fn(static_cast<std::size_t>(band * r.columns + column));
+      }
+    }
+  }
 };
 
 bool denseBox(const isa::Footprint& f) {
@@ -43,10 +65,42 @@ bool covers(const isa::Footprint& outer, const isa::Footprint& inner) {
          outer.bytes.begin <= inner.bytes.begin && inner.bytes.end <= outer.bytes.end;
 }
 
+/// The part of an HBM tensor of `rowBytes`-byte rows an access occupies: rows [firstRow, lastRow]
+/// and, within each, bytes [begin, end): its columns when it is rows of whole-row stride inside
+/// one row each, else the whole row.
+struct Block {
+  std::int64_t firstRow = 0;
+  std::int64_t lastRow = 0;
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+};
+
+Block blockOf(const isa::Footprint& f, std::int64_t rowBytes) {
+  Block b;
+  b.firstRow = f.bytes.begin / rowBytes;
+  b.lastRow = std::max(b.firstRow, (f.bytes.end - 1) / rowBytes);
+  const bool rowBlock = f.rows.rows > 0 && (f.rows.rows == 1 || f.rows.stride == rowBytes);
+  b.begin = rowBlock ? f.rows.first % rowBytes : 0;
+  b.end = rowBlock ? b.begin + f.rows.length : rowBytes;
+  if (b.end > rowBytes) {
+    b.begin = 0;
+    b.end = rowBytes;
+  }
+  return b;
+}
+
+/// The operands that name one HBM tensor: whether one writes it, how many, and the rows and
+/// bytes per row their blocks span in all (the grid of buckets is sized to the mean block).
+struct TensorAccesses {
+  bool written = false;
+  std::int64_t count = 0;
+  std::int64_t rows = 0;
+  std::int64_t rowBytes = 0;
+};
+
 class Analysis {
  public:
-  explicit Analysis(const KernelIR& ir)
-      : ir_(ir), regions_(kFirstHbmRegion + ir.buffers.size()) {}
+  explicit Analysis(const KernelIR& ir) : ir_(ir), regions_(kFirstHbmRegion + ir.buffers.size()) {}
 
   Dependencies run() {
     findWrittenTensors();
@@ -73,7 +127,7 @@ class Analysis {
         touchesHbm = touchesHbm || ap.memory == isa::Memory::kHbm;
         if (ap.memory != isa::Memory::kHbm) {
           f.tensor = -1;  // on chip, tiles that share an address alias
-        } else if (!f.write && !written_[static_cast<std::size_t>(f.tensor)]) {
+        } else if (!f.write && !tensors_[static_cast<std::size_t>(f.tensor)].written) {
           return;  // nothing writes this tensor, so no read of it orders anything
         }
         footprints.push_back(f);
@@ -113,87 +167,96 @@ class Analysis {
   }
 
  private:
-  /// Marks the HBM tensors some op writes (the others are only ever read), and counts the
-  /// accesses to each.
+  /// Marks the HBM tensors some op writes (the others are only ever read), and measures the
+  /// blocks the accesses to each take.
   void findWrittenTensors() {
-    written_.assign(ir_.buffers.size(), false);
-    hbmAccesses_.assign(ir_.buffers.size(), 0);
+    tensors_.assign(ir_.buffers.size(), {});
     for (const Op& op : ir_.ops) {
       forEachOperand(op.instr.body, [&](isa::FieldRole role, const isa::AccessPattern& ap) {
         if (ap.memory == isa::Memory::kHbm) {
           const auto t = static_cast<std::size_t>(ap.tensor);
-          written_[t] = written_[t] || role == isa::FieldRole::kOutput;
-          ++hbmAccesses_[t];
+          TensorAccesses& a = tensors_[t];
+          a.written = a.written || role == isa::FieldRole::kOutput;
+          const Block b = blockOf(isa::Footprint::of(ap, false), rowBytesOf(t));
+          ++a.count;
+          a.rows += b.lastRow - b.firstRow + 1;
+          a.rowBytes += b.end - b.begin;
         }
       });
     }
+  }
+
+  [[nodiscard]] std::int64_t rowBytesOf(std::size_t buffer) const {
+    return std::max<std::int64_t>(1, ir_.buffers[buffer].partitionBytes());
   }
 
   /// Regions: SBUF, PSUM, then one per HBM tensor (by buffer index).
   static constexpr std::size_t kFirstHbmRegion = 2;
 
   Region& regionOf(const isa::Footprint& f) {
-    const std::size_t index = f.memory == isa::Memory::kSbuf   ? 0
-                              : f.memory == isa::Memory::kPsum ? 1
-                                                               : kFirstHbmRegion + static_cast<std::size_t>(f.tensor);
+    const bool hbm = f.memory == isa::Memory::kHbm;
+    const std::size_t index = !hbm ? (f.memory == isa::Memory::kSbuf ? 0 : 1)
+                                   : kFirstHbmRegion + static_cast<std::size_t>(f.tensor);
     Region& r = regions_[index];
     if (r.ready) {
       return r;
     }
     r.ready = true;
-    std::int64_t bytes = 0;
-    switch (f.memory) {
-      case isa::Memory::kSbuf:
-        r.granule = 1024;
-        bytes = 256 * 1024;
-        break;
-      case isa::Memory::kPsum:
-        r.granule = 2048;
-        bytes = 16 * 1024;
-        break;
-      case isa::Memory::kHbm: {
-        // At least 256 buckets over a row, and as many as the tensor has accesses, so that a
-        // bucket holds a few accesses however many column blocks the kernel moves.
-        const auto t = static_cast<std::size_t>(f.tensor);
-        const std::int64_t buckets = std::max<std::int64_t>(256, hbmAccesses_[t]);
-        r.rowBytes = ir_.buffers[t].partitionBytes();
-        r.granule = std::max<std::int64_t>(64, (r.rowBytes + buckets - 1) / buckets);
-        bytes = r.rowBytes;
-        break;
+    if (!hbm) {
+      const bool sbuf = f.memory == isa::Memory::kSbuf;
+      r.granule = sbuf ? 1024 : 2048;
+      r.columns = (sbuf ? 256 * 1024 : 16 * 1024) / r.granule + 1;
+    } else {
+      // Buckets the size of the mean block (at least 64 bytes of a row), merged in pairs while
+      // there are many more buckets than accesses.
+      const auto t = static_cast<std::size_t>(f.tensor);
+      const TensorAccesses& a = tensors_[t];
+      const std::vector<std::int64_t>& shape = ir_.buffers[t].shape;
+      const std::int64_t rows = shape.size() < 2 ? 1 : std::max<std::int64_t>(1, shape[0]);
+      const std::int64_t count = std::max<std::int64_t>(1, a.count);
+      r.rowBytes = rowBytesOf(t);
+      r.granule = std::max<std::int64_t>(64, a.rowBytes / count);
+      r.rowsPerBand = std::max<std::int64_t>(1, a.rows / count);
+      const std::int64_t limit = std::max<std::int64_t>(1024, 4 * count);
+      auto columns = [&] { return (r.rowBytes + r.granule - 1) / r.granule; };
+      auto bands = [&] { return (rows + r.rowsPerBand - 1) / r.rowsPerBand; };
+      while (columns() * bands() > limit) {
+        (columns() >= bands() ? r.granule : r.rowsPerBand) *= 2;
       }
+      r.columns = columns();
+      r.bands = bands();
     }
-    const auto count = static_cast<std::size_t>((bytes + r.granule - 1) / r.granule + 1);
+    const auto count = static_cast<std::size_t>(r.bands * r.columns);
     r.reads.resize(count);
     r.writes.resize(count);
     return r;
   }
 
-  std::pair<std::size_t, std::size_t> bucketRange(const Region& r, const isa::Footprint& f) const {
-    const auto last = static_cast<std::int64_t>(r.reads.size()) - 1;
+  static BucketRange bucketRange(const Region& r, const isa::Footprint& f) {
+    BucketRange range;
     std::int64_t begin = f.bytes.begin;
     std::int64_t end = f.bytes.end;
     if (r.rowBytes > 0) {
-      // Rows of whole-row stride: bucket by the columns; anything else touches every bucket.
-      const bool rowBlock = f.rows.rows > 0 && (f.rows.rows == 1 || f.rows.stride == r.rowBytes);
-      begin = rowBlock ? f.rows.first % r.rowBytes : 0;
-      end = rowBlock ? begin + f.rows.length : r.rowBytes;
-      if (end > r.rowBytes) {
-        begin = 0;
-        end = r.rowBytes;
-      }
+      const Block b = blockOf(f, r.rowBytes);
+      range.firstBand = std::clamp<std::int64_t>(b.firstRow / r.rowsPerBand, 0, r.bands - 1);
+      range.lastBand =
+          std::clamp<std::int64_t>(b.lastRow / r.rowsPerBand, range.firstBand, r.bands - 1);
+      begin = b.begin;
+      end = b.end;
     }
-    const std::int64_t lo = std::clamp<std::int64_t>(begin / r.granule, 0, last);
-    const std::int64_t hi = std::clamp<std::int64_t>((end - 1) / r.granule, 0, last);
-    return {static_cast<std::size_t>(lo), static_cast<std::size_t>(hi)};
+    range.firstColumn = std::clamp<std::int64_t>(begin / r.granule, 0, r.columns - 1);
+    range.lastColumn =
+        std::clamp<std::int64_t>((end - 1) / r.granule, range.firstColumn, r.columns - 1);
+    return range;
   }
 
   /// Calls fn once for every live write (and read, with `reads`) whose box meets f's.
   template <typename Fn>
   void visit(const isa::Footprint& f, bool reads, Fn&& fn) {
     Region& r = regionOf(f);
-    const auto [lo, hi] = bucketRange(r, f);
+    const BucketRange range = bucketRange(r, f);
     auto scan = [&](std::vector<std::vector<std::int32_t>>& buckets) {
-      for (std::size_t b = lo; b <= hi; ++b) {
+      range.forEach(r, [&](std::size_t b) {
         std::vector<std::int32_t>& bucket = buckets[b];
         std::erase_if(bucket, [&](std::int32_t id) {
           return !accesses_[static_cast<std::size_t>(id)].alive;
@@ -205,7 +268,7 @@ class Analysis {
             fn(a);
           }
         }
-      }
+      });
     };
     scan(r.writes);
     if (reads) {
@@ -215,22 +278,19 @@ class Analysis {
 
   void insert(Access access) {
     Region& r = regionOf(access.footprint);
-    const auto [lo, hi] = bucketRange(r, access.footprint);
+    const BucketRange range = bucketRange(r, access.footprint);
     const auto id = static_cast<std::int32_t>(accesses_.size());
     accesses_.push_back(std::move(access));
     auto& buckets = accesses_.back().footprint.write ? r.writes : r.reads;
-    for (std::size_t b = lo; b <= hi; ++b) {
-      buckets[b].push_back(id);
-    }
+    range.forEach(r, [&](std::size_t b) { buckets[b].push_back(id); });
   }
 
   const KernelIR& ir_;
   Dependencies deps_;
   std::vector<std::int32_t> producers_;  ///< of the op being analysed
   LargeVector<Access> accesses_;
-  std::vector<bool> written_;                ///< by HBM tensor (buffer index): some op writes it
-  std::vector<std::int64_t> hbmAccesses_;    ///< by HBM tensor: operands that name it
-  std::vector<Region> regions_;              ///< kFirstHbmRegion + buffer index for HBM
+  std::vector<TensorAccesses> tensors_;  ///< by HBM tensor (buffer index)
+  std::vector<Region> regions_;          ///< kFirstHbmRegion + buffer index for HBM
   std::uint32_t stamp_ = 0;
   std::int32_t lastBarrier_ = -1;           ///< the latest core barrier
   std::vector<std::int32_t> sinceBarrier_;  ///< ops touching HBM after it
