@@ -14,6 +14,7 @@
 
 #include "bindings.h"
 #include "trn/graph/model.h"
+#include "trn/graph/node_profile.h"
 #include "trn/harness/check.h"
 #include "trn/isa/program_text.h"
 #include "trn/profile/report.h"
@@ -416,9 +417,32 @@ void bindRuntime(py::module_& m) {
                                }
                                return out;
                              })
-      .def_property_readonly("instructions", [](const graph::CompiledModel& c) {
-        return c.kernel->summary.instructions;
-      });
+      .def_property_readonly("instructions",
+                             [](const graph::CompiledModel& c) {
+                               return c.kernel->summary.instructions;
+                             })
+      .def(
+          "layers",
+          [](const graph::CompiledModel& c, const Run& run) {
+            py::list out;
+            const auto us = [](Picoseconds t) { return static_cast<double>(t.count()) * 1e-6; };
+            for (const graph::LayerTime& l :
+                 graph::profileLayers(graph::profileNodes(c, run.result.stats))) {
+              py::dict row;
+              row["layer"] = l.layer;
+              row["nodes"] = l.nodes;
+              row["instructions"] = l.instructions;
+              row["first_us"] = us(l.first);
+              row["last_us"] = us(l.last);
+              row["engine_us"] = us(l.engineBusy);
+              row["dma_us"] = us(l.dmaBusy);
+              out.append(row);
+            }
+            return out;
+          },
+          py::arg("run"),
+          "Per layer of the model (node names' module paths): nodes, executed instructions, "
+          "span and engine/DMA time of a timed run.");
 }
 
 }  // namespace trn::python

@@ -23,11 +23,20 @@ class TracedModel:
         self.name = name
         self._options = options
         self.last_report = None
+        self._last_run = None
 
     @property
     def nodes(self):
         """[(node name, how it was lowered)] in graph order: the 'lines' of the model kernel."""
         return self._model.nodes
+
+    @property
+    def layers(self):
+        """Per layer of the last timed call (layers as the node names' module paths give them,
+        "layers.3", "h.0"): dicts of nodes, instructions, first_us, last_us, engine_us, dma_us."""
+        if self._last_run is None or self._options["mode"] == "functional-only":
+            raise ValueError("layers needs a call in a timed mode first")
+        return self._model.layers(self._last_run)
 
     @property
     def instructions(self):
@@ -39,6 +48,7 @@ class TracedModel:
         arrays = [_host_array(x) for x in inputs]
         run = self._session.run_model(self._model, arrays, self._options)
         self.last_report = Report(run.report(), run.report_text(), None, run.outputs)
+        self._last_run = run
         outputs = run.outputs
         if torch_in:
             import torch

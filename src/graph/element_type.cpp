@@ -77,10 +77,11 @@ std::optional<DType> deviceDType(ElementType type) {
       return DType::kUint16;
     case ElementType::kUint32:
       return DType::kUint32;
+    case ElementType::kBool:
+      return DType::kUint8;  // a byte of 0 or 1, as ONNX stores it
     case ElementType::kFp64:
     case ElementType::kInt64:
     case ElementType::kUint64:
-    case ElementType::kBool:
       return std::nullopt;
   }
   return std::nullopt;

@@ -62,6 +62,11 @@ TRN_BINARY(sub, subtract)
 TRN_BINARY(mul, multiply)
 TRN_BINARY(div, divide)
 TRN_BINARY(pow, power)
+TRN_BINARY(equal, equal)
+TRN_BINARY(less, less)
+TRN_BINARY(lessEqual, lessEqual)
+TRN_BINARY(greater, greater)
+TRN_BINARY(greaterEqual, greaterEqual)
 #undef TRN_BINARY
 
 #define TRN_UNARY(name, fn) \
@@ -79,6 +84,30 @@ TRN_UNARY(reciprocal, reciprocal)
 TRN_UNARY(cast, copy)
 TRN_UNARY(geluExact, gelu)
 #undef TRN_UNARY
+
+/// Not of a bool (a byte of 0 or 1): 1 where it is 0.
+Tensor logicalNot(const Tensor& x, DType d) { return nl::equal(x, 0.0f, d); }
+
+/// Where(condition, X, Y): X and Y may be one-element constants (masked_fill's fill value), taken
+/// as immediates.
+void where(LoweringContext& ctx) {
+  const DType dtype = ctx.outputDType(0);
+  const std::optional<float> x = ctx.scalarConstant(1);
+  const std::optional<float> y = ctx.scalarConstant(2);
+  const DeviceValue out = ctx.declareOutput(0);
+  std::vector<StridedOperand> inputs = {broadcastOperand(ctx.input(0), out.sizes)};
+  if (!x) {
+    inputs.push_back(broadcastOperand(ctx.input(1), out.sizes));
+  }
+  if (!y) {
+    inputs.push_back(broadcastOperand(ctx.input(2), out.sizes));
+  }
+  emitTileLoop(ctx, wholeOperand(out), inputs, out.sizes, [&](const std::vector<Tensor>& t) {
+    const nl::Operand a = x ? nl::Operand(*x) : nl::Operand(t[1]);
+    const nl::Operand b = y ? nl::Operand(*y) : nl::Operand(t[x ? 1 : 2]);
+    return nl::where(t[0], a, b, dtype);
+  });
+}
 
 void gelu(LoweringContext& ctx) {
   const Attribute* approximate = ctx.node().attribute("approximate");
@@ -110,6 +139,13 @@ void addElementwiseLowerings(OpLowerings& table) {
   table["Reciprocal"] = {unary<reciprocal>, how};
   table["Cast"] = {unary<cast>, how};
   table["Gelu"] = {gelu, how};
+  table["Equal"] = {binary<equal, equalLeft>, how};
+  table["Less"] = {binary<less, lessLeft>, how};
+  table["LessOrEqual"] = {binary<lessEqual, lessEqualLeft>, how};
+  table["Greater"] = {binary<greater, greaterLeft>, how};
+  table["GreaterOrEqual"] = {binary<greaterEqual, greaterEqualLeft>, how};
+  table["Not"] = {unary<logicalNot>, how};
+  table["Where"] = {where, how};
 }
 
 }  // namespace trn::graph::detail

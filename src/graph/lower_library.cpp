@@ -194,6 +194,25 @@ void softmax(LoweringContext& ctx) {
   bindResult(ctx, callLibrary(ctx, [&] { return kernels::softmax(ctx.kernel(), in); }));
 }
 
+/// log(softmax(x)) along the last axis, row tiles at a time: (x - max) - log(sum(exp(x - max))).
+void logSoftmax(LoweringContext& ctx) {
+  const Sizes x = ctx.inputSizes(0);
+  const std::int64_t defaultAxis = ctx.graph().opsetVersion >= 13 ? -1 : 1;
+  requireLastAxis(ctx, ctx.node().intAttribute("axis").value_or(defaultAxis), x.size());
+  const std::int64_t h = x.back();
+  const std::int64_t rows = elementCount(x, 0, x.size() - 1);
+  const DType dtype = ctx.outputDType(0);
+  const DeviceValue& in = ctx.input(0);
+  const DeviceValue out = ctx.declareOutput(0);
+  for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
+    const std::int64_t p = std::min(kPartitions, rows - r0);
+    const Tensor tile = nl::load(stridedView(in.flat, r0 * h, h, p, 1, h));
+    const Tensor shifted = nl::subtract(tile, nl::max(tile, 1, true));
+    const Tensor logSum = nl::log(nl::sum(nl::exp(shifted), 1, true));
+    nl::store(stridedView(out.flat, r0 * h, h, p, 1, h), nl::subtract(shifted, logSum, dtype));
+  }
+}
+
 using ReduceTiles = Tensor (*)(const Tensor&);
 
 template <ReduceTiles kOp>
@@ -234,6 +253,7 @@ void addLibraryLowerings(OpLowerings& table) {
   table["Gemm"] = {gemm, "library linear (bias fused)"};
   table["LayerNormalization"] = {layerNormalization, "tile loop (nl.layer_norm)"};
   table["Softmax"] = {softmax, "library softmax"};
+  table["LogSoftmax"] = {logSoftmax, "tile loop"};
   table["ReduceMean"] = {reduceLastAxis<mean>, "tile loop"};
   table["ReduceSum"] = {reduceLastAxis<sum>, "tile loop"};
   table["ReduceMax"] = {reduceLastAxis<max>, "tile loop"};

@@ -51,6 +51,7 @@ Result<runtime::NpyArray> weightArray(const Tensor& weight) {
       copy(runtime::NpyType::kInt8);
       break;
     case ElementType::kUint8:
+    case ElementType::kBool:
       copy(runtime::NpyType::kUInt8);
       break;
     case ElementType::kInt16:

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <numeric>
 
 namespace trn::graph {
@@ -65,6 +66,88 @@ std::string formatNodeProfile(const std::vector<NodeTime>& nodes, std::size_t to
     out += fmt::format("{:>5}  {:<32} {:>7} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f}  {}\n",
                        order[i] + 1, n.node.substr(0, 32), n.instructions, us(n.first), us(n.last),
                        us(n.engineBusy), us(n.dmaBusy), n.lowering);
+  }
+  return out;
+}
+
+std::string layerOf(const std::string& nodeName) {
+  std::vector<std::string> parts;
+  for (std::size_t begin = 0; begin < nodeName.size();) {
+    const std::size_t end = std::min(nodeName.find('/', begin), nodeName.size());
+    if (end > begin) {
+      parts.push_back(nodeName.substr(begin, end - begin));
+    }
+    begin = end + 1;
+  }
+  if (parts.size() < 2) {
+    return "(graph)";
+  }
+  parts.pop_back();  // the node's own name
+  for (const std::string& part : parts) {
+    const std::size_t dot = part.rfind('.');
+    if (dot != std::string::npos && dot + 1 < part.size() &&
+        part.find_first_not_of("0123456789", dot + 1) == std::string::npos) {
+      return part;
+    }
+  }
+  return parts.front();
+}
+
+std::vector<LayerTime> profileLayers(const std::vector<NodeTime>& nodes) {
+  std::vector<LayerTime> layers;
+  std::map<std::string, std::size_t> index;
+  for (const NodeTime& node : nodes) {
+    const std::string layer = layerOf(node.node);
+    auto [it, added] = index.emplace(layer, layers.size());
+    if (added) {
+      LayerTime l;
+      l.layer = layer;
+      l.first = Picoseconds(std::numeric_limits<std::int64_t>::max());
+      layers.push_back(std::move(l));
+    }
+    LayerTime& l = layers[it->second];
+    ++l.nodes;
+    l.instructions += node.instructions;
+    if (node.instructions > 0) {
+      l.first = std::min(l.first, node.first);
+      l.last = std::max(l.last, node.last);
+    }
+    l.engineBusy += node.engineBusy;
+    l.dmaBusy += node.dmaBusy;
+  }
+  for (LayerTime& l : layers) {
+    if (l.instructions == 0) {
+      l.first = Picoseconds(0);
+    }
+  }
+  return layers;
+}
+
+std::string formatLayerProfile(const std::vector<LayerTime>& layers, std::size_t limit) {
+  auto us = [](Picoseconds t) { return static_cast<double>(t.count()) * 1e-6; };
+  std::string out = fmt::format("{:<24} {:>6} {:>8} {:>11} {:>11} {:>11} {:>11}\n", "layer",
+                                "nodes", "instrs", "from us", "to us", "engines us", "DMA us");
+  auto row = [&](const LayerTime& l) {
+    out += fmt::format("{:<24} {:>6} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f}\n",
+                       l.layer.substr(0, 24), l.nodes, l.instructions, us(l.first), us(l.last),
+                       us(l.engineBusy), us(l.dmaBusy));
+  };
+  for (std::size_t i = 0; i < layers.size() && i < limit; ++i) {
+    row(layers[i]);
+  }
+  if (layers.size() > limit) {
+    LayerTime rest;
+    rest.layer = fmt::format("({} more)", layers.size() - limit);
+    rest.first = Picoseconds(std::numeric_limits<std::int64_t>::max());
+    for (std::size_t i = limit; i < layers.size(); ++i) {
+      rest.nodes += layers[i].nodes;
+      rest.instructions += layers[i].instructions;
+      rest.first = std::min(rest.first, layers[i].first);
+      rest.last = std::max(rest.last, layers[i].last);
+      rest.engineBusy += layers[i].engineBusy;
+      rest.dmaBusy += layers[i].dmaBusy;
+    }
+    row(rest);
   }
   return out;
 }

@@ -151,6 +151,40 @@ TEST(GraphModel, EveryInstructionIsChargedToItsNode) {
   EXPECT_EQ(nodes.back().last, run->stats.total);
 }
 
+TEST(GraphModel, LayersAreTheIndexedModulesOfNodeNames) {
+  EXPECT_EQ(layerOf("/layers.3/mlp/down/MatMul"), "layers.3");
+  EXPECT_EQ(layerOf("/model/h.10/attn/Softmax"), "h.10");
+  EXPECT_EQ(layerOf("/layer1/layer1.0/conv1/Conv"), "layer1.0");
+  EXPECT_EQ(layerOf("/norm/Mul"), "norm");
+  EXPECT_EQ(layerOf("/ln1/LayerNormalization"), "ln1");
+  EXPECT_EQ(layerOf("/Add_2"), "(graph)");
+  EXPECT_EQ(layerOf("MatMul_7"), "(graph)");
+  EXPECT_EQ(layerOf("/v1.x/Mul"), "v1.x");  // no index after the dot: not a layer list
+
+  std::vector<NodeTime> nodes(4);
+  nodes[0] = {"/layers.0/a/MatMul", "", 3, Picoseconds(0), Picoseconds(10), Picoseconds(6),
+              Picoseconds(4)};
+  nodes[1] = {"/layers.0/Reshape", "view", 0, Picoseconds(0), Picoseconds(0), Picoseconds(0),
+              Picoseconds(0)};
+  nodes[2] = {"/layers.1/a/MatMul", "", 3, Picoseconds(10), Picoseconds(25), Picoseconds(7),
+              Picoseconds(5)};
+  nodes[3] = {"/layers.0/b/Add", "", 1, Picoseconds(8), Picoseconds(12), Picoseconds(1),
+              Picoseconds(0)};
+  const std::vector<LayerTime> layers = profileLayers(nodes);
+  ASSERT_EQ(layers.size(), 2u);
+  EXPECT_EQ(layers[0].layer, "layers.0");
+  EXPECT_EQ(layers[0].nodes, 3);
+  EXPECT_EQ(layers[0].instructions, 4);
+  EXPECT_EQ(layers[0].first, Picoseconds(0));
+  EXPECT_EQ(layers[0].last, Picoseconds(12));
+  EXPECT_EQ(layers[0].engineBusy, Picoseconds(7));
+  EXPECT_EQ(layers[0].dmaBusy, Picoseconds(4));
+  EXPECT_EQ(layers[1].first, Picoseconds(10));
+  const std::string table = formatLayerProfile(layers, 1);
+  EXPECT_NE(table.find("layers.0"), std::string::npos);
+  EXPECT_NE(table.find("(1 more)"), std::string::npos);
+}
+
 TEST(GraphModel, FoldingKeepsOnlyWhatTheDeviceComputes) {
   Result<Graph> g = importOnnx(modelPath("torch_block.onnx"));
   ASSERT_TRUE(g.ok());

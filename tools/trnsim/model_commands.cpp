@@ -108,8 +108,10 @@ Status runCommand(const ModelArgs& args) {
                          profile::explainRun(model.kernel->program, result.stats, session.chip()));
     fmt::print("{}\n", profile::formatVerdict(verdict));
     std::fputs(profile::formatReport(report).c_str(), stdout);
+    const std::vector<graph::NodeTime> nodes = graph::profileNodes(model, result.stats);
     fmt::print("\nthe nodes with most engine and DMA time (line n of {} is node n):\n{}",
-               args.model, graph::formatNodeProfile(graph::profileNodes(model, result.stats), 12));
+               args.model, graph::formatNodeProfile(nodes, 12));
+    fmt::print("\nby layer:\n{}", graph::formatLayerProfile(graph::profileLayers(nodes), 40));
     if (!args.trace.empty()) {
       TRN_RETURN_IF_ERROR(profile::writeTraceFile(args.trace, model.kernel->program, result.stats));
       fmt::print("trace: {}\n", args.trace);

@@ -1,6 +1,7 @@
-// Where a model's time goes, node by node: the records of a timed run of the model kernel
-// grouped by the node each instruction was lowered from (its source line), with each node's
-// span on the timeline, its engine and DMA time and its instruction count.
+// Where a model's time goes, node by node and layer by layer: the records of a timed run of the
+// model kernel grouped by the node each instruction was lowered from (its source line), with each
+// node's span on the timeline, its engine and DMA time and its instruction count; then the nodes
+// grouped by the layer their names place them in.
 #pragma once
 
 #include <cstdint>
@@ -29,5 +30,29 @@ std::vector<NodeTime> profileNodes(const CompiledModel& model, const core::RunSt
 
 /// The table `trnsim graph run` prints: the `top` nodes with most engine and DMA time.
 std::string formatNodeProfile(const std::vector<NodeTime>& nodes, std::size_t top);
+
+/// The nodes of one layer of the model, summed; first/last span its nodes that ran.
+struct LayerTime {
+  std::string layer;
+  std::int64_t nodes = 0;
+  std::int64_t instructions = 0;
+  Picoseconds first;
+  Picoseconds last;
+  Picoseconds engineBusy;
+  Picoseconds dmaBusy;
+};
+
+/// The layer a node's name places it in: exporters name nodes by module path
+/// ("/layers.3/mlp/down/MatMul", "/model/h.0/attn/Softmax"), and a layer is the first path
+/// component that is an indexed module ("layers.3", "h.0"), else the first component ("norm");
+/// names without a path are in "(graph)".
+std::string layerOf(const std::string& nodeName);
+
+/// The nodes grouped by layer, in the order layers first appear in the graph.
+std::vector<LayerTime> profileLayers(const std::vector<NodeTime>& nodes);
+
+/// The table `trnsim graph run` prints: every layer (at most `limit`, the rest summed in a last
+/// row) with its span, engine and DMA time.
+std::string formatLayerProfile(const std::vector<LayerTime>& layers, std::size_t limit);
 
 }  // namespace trn::graph

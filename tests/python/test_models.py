@@ -1,0 +1,78 @@
+"""Whole decoder models from scripts/torch_reference_models.py, traced and run on a simulated
+trn2 core, checked against PyTorch's own CPU outputs; and their timing-only runs, per layer."""
+import os
+import sys
+
+import pytest
+import torch
+
+import trnsim
+
+sys.path.insert(0, os.path.join(os.environ.get("TRN_SOURCE_DIR", "."), "scripts"))
+import torch_reference_models as models  # noqa: E402
+
+# fp32 throughout: each output is a few dozen fp32 operations deep per layer, with sums of up to
+# a few hundred terms; values are of order 1 (the Llama outputs after the final RMSNorm, the
+# GPT-2 log-probabilities of order log(vocab)), so a few ulps per operation and layer stay
+# well under 1e-4.
+TOLERANCE = 1e-4
+
+
+def _max_error(got, want):
+    return torch.max(torch.abs(got - want)).item()
+
+
+def test_llama_decoder_with_grouped_query_attention_matches_pytorch():
+    torch.manual_seed(3)
+    tokens, d, heads, kv_heads = 24, 64, 8, 2
+    module = models.Llama(layers=2, d=d, heads=heads, kv_heads=kv_heads, ff=96)
+    cos, sin = models.rotary_tables(tokens, d // heads)
+    inputs = (torch.randn(2, tokens, d), cos, sin, models.causal_mask(tokens))
+    traced = trnsim.trace(module, inputs)
+    got = traced(*inputs)
+    with torch.no_grad():
+        want = module(*inputs)
+    assert got.shape == want.shape
+    assert _max_error(got, want) < TOLERANCE
+    # The key and value heads are repeated by Expand: each of the 8 query heads reads one of 2.
+    assert any(name.endswith("Expand") for name, _ in traced.nodes)
+
+
+def test_gpt2_decoder_with_boolean_mask_and_tied_head_matches_pytorch():
+    torch.manual_seed(5)
+    module = models.Gpt2(vocab=96, context=32, d=32, heads=4, layers=2)
+    tokens = torch.randint(0, 96, (2, 20))
+    traced = trnsim.trace(module, tokens)
+    got = traced(tokens)
+    with torch.no_grad():
+        want = module(tokens)
+    assert got.shape == (2, 20, 96)
+    assert _max_error(got, want) < TOLERANCE
+    lowered = dict(traced.nodes)
+    assert any(name.endswith("Where") for name in lowered)
+    # Causality: a changed last token leaves every earlier position's log-probabilities alone.
+    changed = tokens.clone()
+    changed[:, -1] = (changed[:, -1] + 1) % 96
+    assert torch.equal(traced(changed)[:, :-1], got[:, :-1])
+
+
+def test_timing_only_run_reports_every_layer():
+    torch.manual_seed(7)
+    tokens = 128
+    module = models.Llama(layers=3, d=128, heads=4, kv_heads=2, ff=256)
+    cos, sin = models.rotary_tables(tokens, 32)
+    inputs = (torch.randn(1, tokens, 128), cos, sin, models.causal_mask(tokens))
+    traced = trnsim.trace(module, inputs, mode="timing-only")
+    traced(*inputs)
+    layers = {row["layer"]: row for row in traced.layers}
+    assert list(layers) == ["layers.0", "layers.1", "layers.2", "norm"]
+    # The three decoder layers are the same computation on the same shapes: the same nodes and
+    # instructions each, run one after the other (a layer reads what the previous one wrote).
+    decoder = [layers[f"layers.{i}"] for i in range(3)]
+    assert len({(l["nodes"], l["instructions"]) for l in decoder}) == 1
+    assert decoder[0]["instructions"] > 0
+    for earlier, later in zip(decoder, decoder[1:]):
+        assert earlier["first_us"] < later["first_us"] and earlier["last_us"] <= later["last_us"]
+    assert layers["norm"]["last_us"] <= traced.last_report.time_us + 1e-6
+    # The layers' engine and DMA time add up to what the report counts over the whole run.
+    assert sum(l["instructions"] for l in layers.values()) == traced.instructions
