@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -116,15 +117,55 @@ DeviceValue LoweringContext::declareOutput(std::size_t i) {
   const Sizes sizes = outputSizes(i);
   const DType dtype = outputDType(i);
   const std::int64_t n = std::max<std::int64_t>(elementCount(sizes), 1);
-  // Scratch is declared as rows of the value's last dimension (then viewed flat), so that the
-  // backend's dependency analysis buckets its accesses by columns, as it does for 2-D tensors.
-  const std::int64_t row = sizes.empty() || sizes.back() <= 0 ? 1 : sizes.back();
-  kernel::Tensor t = isGraphOutput(i)
-                         ? k_.output(programName(name), {n}, dtype)
-                         : k_.hbmScratch(programName(name), {n / row, row}, dtype).reshape({n});
+  kernel::Tensor t = isGraphOutput(i) ? k_.output(programName(name), {n}, dtype)
+                                      : acquireScratch(programName(name), sizes, dtype);
   DeviceValue value{t, sizes};
   values_[name] = value;
+  track(name, t);
   return value;
+}
+
+LoweringContext::PoolKey LoweringContext::poolKey(const Sizes& sizes, DType dtype) {
+  // Rows of the value's last dimension, so that the backend's dependency analysis buckets the
+  // accesses of a model's flat values as it does those of 2-D tensors; and the shape a library
+  // kernel declares for a [rows, last] result.
+  const std::int64_t n = std::max<std::int64_t>(elementCount(sizes), 1);
+  const std::int64_t row = sizes.empty() || sizes.back() <= 0 ? 1 : sizes.back();
+  return {dtype, {n / row, row}};
+}
+
+kernel::Tensor LoweringContext::acquireScratch(const std::string& name, const Sizes& sizes,
+                                               DType dtype) {
+  const PoolKey key = poolKey(sizes, dtype);
+  std::vector<kernel::Tensor>& free = pool_[key];
+  kernel::Tensor whole = free.empty() ? k_.hbmScratch(name, key.second, dtype) : free.back();
+  if (!free.empty()) {
+    free.pop_back();
+  }
+  recyclable_[whole.buffer()] = {whole, -1};
+  return whole.reshape({key.second[0] * key.second[1]});
+}
+
+void LoweringContext::track(const std::string& name, const kernel::Tensor& flat) {
+  auto it = recyclable_.find(flat.buffer());
+  if (it == recyclable_.end()) {
+    return;
+  }
+  auto use = lastUses_.find(name);
+  const std::int64_t last = use == lastUses_.end() ? nodeIndex_ : use->second;
+  it->second.lastUse = std::max({it->second.lastUse, last, nodeIndex_});
+}
+
+void LoweringContext::releaseDeadScratch() {
+  for (auto it = recyclable_.begin(); it != recyclable_.end();) {
+    if (it->second.lastUse <= nodeIndex_) {
+      const kernel::Tensor& whole = it->second.whole;
+      pool_[{whole.dtype(), whole.shape()}].push_back(whole);
+      it = recyclable_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 bool LoweringContext::isGraphOutput(std::size_t i) const {
@@ -132,16 +173,46 @@ bool LoweringContext::isGraphOutput(std::size_t i) const {
   return std::find(graph_.outputs.begin(), graph_.outputs.end(), name) != graph_.outputs.end();
 }
 
-std::vector<kernel::OutputRedirect> LoweringContext::outputRedirects() const {
+std::vector<kernel::OutputRedirect> LoweringContext::outputRedirects() {
   std::vector<kernel::OutputRedirect> redirects;
+  offered_.clear();
   for (std::size_t i = 0; i < node_->outputs.size(); ++i) {
-    redirects.push_back({programName(node_->outputs[i]), !isGraphOutput(i)});
+    kernel::OutputRedirect r{programName(node_->outputs[i]), !isGraphOutput(i), std::nullopt};
+    if (r.scratch) {
+      std::vector<kernel::Tensor>& free = pool_[poolKey(outputSizes(i), outputDType(i))];
+      if (!free.empty()) {
+        r.reuse = free.back();
+        offered_[i] = free.back();
+        free.pop_back();
+      }
+    }
+    redirects.push_back(std::move(r));
   }
   return redirects;
 }
 
 void LoweringContext::bind(std::size_t i, DeviceValue value) {
-  values_[node_->outputs.at(i)] = std::move(value);
+  const std::string& name = node_->outputs.at(i);
+  auto offer = offered_.find(i);
+  const bool isNew = !recyclable_.contains(value.flat.buffer()) && !isGraphOutput(i) &&
+                     k_.ir().buffers[static_cast<std::size_t>(value.flat.buffer())].hbmKind ==
+                         isa::TensorKind::kScratch;
+  if (offer != offered_.end()) {
+    if (offer->second.buffer() != value.flat.buffer()) {
+      pool_[{offer->second.dtype(), offer->second.shape()}].push_back(offer->second);
+    }
+    offered_.erase(offer);
+  }
+  if (isNew) {
+    // A library kernel's result (its own declared scratch): recyclable once dead, as a whole.
+    const kernel::Buffer& buffer = k_.ir().buffers[static_cast<std::size_t>(value.flat.buffer())];
+    const PoolKey key = poolKey(value.sizes, buffer.dtype);
+    if (buffer.shape == key.second) {
+      recyclable_[value.flat.buffer()] = {value.flat.reshape(key.second), -1};
+    }
+  }
+  values_[name] = value;
+  track(name, value.flat);
 }
 
 std::string LoweringContext::programName(const std::string& name) const {
@@ -298,6 +369,16 @@ Result<LoweredModel> lowerGraph(Graph graph) {
         const Graph& modelGraph = *shared;
         detail::LoweringContext ctx(k, modelGraph);
         ctx.setProgramNames(names);
+        std::map<std::string, std::int64_t> lastUses;
+        for (std::size_t n = 0; n < modelGraph.nodes.size(); ++n) {
+          for (const std::string& value : modelGraph.nodes[n].inputs) {
+            lastUses[value] = static_cast<std::int64_t>(n);
+          }
+        }
+        for (const std::string& out : modelGraph.outputs) {
+          lastUses[out] = std::numeric_limits<std::int64_t>::max();
+        }
+        ctx.setLastUses(std::move(lastUses));
         for (std::size_t i = 0; i < in.size() && i < inputValues.size(); ++i) {
           const std::string& value = inputValues[i];
           const Tensor* init = modelGraph.initializer(value);
@@ -308,8 +389,9 @@ Result<LoweredModel> lowerGraph(Graph graph) {
         for (std::size_t n = 0; n < modelGraph.nodes.size(); ++n) {
           const Node& node = modelGraph.nodes[n];
           const kernel::CallSite site(modelGraph.source, static_cast<std::int32_t>(n + 1));
-          ctx.setNode(node);
+          ctx.setNode(node, static_cast<std::int64_t>(n));
           ops.at(node.opType).emit(ctx);
+          ctx.releaseDeadScratch();
         }
         std::vector<kernel::Tensor> outputs;
         for (const std::string& out : modelGraph.outputs) {

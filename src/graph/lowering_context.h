@@ -60,7 +60,20 @@ class LoweringContext {
   [[nodiscard]] kernel::Kernel& kernel() const { return k_; }
   [[nodiscard]] const Graph& graph() const { return graph_; }
   [[nodiscard]] const Node& node() const { return *node_; }
-  void setNode(const Node& node) { node_ = &node; }
+  /// Makes `node`, the `index`-th of the graph, the one being lowered.
+  void setNode(const Node& node, std::int64_t index) {
+    node_ = &node;
+    nodeIndex_ = index;
+  }
+  /// The index of the last node that reads each value (graph outputs: never released).
+  void setLastUses(std::map<std::string, std::int64_t> lastUses) {
+    lastUses_ = std::move(lastUses);
+  }
+  /// Returns the scratch buffers no later node reads to the pool later nodes' values of the
+  /// same shape and dtype take theirs from (liveness-based reuse of HBM, as the Neuron compiler
+  /// does: a model's intermediates would not fit HBM otherwise). The backend orders a reuse
+  /// after the reads of the value that held the buffer before.
+  void releaseDeadScratch();
 
   /// Stops tracing with an error naming the node, its op type and its inputs.
   [[noreturn]] void fail(const std::string& message) const;
@@ -82,9 +95,9 @@ class LoweringContext {
   /// Declares output i of the current node as a new HBM tensor: the kernel output of that name
   /// when it is a graph output, else scratch.
   DeviceValue declareOutput(std::size_t i);
-  /// The redirection names for a library kernel that declares the current node's outputs
-  /// (kernel::Kernel::redirectOutputs).
-  [[nodiscard]] std::vector<kernel::OutputRedirect> outputRedirects() const;
+  /// The redirections for a library kernel that declares the current node's outputs
+  /// (kernel::Kernel::redirectOutputs), offering each a pooled buffer of its shape.
+  [[nodiscard]] std::vector<kernel::OutputRedirect> outputRedirects();
   /// Makes `value` output i of the current node (a view, or a library kernel's result).
   void bind(std::size_t i, DeviceValue value);
   void bindValue(const std::string& name, DeviceValue value) { values_[name] = std::move(value); }
@@ -102,11 +115,32 @@ class LoweringContext {
   }
 
  private:
+  /// Scratch of `sizes` viewed as rows of their last dimension: a recycled buffer when the pool
+  /// has one, else a new one named `name`.
+  kernel::Tensor acquireScratch(const std::string& name, const Sizes& sizes, DType dtype);
+  /// Records that value `name` lives in `flat`'s buffer until its last use.
+  void track(const std::string& name, const kernel::Tensor& flat);
+
+  using PoolKey = std::pair<DType, Sizes>;
+  static PoolKey poolKey(const Sizes& sizes, DType dtype);
+
   kernel::Kernel& k_;
   const Graph& graph_;
   const Node* node_ = nullptr;
+  std::int64_t nodeIndex_ = 0;
   std::map<std::string, DeviceValue> values_;
   std::map<std::string, std::string> programNames_;
+  std::map<std::string, std::int64_t> lastUses_;
+  /// Scratch buffers (by buffer index) the lowering may recycle: the whole 2-D tensor and the
+  /// index of the last node that reads a value living in it.
+  struct Recyclable {
+    kernel::Tensor whole;
+    std::int64_t lastUse = -1;
+  };
+  std::map<std::int32_t, Recyclable> recyclable_;
+  std::map<PoolKey, std::vector<kernel::Tensor>> pool_;
+  /// Output i of the current node -> the pooled buffer offered to a library kernel for it.
+  std::map<std::size_t, kernel::Tensor> offered_;
 };
 
 /// A 2-D HBM view [rows, cols] of `flat` with the given row and column strides (elements; 0

@@ -262,6 +262,9 @@ Tensor Kernel::output(std::string name, std::vector<std::int64_t> shape, DType d
     }
     const OutputRedirect target = (*outputRedirects_)[nextOutputRedirect_++];
     if (target.scratch) {
+      if (target.reuse && target.reuse->shape() == shape && target.reuse->dtype() == dtype) {
+        return *target.reuse;
+      }
       return hbmScratch(target.name, std::move(shape), dtype, loc);
     }
     name = target.name;

@@ -53,6 +53,9 @@ struct TraceError {
 struct OutputRedirect {
   std::string name;
   bool scratch = false;
+  /// With `scratch`: an HBM scratch tensor of the caller to write instead of declaring a new
+  /// one (a recycled buffer), used when the output's shape and dtype are its own.
+  std::optional<Tensor> reuse;
 };
 
 class Kernel {
