@@ -117,7 +117,8 @@ struct SiteKey {
 };
 
 /// The automatically placed, used tiles grouped by declaration site (one line, shape, dtype and
-/// memory), each site's tiles in order of first use; sites in order of their first tile.
+/// memory), each site's tiles in order of first use; sites in the order their first tile was
+/// declared.
 struct Sites {
   std::vector<std::int32_t> siteOf;  ///< per buffer; -1 for tiles of no site
   std::vector<std::vector<std::int32_t>> members;
@@ -414,11 +415,6 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
     break;
   }
   summary.bufs = depths.bufs;
-  if (depths.bufs > 1) {
-    for (std::size_t s = 0; s < sites.members.size(); ++s) {
-      summary.singleSites += static_cast<int>(depths.single[s] != 0);
-    }
-  }
   TRN_RETURN_IF_ERROR(status);
   for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
     Buffer& buf = ir.buffers[b];

@@ -56,9 +56,8 @@ struct TilePlacement {
 struct AllocationSummary {
   std::int64_t sbufPeakBytes = 0;  ///< highest byte used per partition
   std::int64_t psumPeakBytes = 0;
-  int bufs = 1;         ///< the multi-buffering depth that fitted
-  int singleSites = 0;  ///< with bufs > 1: declaration sites kept single to fit
-  int spills = 0;       ///< tiles moved out through HBM scratch to fit (spilling.h)
+  int bufs = 1;    ///< the multi-buffering depth that fitted (some sites may be single)
+  int spills = 0;  ///< tiles moved out through HBM scratch to fit (spilling.h)
   std::vector<TilePlacement> tiles;
 };
 
