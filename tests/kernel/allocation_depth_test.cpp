@@ -72,6 +72,7 @@ TEST(AllocationDepth, TheLargeTileGoesSingleAndTheSmallTilesKeepTwoSlots) {
   auto compiled = compile(partialKernel(), kPartialSpecs, limits());
   ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
   EXPECT_EQ(compiled->summary.bufs, 2);
+  EXPECT_EQ(compiled->summary.singleSites, 1);
   EXPECT_EQ(compiled->summary.spills, 0);
   auto offsets = offsetsByName(*compiled);
   EXPECT_EQ(offsets["big"].size(), 1u);

@@ -415,6 +415,10 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
     break;
   }
   summary.bufs = depths.bufs;
+  if (depths.bufs > 1) {
+    summary.singleSites =
+        static_cast<int>(std::count(depths.single.begin(), depths.single.end(), 1));
+  }
   TRN_RETURN_IF_ERROR(status);
   for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
     Buffer& buf = ir.buffers[b];

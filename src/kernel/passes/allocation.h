@@ -56,8 +56,9 @@ struct TilePlacement {
 struct AllocationSummary {
   std::int64_t sbufPeakBytes = 0;  ///< highest byte used per partition
   std::int64_t psumPeakBytes = 0;
-  int bufs = 1;    ///< the multi-buffering depth that fitted (some sites may be single)
-  int spills = 0;  ///< tiles moved out through HBM scratch to fit (spilling.h)
+  int bufs = 1;         ///< the multi-buffering depth that fitted
+  int spills = 0;       ///< tiles moved out through HBM scratch to fit (spilling.h)
+  int singleSites = 0;  ///< with bufs > 1: declaration sites made single so that the rest fit
   std::vector<TilePlacement> tiles;
 };
 
