@@ -200,7 +200,8 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
                                allocation.sbufPeakBytes,
                                allocation.psumPeakBytes,
                                allocation.bufs,
-                               allocation.spills};
+                               allocation.spills,
+                               allocation.singleSites};
   return out;
 }
 

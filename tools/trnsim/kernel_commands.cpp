@@ -95,10 +95,12 @@ Status compileKernel(const CompileArgs& args) {
     const kernel::CompileSummary& s = launch.cores[c]->summary;
     fmt::print(
         "compiled {} for {}{}: {} instructions, {} semaphore waits for {} cross-engine "
-        "dependencies, SBUF {} B and PSUM {} B per partition at most, {}-deep buffering{}\n",
+        "dependencies, SBUF {} B and PSUM {} B per partition at most, {}-deep buffering{}{}\n",
         entry->name, session.chip().name,
         launch.cores.size() > 1 ? fmt::format(" core {}", c) : std::string(), s.instructions,
         s.semaphoreWaits, s.crossEngineDependencies, s.sbufPeakBytes, s.psumPeakBytes, s.bufs,
+        s.singleSites > 0 ? fmt::format(" ({} declaration site(s) single to fit)", s.singleSites)
+                          : std::string(),
         s.spills > 0 ? fmt::format(", {} tile(s) spilled to HBM", s.spills) : std::string());
   }
   if (!args.output.empty()) {

@@ -82,6 +82,9 @@ struct CompileSummary {
   std::int64_t psumPeakBytes = 0;
   int bufs = 1;
   int spills = 0;  ///< SBUF tiles moved out through HBM to fit (the allocation pass)
+  /// With bufs > 1: declaration sites (lines declaring tiles in a loop) made single so that the
+  /// rest fit bufs deep (the allocation pass).
+  int singleSites = 0;
 };
 
 /// An on-chip tile of the compiled kernel: where the allocator put it and when it is live

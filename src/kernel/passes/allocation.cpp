@@ -38,20 +38,24 @@ std::int64_t alignUp(std::int64_t v, std::int64_t a) { return (v + a - 1) / a * 
 struct LiveRanges {
   std::vector<std::int64_t> first;
   std::vector<std::int64_t> last;
-  std::vector<std::uint8_t> feedsPe;  ///< per buffer: an nc_matmul reads it
+  std::vector<std::uint8_t> feedsPe;     ///< per buffer: an nc_matmul reads it
+  std::vector<std::uint8_t> dmaTouched;  ///< per buffer: a DMA reads or writes it
 };
 
 LiveRanges liveRanges(const KernelIR& ir) {
   LiveRanges r{std::vector<std::int64_t>(ir.buffers.size(), kUnused),
                std::vector<std::int64_t>(ir.buffers.size(), kUnused),
+               std::vector<std::uint8_t>(ir.buffers.size(), 0),
                std::vector<std::uint8_t>(ir.buffers.size(), 0)};
   for (std::size_t i = 0; i < ir.ops.size(); ++i) {
     const bool matmul = std::holds_alternative<isa::NcMatmul>(ir.ops[i].instr.body);
+    const bool dma = isa::info(ir.ops[i].instr.body).viaDma;
     forEachOperand(ir.ops[i].instr.body, [&](isa::FieldRole role, const isa::AccessPattern& ap) {
       const auto b = static_cast<std::size_t>(ap.tensor);
       if (matmul && role == isa::FieldRole::kInput) {
         r.feedsPe[b] = 1;
       }
+      r.dmaTouched[b] |= static_cast<std::uint8_t>(dma);
       if (r.first[b] == kUnused) {
         r.first[b] = static_cast<std::int64_t>(i);
       }
@@ -101,49 +105,90 @@ std::int64_t ringSlots(const std::vector<std::int32_t>& members, const LiveRange
   return slots;
 }
 
-/// The claims of `memory`'s automatically placed tiles. With bufs > 1 the tiles declared at one
-/// line (same shape and dtype) share one ring of min(bufs, tiles) slots reserved from the first
-/// use of the first tile to the last use of the last; otherwise every tile is its own claim.
-/// A tile's declaration site, shape and dtype, compared in place (no copy per tile).
+/// A tile's declaration site, memory, shape and dtype, compared in place (no copy per tile).
 struct SiteKey {
   const Buffer* buffer;
   bool operator<(const SiteKey& other) const {
     const Buffer& a = *buffer;
     const Buffer& b = *other.buffer;
-    return std::tie(a.site.file, a.site.line, a.shape, a.dtype) <
-           std::tie(b.site.file, b.site.line, b.shape, b.dtype);
+    return std::tie(a.site.file, a.site.line, a.memory, a.shape, a.dtype) <
+           std::tie(b.site.file, b.site.line, b.memory, b.shape, b.dtype);
   }
 };
 
-std::vector<Claim> automaticClaims(const KernelIR& ir, const LiveRanges& live, isa::Memory memory,
-                                   int bufs, bool deep) {
-  std::map<SiteKey, std::vector<std::int32_t>> sites;
-  std::vector<Claim> claims;
+/// The automatically placed, used tiles grouped by declaration site (one line, shape, dtype and
+/// memory), each site's tiles in order of first use; sites in the order their first tile was
+/// declared.
+struct Sites {
+  std::vector<std::int32_t> siteOf;  ///< per buffer; -1 for tiles of no site
+  std::vector<std::vector<std::int32_t>> members;
+  std::vector<isa::Memory> memory;
+  std::vector<std::uint8_t> dmaTouched;  ///< a DMA loads or stores one of the site's tiles
+};
+
+Sites declarationSites(const KernelIR& ir, const LiveRanges& live) {
+  std::map<SiteKey, std::size_t> index;
+  Sites sites;
+  sites.siteOf.assign(ir.buffers.size(), -1);
   for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
     const Buffer& buf = ir.buffers[b];
-    if (buf.memory != memory || live.first[b] == kUnused || buf.address) {
+    if (live.first[b] == kUnused || buf.address || buf.memory == isa::Memory::kHbm) {
       continue;
     }
-    const auto id = static_cast<std::int32_t>(b);
-    if (bufs > 1) {
-      sites[SiteKey{&buf}].push_back(id);
-    } else {
-      claims.push_back(Claim{id, live.first[b], live.last[b], buf.partitionBytes(), 1, {id}});
+    const auto [it, added] = index.emplace(SiteKey{&buf}, sites.members.size());
+    if (added) {
+      sites.members.emplace_back();
+      sites.memory.push_back(buf.memory);
+      sites.dmaTouched.push_back(0);
     }
+    sites.members[it->second].push_back(static_cast<std::int32_t>(b));
+    sites.siteOf[b] = static_cast<std::int32_t>(it->second);
+    sites.dmaTouched[it->second] |= live.dmaTouched[b];
   }
-  for (auto& [key, members] : sites) {
-    std::sort(members.begin(), members.end(), [&](std::int32_t a, std::int32_t b) {
+  for (std::vector<std::int32_t>& members : sites.members) {
+    std::stable_sort(members.begin(), members.end(), [&](std::int32_t a, std::int32_t b) {
       return live.first[static_cast<std::size_t>(a)] < live.first[static_cast<std::size_t>(b)];
     });
+  }
+  return sites;
+}
+
+/// How deep each declaration site is buffered: `bufs` for every site but the ones marked
+/// single, which reuse each tile's space at once; `deep` adds the tensor engine's blocks.
+struct Depths {
+  int bufs = 1;
+  bool deep = false;
+  std::vector<std::uint8_t> single;  ///< per site
+};
+
+/// The claims of `memory`'s automatically placed tiles. The tiles of a site buffered bufs > 1
+/// deep share one ring of min(bufs, tiles) slots (ringSlots) reserved from the first use of the
+/// first tile to the last use of the last; every other tile is its own claim.
+std::vector<Claim> automaticClaims(const KernelIR& ir, const LiveRanges& live, const Sites& sites,
+                                   isa::Memory memory, const Depths& depths) {
+  std::vector<Claim> claims;
+  for (std::size_t s = 0; s < sites.members.size(); ++s) {
+    if (sites.memory[s] != memory) {
+      continue;
+    }
+    const std::vector<std::int32_t>& members = sites.members[s];
+    if (depths.bufs == 1 || depths.single[s] != 0) {
+      for (const std::int32_t id : members) {
+        const auto b = static_cast<std::size_t>(id);
+        claims.push_back(
+            Claim{id, live.first[b], live.last[b], ir.buffers[b].partitionBytes(), 1, {id}});
+      }
+      continue;
+    }
     Claim c{members.front(), live.first[static_cast<std::size_t>(members.front())], 0, 0, 1, {}};
     for (const std::int32_t m : members) {
       c.last = std::max(c.last, live.last[static_cast<std::size_t>(m)]);
     }
-    c.slots = ringSlots(members, live, bufs, deep);
+    c.slots = ringSlots(members, live, depths.bufs, depths.deep);
     c.size = alignUp(ir.buffers[static_cast<std::size_t>(c.buffer)].partitionBytes(),
                      kAllocationAlignment) *
              c.slots;
-    c.members = std::move(members);
+    c.members = members;
     claims.push_back(std::move(c));
   }
   std::sort(claims.begin(), claims.end(), [](const Claim& a, const Claim& b) {
@@ -161,10 +206,13 @@ class Placer {
   [[nodiscard]] std::pair<std::int64_t, std::int64_t> failedLifetime() const {
     return failedLifetime_;
   }
+  /// After a failed run: the tile that did not fit and the tiles (first tile of a ring) that
+  /// held the space it needed.
+  [[nodiscard]] const std::vector<std::int32_t>& failedTiles() const { return failedTiles_; }
 
   /// Places every used tile of this memory; fills `placement` (byte offsets).
-  Status run(const LiveRanges& live, int bufs, bool deep, std::vector<std::int64_t>& placement,
-             std::int64_t& peak) {
+  Status run(const LiveRanges& live, const Sites& sites, const Depths& depths,
+             std::vector<std::int64_t>& placement, std::int64_t& peak) {
     std::vector<Claim> pinned;
     for (std::size_t b = 0; b < ir_.buffers.size(); ++b) {
       const Buffer& buf = ir_.buffers[b];
@@ -179,7 +227,7 @@ class Placer {
       }
     }
     std::vector<Claim> active;
-    for (Claim& c : automaticClaims(ir_, live, memory_, bufs, deep)) {
+    for (Claim& c : automaticClaims(ir_, live, sites, memory_, depths)) {
       std::erase_if(active, [&](const Claim& a) { return a.last < c.first; });
       std::vector<Claim> busy = active;
       for (const Claim& p : pinned) {
@@ -253,6 +301,10 @@ class Placer {
 
   Status full(const Claim& c, const std::vector<Claim>& busy) {
     failedLifetime_ = {c.first, c.last};
+    failedTiles_ = {c.buffer};
+    for (const Claim& b : busy) {
+      failedTiles_.push_back(b.buffer);
+    }
     const Buffer& buf = ir_.buffers[static_cast<std::size_t>(c.buffer)];
     const std::int64_t size = c.size;
     std::vector<std::string> live;
@@ -278,50 +330,94 @@ class Placer {
   }
 
   std::pair<std::int64_t, std::int64_t> failedLifetime_{0, 0};
+  std::vector<std::int32_t> failedTiles_;
   const KernelIR& ir_;
   isa::Memory memory_;
   std::int64_t capacity_;
   std::int64_t bankBytes_;  ///< PSUM bank size; 0 for SBUF
 };
 
+/// The next site to buffer single when every site multi-buffered does not fit: among the sites
+/// of more than one tile, not yet single, that hold space where a tile did not fit (`failed`),
+/// the one of the largest tiles, and among tiles of one size one no DMA touches (a loaded or
+/// stored tile's second slot is what lets its transfer overlap the compute). So the small
+/// per-iteration tiles keep their second slot longest. None when no such site is left.
+std::optional<std::size_t> nextSingleSite(const KernelIR& ir, const Sites& sites,
+                                          const Depths& depths,
+                                          const std::vector<std::int32_t>& failed) {
+  std::optional<std::size_t> next;
+  auto key = [&](std::size_t s) {
+    const auto first = static_cast<std::size_t>(sites.members[s].front());
+    return std::make_tuple(-ir.buffers[first].partitionBytes(), sites.dmaTouched[s], s);
+  };
+  for (const std::int32_t tile : failed) {
+    const std::int32_t site = sites.siteOf[static_cast<std::size_t>(tile)];
+    if (site < 0) {
+      continue;
+    }
+    const auto s = static_cast<std::size_t>(site);
+    if (sites.members[s].size() > 1 && depths.single[s] == 0 && (!next || key(s) < key(*next))) {
+      next = s;
+    }
+  }
+  return next;
+}
+
 }  // namespace
 
 Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& limits, int bufs) {
   TRN_CHECK(!ir.allocated) << "allocation runs once";
   LiveRanges live = liveRanges(ir);
+  Sites sites = declarationSites(ir, live);
   AllocationSummary summary;
   std::vector<std::int64_t> placement(ir.buffers.size(), kUnused);
   Status status;
-  // Deeper PE blocks first, then plain multi-buffering, then single buffering, then single
-  // buffering with tiles spilled to HBM one at a time.
-  summary.bufs = std::max(bufs, 1);
-  bool deep = summary.bufs > 1;
+  // Deeper PE blocks first, then plain multi-buffering, then multi-buffering with the sites of
+  // the memory that did not fit made single one at a time (nextSingleSite), then single
+  // buffering, then single buffering with tiles spilled to HBM one at a time.
+  Depths depths{std::max(bufs, 1), bufs > 1, std::vector<std::uint8_t>(sites.members.size(), 0)};
   for (;;) {
     summary.sbufPeakBytes = 0;
     summary.psumPeakBytes = 0;
     Placer sbuf(ir, isa::Memory::kSbuf, limits.sbufPartitionBytes, 0);
-    status = sbuf.run(live, summary.bufs, deep, placement, summary.sbufPeakBytes);
+    Placer psum(ir, isa::Memory::kPsum, limits.psumPartitionBytes(), limits.psumBankBytes);
+    status = sbuf.run(live, sites, depths, placement, summary.sbufPeakBytes);
     const bool sbufFull = !status.ok();
     if (status.ok()) {
-      status = Placer(ir, isa::Memory::kPsum, limits.psumPartitionBytes(), limits.psumBankBytes)
-                   .run(live, summary.bufs, deep, placement, summary.psumPeakBytes);
+      status = psum.run(live, sites, depths, placement, summary.psumPeakBytes);
     }
     if (status.ok()) {
       break;
     }
-    if (deep) {
-      deep = false;
-    } else if (summary.bufs > 1) {
-      summary.bufs = 1;
-    } else if (sbufFull && summary.spills < kMaxSpills &&
-               spillAcross(ir, sbuf.failedLifetime().first, sbuf.failedLifetime().second,
-                           limits.freeDimMaxCount)) {
+    if (depths.deep) {
+      depths.deep = false;
+      continue;
+    }
+    if (depths.bufs > 1) {
+      const auto site = nextSingleSite(ir, sites, depths, (sbufFull ? sbuf : psum).failedTiles());
+      if (site) {
+        depths.single[*site] = 1;
+      } else {
+        depths.bufs = 1;
+      }
+      continue;
+    }
+    if (sbufFull && summary.spills < kMaxSpills &&
+        spillAcross(ir, sbuf.failedLifetime().first, sbuf.failedLifetime().second,
+                    limits.freeDimMaxCount)) {
       ++summary.spills;
       live = liveRanges(ir);
+      sites = declarationSites(ir, live);
+      depths.single.assign(sites.members.size(), 1);
       placement.assign(ir.buffers.size(), kUnused);
-    } else {
-      break;
+      continue;
     }
+    break;
+  }
+  summary.bufs = depths.bufs;
+  if (depths.bufs > 1) {
+    summary.singleSites =
+        static_cast<int>(std::count(depths.single.begin(), depths.single.end(), 1));
   }
   TRN_RETURN_IF_ERROR(status);
   for (std::size_t b = 0; b < ir.buffers.size(); ++b) {

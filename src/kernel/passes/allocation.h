@@ -20,7 +20,11 @@
 // - Tiles are aligned to kAllocationAlignment bytes; a PSUM tile of at most one bank never
 //   crosses a bank boundary, larger ones start on a bank.
 // - Author-placed tiles keep their address; the allocator works around them.
-// - When the rings do not fit, allocation is retried with single buffering; when single buffering
+// - When the rings do not fit, the sites (declaration lines) whose space the tile that did not
+//   fit needed are made single one at a time, each time the one of the largest tiles (of one
+//   size, one no DMA loads or stores first), and allocation is retried: the large tiles go
+//   single and the small per-iteration tiles keep their second slot, so their loads still
+//   overlap the compute. When no such site is left, every tile is single; when single buffering
 //   does not fit either, tiles live across the point that does not fit are spilled to HBM one at
 //   a time (spilling.h) and allocation is retried; if the tiles still do
 //   not fit, the error names the line that declared the tile that did not fit, its size, and
@@ -52,8 +56,9 @@ struct TilePlacement {
 struct AllocationSummary {
   std::int64_t sbufPeakBytes = 0;  ///< highest byte used per partition
   std::int64_t psumPeakBytes = 0;
-  int bufs = 1;  ///< the multi-buffering depth that fitted
-  int spills = 0;  ///< tiles moved out through HBM scratch to fit (spilling.h)
+  int bufs = 1;         ///< the multi-buffering depth that fitted
+  int spills = 0;       ///< tiles moved out through HBM scratch to fit (spilling.h)
+  int singleSites = 0;  ///< with bufs > 1: declaration sites made single so that the rest fit
   std::vector<TilePlacement> tiles;
 };
 

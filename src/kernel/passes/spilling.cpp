@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "passes/operands.h"
@@ -39,6 +40,21 @@ struct Candidate {
   std::int64_t firstAfter = 0;  ///< its first use after it
   std::int64_t bytes = 0;
 };
+
+/// `base` + `suffix`, with a number after it when a buffer of `ir` already has that name: HBM
+/// tensors of a program need distinct names, and a tile declared in a loop is one name for many
+/// tiles, more than one of which may spill.
+std::string unusedName(const KernelIR& ir, const std::string& base, const std::string& suffix) {
+  auto taken = [&](const std::string& name) {
+    return std::any_of(ir.buffers.begin(), ir.buffers.end(),
+                       [&](const Buffer& b) { return b.name == name; });
+  };
+  std::string name = base + suffix;
+  for (int n = 2; taken(name); ++n) {
+    name = base + suffix + std::to_string(n);
+  }
+  return name;
+}
 
 /// Inserts `op` before index `at`, shifting the loops at or after it.
 void insertOp(KernelIR& ir, std::int64_t at, Op op) {
@@ -121,7 +137,7 @@ bool spillAcross(KernelIR& ir, std::int64_t first, std::int64_t last,
   }
   const Buffer tile = ir.buffers[static_cast<std::size_t>(best->buffer)];
   Buffer scratch = tile;
-  scratch.name = tile.name + "_spilled";
+  scratch.name = unusedName(ir, tile.name, "_spilled");
   scratch.memory = isa::Memory::kHbm;
   scratch.hbmKind = isa::TensorKind::kScratch;
   scratch.address.reset();

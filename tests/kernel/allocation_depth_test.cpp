@@ -1,0 +1,175 @@
+// Tests of how deep the allocator buffers each declaration site when the whole kernel does not
+// fit SBUF multi-buffered (the large tiles go single, the small per-iteration tiles keep their
+// second slot and with it the overlap of their transfers with the compute), and of spilling
+// more than one tile declared at one line.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "kernel_test_util.h"
+#include "trn/kernel/compiler.h"
+#include "trn/kernel/nisa.h"
+#include "trn/runtime/host_io.h"
+#include "trn/runtime/session.h"
+
+namespace trn::kernel {
+namespace {
+
+using testutil::limits;
+using testutil::randomValues;
+
+using isa::AluOp;
+using isa::Engine;
+
+constexpr std::int64_t kIterations = 8;
+constexpr std::int64_t kCols = 2048;
+/// 120 KiB per partition: one fits trn2's 224 KiB beside the small tiles' rings, two do not.
+constexpr std::int64_t kBigCols = 30720;
+
+/// For each of 8 row tiles of x [8 x 128, 2048] fp32: a load into `small`, its square on the
+/// vector engine into the first columns of a per-iteration `big` scratch tile, their sum into
+/// `sum`, and a store of that.
+KernelDef partialKernel() {
+  return makeKernel("partial", [](Kernel& k, Tensor x) {
+    Tensor out = k.output("out", x.shape(), x.dtype());
+    for (std::int64_t i = 0; i < kIterations; ++i) {
+      Tensor small = k.sbuf({128, kCols}, DType::kFp32, "small");
+      nisa::dmaCopy(small, x(ds(i * 128, 128), all));
+      Tensor big = k.sbuf({128, kBigCols}, DType::kFp32, "big");
+      const Tensor square = big(all, ds(0, kCols));
+      nisa::tensorTensor(square, small, small, AluOp::kMultiply, Engine::kDve);
+      Tensor sum = k.sbuf({128, kCols}, DType::kFp32, "sum");
+      nisa::tensorTensor(sum, square, small, AluOp::kAdd, Engine::kDve);
+      nisa::dmaCopy(out(ds(i * 128, 128), all), sum);
+    }
+    return out;
+  });
+}
+
+const std::vector<TensorSpec> kPartialSpecs = {{"x", {kIterations * 128, kCols}, DType::kFp32}};
+
+/// The distinct byte offsets of each tile name of `compiled`.
+std::map<std::string, std::set<std::int64_t>> offsetsByName(const CompiledKernel& compiled) {
+  std::map<std::string, std::set<std::int64_t>> offsets;
+  for (const CompiledTile& tile : compiled.tiles) {
+    offsets[tile.name].insert(tile.byte);
+  }
+  return offsets;
+}
+
+runtime::RunResult run(const CompiledKernel& compiled, const std::vector<runtime::NpyArray>& inputs,
+                       core::RunMode mode) {
+  runtime::RunOptions options;
+  options.mode = mode;
+  auto result = testutil::trn2Session().runKernel(compiled, inputs, options);
+  EXPECT_TRUE(result.ok()) << result.status().toString();
+  return result.ok() ? std::move(result).value() : runtime::RunResult{};
+}
+
+TEST(AllocationDepth, TheLargeTileGoesSingleAndTheSmallTilesKeepTwoSlots) {
+  auto compiled = compile(partialKernel(), kPartialSpecs, limits());
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  EXPECT_EQ(compiled->summary.bufs, 2);
+  EXPECT_EQ(compiled->summary.singleSites, 1);
+  EXPECT_EQ(compiled->summary.spills, 0);
+  auto offsets = offsetsByName(*compiled);
+  EXPECT_EQ(offsets["big"].size(), 1u);
+  EXPECT_EQ(offsets["small"].size(), 2u);
+  EXPECT_EQ(offsets["sum"].size(), 2u);
+  // One big tile and two slots of each small one: 120 + 4 x 8 KiB.
+  EXPECT_EQ(compiled->summary.sbufPeakBytes, (kBigCols + 4 * kCols) * 4);
+
+  const std::vector<float> x = randomValues(kIterations * 128 * kCols, 7);
+  const auto functional = run(*compiled, {runtime::floatArray({kIterations * 128, kCols}, x)},
+                              core::RunMode::kFunctionalTiming);
+  ASSERT_EQ(functional.outputs.size(), 1u);
+  const std::vector<float> y = runtime::floatValues(functional.outputs[0]);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(y[i], x[i] * x[i] + x[i]) << i;
+  }
+}
+
+TEST(AllocationDepth, TheSmallTilesSecondSlotsLetTheTransfersOverlapTheVectorEngine) {
+  CompileOptions single;
+  single.bufs = 1;
+  auto one = compile(partialKernel(), kPartialSpecs, limits(), single);
+  auto partial = compile(partialKernel(), kPartialSpecs, limits());
+  ASSERT_TRUE(one.ok() && partial.ok());
+  const auto serial = run(*one, {}, core::RunMode::kTimingOnly).stats;
+  const auto overlapped = run(*partial, {}, core::RunMode::kTimingOnly).stats;
+  auto engineAndDmaBusy = [](const core::RunStats& s) {
+    return s.engines[static_cast<std::size_t>(Engine::kDve)].busy.count() + s.dma.busy.count();
+  };
+  // Single buffered, every load waits for the vector engine to finish with the slot it reuses,
+  // and the vector engine for that load: the two never work at once, so the run takes at least
+  // the sum of their busy times. With the small tiles' second slots the next load runs while the
+  // vector engine works, so the run is shorter than that sum.
+  EXPECT_GE(serial.total.count(), engineAndDmaBusy(serial));
+  EXPECT_LT(overlapped.total.count(), engineAndDmaBusy(overlapped));
+  EXPECT_LT(overlapped.total.count(), serial.total.count());
+}
+
+/// Two [128, 8192] fp32 tiles declared at one line stay live while three [128, 16896] fp32 tiles
+/// are used: 64 + 198 KiB of trn2's 224. Both must go to HBM and back; returns {2 x0 + x1,
+/// y + z}.
+KernelDef twoSpillsOfOneLine() {
+  return makeKernel("spill_two", [](Kernel& k, Tensor x, Tensor y, Tensor z) {
+    Tensor kept = k.output("kept", {128, 8192}, DType::kFp32);
+    Tensor sum = k.output("sum", y.shape(), DType::kFp32);
+    std::vector<Tensor> held;
+    for (std::int64_t i = 0; i < 2; ++i) {
+      held.push_back(k.sbuf({128, 8192}, DType::kFp32, "x_tile"));
+      nisa::dmaCopy(held.back(), x(ds(i * 128, 128), all));
+    }
+    Tensor yt = k.sbuf({128, 16896}, DType::kFp32, "y_tile");
+    Tensor zt = k.sbuf({128, 16896}, DType::kFp32, "z_tile");
+    Tensor st = k.sbuf({128, 16896}, DType::kFp32, "sum_tile");
+    nisa::dmaCopy(yt, y);
+    nisa::dmaCopy(zt, z);
+    nisa::tensorTensor(st, yt, zt, AluOp::kAdd);
+    nisa::dmaCopy(sum, st);
+    Tensor kt = k.sbuf({128, 8192}, DType::kFp32, "kept_tile");
+    nisa::tensorTensor(kt, held[0], held[0], AluOp::kAdd);
+    nisa::tensorTensor(kt, kt, held[1], AluOp::kAdd);
+    nisa::dmaCopy(kept, kt);
+    return std::vector<Tensor>{kept, sum};
+  });
+}
+
+TEST(AllocationDepth, TwoTilesOfOneLineSpillToDistinctScratchTensors) {
+  const std::vector<TensorSpec> specs = {{"x", {256, 8192}, DType::kFp32},
+                                         {"y", {128, 16896}, DType::kFp32},
+                                         {"z", {128, 16896}, DType::kFp32}};
+  auto compiled = compile(twoSpillsOfOneLine(), specs, limits());
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  EXPECT_EQ(compiled->summary.spills, 2);
+  std::set<std::string> hbmNames;
+  for (const isa::TensorDecl& tensor : compiled->program.tensors) {
+    EXPECT_TRUE(hbmNames.insert(tensor.name).second) << "two program tensors named " << tensor.name;
+  }
+  EXPECT_EQ(hbmNames.count("x_tile_spilled"), 1u);
+  EXPECT_EQ(hbmNames.count("x_tile_spilled2"), 1u);
+
+  const std::vector<float> x = randomValues(256 * 8192, 1);
+  const std::vector<float> y = randomValues(128 * 16896, 2);
+  const std::vector<float> z = randomValues(128 * 16896, 3);
+  const auto result =
+      run(*compiled,
+          {runtime::floatArray({256, 8192}, x), runtime::floatArray({128, 16896}, y),
+           runtime::floatArray({128, 16896}, z)},
+          core::RunMode::kFunctionalTiming);
+  ASSERT_EQ(result.outputs.size(), 2u);
+  const std::vector<float> kept = runtime::floatValues(result.outputs[0]);
+  const std::vector<float> sum = runtime::floatValues(result.outputs[1]);
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    ASSERT_EQ(kept[i], (x[i] + x[i]) + x[i + 128 * 8192]) << i;
+  }
+  for (std::size_t i = 0; i < sum.size(); ++i) {
+    ASSERT_EQ(sum[i], y[i] + z[i]) << i;
+  }
+}
+
+}  // namespace
+}  // namespace trn::kernel
