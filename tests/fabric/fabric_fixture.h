@@ -53,6 +53,23 @@ inline spec::ChipSpec chipWithCollectiveCores(std::int64_t collectiveCores, std:
   return chip;
 }
 
+/// 4 physical cores, configurable as 4 (LNC=1) or 2 (LNC=2) logical cores; 2 DMA engines of
+/// 50 GB/s per core (a logical core at LNC=2 moves 0.2 byte/ps on-chip), a DMA fixed cost of
+/// 1 us; 2 HBM stacks of 5 byte/ps, cores 0-1 on stack 0 and 2-3 on stack 1.
+inline spec::ChipSpec logicalChip() {
+  spec::ChipSpec chip = chipWithHbm();
+  chip.name = "test";
+  chip.chip.neuronCores = 4;
+  chip.chip.logicalCores.sizes = {1, 2};
+  chip.core.dma.enginesPerCore = 2;
+  chip.core.dma.engineBandwidth = BytesPerSecond(50'000'000'000);
+  chip.core.dma.fixedCost = Picoseconds(kMicrosecond);
+  chip.hbm.stacks = 2;
+  chip.hbm.stackCapacity = Bytes(std::int64_t{1} << 30);
+  chip.hbm.stackOfCore = {0, 0, 1, 1};
+  return chip;
+}
+
 inline Topology topologyOf(const spec::SystemSpec& system,
                            const spec::ChipSpec& chip = chipWithHbm()) {
   Result<Topology> t = Topology::create(system, chip);

@@ -19,24 +19,8 @@ namespace {
 
 using testing::grid;
 using testing::kMicrosecond;
+using testing::logicalChip;
 using testing::ring;
-
-/// 4 physical cores, configurable as 4 (LNC=1) or 2 (LNC=2) logical cores; 2 DMA engines of
-/// 50 GB/s per core (a logical core at LNC=2 moves 0.2 byte/ps on-chip), a DMA fixed cost of
-/// 1 us; 2 HBM stacks of 5 byte/ps, cores 0-1 on stack 0 and 2-3 on stack 1.
-spec::ChipSpec logicalChip() {
-  spec::ChipSpec chip = testing::chipWithHbm();
-  chip.name = "test";
-  chip.chip.neuronCores = 4;
-  chip.chip.logicalCores.sizes = {1, 2};
-  chip.core.dma.enginesPerCore = 2;
-  chip.core.dma.engineBandwidth = BytesPerSecond(50'000'000'000);
-  chip.core.dma.fixedCost = Picoseconds(kMicrosecond);
-  chip.hbm.stacks = 2;
-  chip.hbm.stackCapacity = Bytes(std::int64_t{1} << 30);
-  chip.hbm.stackOfCore = {0, 0, 1, 1};
-  return chip;
-}
 
 Topology twoChips(std::int64_t ranks) {
   Result<Topology> t = Topology::forRanks(grid({ring("x", 2)}), logicalChip(), ranks);
