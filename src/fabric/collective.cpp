@@ -40,6 +40,13 @@ bool dividesAmongRanks(CollectiveOp op) {
          op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllToAll;
 }
 
+/// All-reduce, reduce-scatter and all-gather: the operations of the ring-like and two-step
+/// algorithms.
+bool reducesOrGathers(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
+         op == CollectiveOp::kReduceScatter;
+}
+
 Status checkRequest(const Topology& topology, const CollectiveRequest& r) {
   if (r.group.empty()) {
     return invalidArgument("a collective needs at least one rank");
@@ -159,8 +166,7 @@ std::string unsupportedReason(const Topology& topology, const CollectiveRequest&
       }
       break;
     case Algorithm::kTorus:
-      if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kAllGather &&
-          op != CollectiveOp::kReduceScatter) {
+      if (!reducesOrGathers(op)) {
         return fmt::format("has no {} form", opName(op));
       }
       if (n > 1 && detail::torusDimensions(topology, request.group).empty()) {
@@ -169,26 +175,17 @@ std::string unsupportedReason(const Topology& topology, const CollectiveRequest&
       }
       break;
     case Algorithm::kKangaRing:
-      if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kAllGather &&
-          op != CollectiveOp::kReduceScatter) {
-        return fmt::format("has no {} form", opName(op));
-      }
-      if (std::string why = detail::wholeChipsUnsupported(topology, request.group, true);
-          !why.empty()) {
-        return why;
-      }
-      break;
     case Algorithm::kChipMesh:
-      if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kAllGather &&
-          op != CollectiveOp::kReduceScatter) {
+      if (!reducesOrGathers(op)) {
         return fmt::format("has no {} form", opName(op));
       }
-      if (std::string why = detail::wholeChipsUnsupported(topology, request.group, false);
+      if (std::string why = detail::wholeChipsUnsupported(topology, request.group,
+                                                          algorithm == Algorithm::kKangaRing);
           !why.empty()) {
         return why;
       }
       if (const auto chips = static_cast<std::int64_t>(n) / topology.ranksPerChip();
-          chips > kMaxReduceSources) {
+          algorithm == Algorithm::kChipMesh && chips > kMaxReduceSources) {
         return fmt::format(
             "reduces a partial from each of {} chips at once, and DMA compute adds at most {}",
             chips, kMaxReduceSources);

@@ -4,10 +4,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <numeric>
-#include <random>
-
 #include "fabric_fixture.h"
 #include "trn/fabric/collective.h"
 #include "trn/fabric/flow_simulator.h"
@@ -17,89 +13,23 @@
 namespace trn::fabric {
 namespace {
 
+using testing::consecutive;
+using testing::elementAt;
 using testing::kMicrosecond;
+using testing::requestOver;
+using testing::trn2Chip;
 
-/// `count` values per rank uniform in [-1, 1), as `dtype`.
 std::vector<std::vector<std::byte>> randomInputs(std::size_t ranks, std::int64_t count,
                                                  DType dtype) {
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);
-  const auto size = static_cast<std::size_t>(byteSize(dtype));
-  std::vector<std::vector<std::byte>> inputs(ranks,
-                                             std::vector<std::byte>(count * size, std::byte{0}));
-  for (auto& in : inputs) {
-    for (std::size_t e = 0; e < static_cast<std::size_t>(count); ++e) {
-      const std::uint32_t bits = encodeFloat(uniform(rng), dtype);
-      std::memcpy(in.data() + e * size, &bits, size);
-    }
-  }
-  return inputs;
-}
-
-CollectiveRequest requestOf(CollectiveOp op, std::vector<std::int64_t> group, std::int64_t chunk,
-                            DType dtype) {
-  CollectiveRequest r;
-  r.op = op;
-  r.elementBytes = byteSize(dtype);
-  r.bytes = static_cast<std::int64_t>(group.size()) * chunk * r.elementBytes;
-  r.group = std::move(group);
-  return r;
-}
-
-std::vector<std::int64_t> places(std::int64_t first, std::int64_t count) {
-  std::vector<std::int64_t> g(static_cast<std::size_t>(count));
-  std::iota(g.begin(), g.end(), first);
-  return g;
-}
-
-const spec::ChipSpec& trn2() {
-  static const spec::ChipSpec chip = [] {
-    Result<spec::ChipSpec> c = spec::loadChip("trn2");
-    EXPECT_TRUE(c.ok()) << c.status().toString();
-    return *c;
-  }();
-  return chip;
+  return testing::uniformInputs(ranks, count, dtype, 11);
 }
 
 TEST(KangaRing, ReducesAndGathersOverTheLogicalCoresOfOneToFourTrn2Chips) {
-  const Topology t = testing::systemTopology("trn2.48xlarge", 64);  // 4 logical cores a chip
-  // One chip, 2, 3 and 4 chips in rank order, and two chips far apart with the ranks shuffled.
-  std::vector<std::vector<std::int64_t>> groups = {places(0, 4), places(0, 8), places(0, 12),
-                                                   places(0, 16)};
-  groups.push_back({37, 20, 22, 36, 21, 39, 23, 38});
-  int runs = 0;
-  for (const std::vector<std::int64_t>& group : groups) {
-    for (const CollectiveOp op :
-         {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
-      for (const DType dtype : {DType::kFp32, DType::kBf16}) {
-        for (const ReduceOp reduce : {ReduceOp::kSum, ReduceOp::kMax}) {
-          // 5 elements per rank: the two channels take 2 and 3.
-          const CollectiveRequest r = requestOf(op, group, 5, dtype);
-          SCOPED_TRACE(fmt::format("{} ranks from place {}: {} {} {}", group.size(), group[0],
-                                   opName(op), dtypeName(dtype), reduceOpName(reduce)));
-          ASSERT_EQ(unsupportedReason(t, r, Algorithm::kKangaRing), "");
-          const Result<Plan> plan = buildPlan(t, r, Algorithm::kKangaRing);
-          ASSERT_TRUE(plan.ok()) << plan.status().toString();
-          const Status ordered = checkPlanOrder(*plan);
-          ASSERT_TRUE(ordered.ok()) << ordered.toString();
-          const auto in = randomInputs(group.size(), inputBytes(r) / r.elementBytes, dtype);
-          const Result<DataCollectiveResult> got =
-              runCollectiveOnData(t, trn2(), r, dtype, reduce, in, Algorithm::kKangaRing);
-          ASSERT_TRUE(got.ok()) << got.status().toString();
-          EXPECT_EQ(got->timing.algorithm, Algorithm::kKangaRing);
-          const Result<ReferenceCheck> check =
-              checkAgainstFloat64(r, dtype, reduce, in, got->outputs);
-          ASSERT_TRUE(check.ok()) << check.status().toString();
-          EXPECT_EQ(check->mismatches, 0);
-          // A sum is rounded once per primary it passes: n / 2 times.
-          const double unit = dtype == DType::kBf16 ? 1.0 / 256 : 1.0 / (1 << 24);
-          EXPECT_LE(check->maxRelative, static_cast<double>(group.size()) / 2 * unit);
-          ++runs;
-        }
-      }
-    }
-  }
-  EXPECT_EQ(runs, 5 * 3 * 2 * 2);
+  // 5 elements per rank: the channels take 2 and 3 (one chip) or 1, 1, 1 and 2. A sum is rounded
+  // once per primary it passes: n / 2 times.
+  testing::expectMatchesFloat64OverLogicalCores(
+      Algorithm::kKangaRing, ReduceOp::kMax, 5,
+      [](std::size_t ranks) { return static_cast<double>(ranks) / 2; });
 }
 
 // docs/collectives.md: on one chip of 4 ranks the forward channel (first half of every chunk)
@@ -111,30 +41,25 @@ TEST(KangaRing, ReductionOrderIsTheDocumentedOne) {
   const Topology t = testing::systemTopology("trn2.48xlarge", 64);
   constexpr std::int64_t kChunk = 6;
   const CollectiveRequest r =
-      requestOf(CollectiveOp::kAllReduce, places(0, 4), kChunk, DType::kBf16);
+      requestOver(CollectiveOp::kAllReduce, consecutive(0, 4), kChunk, DType::kBf16);
   const auto in = randomInputs(4, 4 * kChunk, DType::kBf16);
   auto x = [&](std::int64_t rank, std::int64_t e) {
-    std::uint32_t bits = 0;
-    std::memcpy(&bits, in[static_cast<std::size_t>(rank)].data() + e * 2, 2);
-    return static_cast<float>(decodeFloat(bits, DType::kBf16));
+    return elementAt(in[static_cast<std::size_t>(rank)], e, DType::kBf16);
   };
-  const Result<DataCollectiveResult> got =
-      runCollectiveOnData(t, trn2(), r, DType::kBf16, ReduceOp::kSum, in, Algorithm::kKangaRing);
+  const Result<DataCollectiveResult> got = runCollectiveOnData(
+      t, trn2Chip(), r, DType::kBf16, ReduceOp::kSum, in, Algorithm::kKangaRing);
   ASSERT_TRUE(got.ok()) << got.status().toString();
+  std::vector<float> expected;
   for (std::int64_t e = 0; e < 4 * kChunk; ++e) {
     const std::int64_t channel = e % kChunk < kChunk / 2 ? 0 : 1;
     const std::int64_t pair = e / kChunk / 2;
     const std::int64_t other = 1 - pair;
     const float partial =
         quantize(x(2 * other + channel, e) + x(2 * other + 1 - channel, e), DType::kBf16);
-    const float expected =
-        quantize(partial + x(2 * pair + channel, e) + x(2 * pair + 1 - channel, e), DType::kBf16);
-    for (std::size_t rank = 0; rank < 4; ++rank) {
-      std::uint32_t bits = 0;
-      std::memcpy(&bits, got->outputs[rank].data() + e * 2, 2);
-      ASSERT_EQ(decodeFloat(bits, DType::kBf16), expected) << "rank " << rank << " element " << e;
-    }
+    expected.push_back(
+        quantize(partial + x(2 * pair + channel, e) + x(2 * pair + 1 - channel, e), DType::kBf16));
   }
+  testing::expectEveryRankHolds(got->outputs, expected, DType::kBf16);
 }
 
 // The test chip at LNC=1 (fabric_fixture.h): 4 ranks on a chip, each logical core's DMA 0.1
@@ -147,18 +72,14 @@ TEST(KangaRing, ReductionOrderIsTheDocumentedOne) {
 // shared by 4 such streams: 5 / 16 byte/ps, 1.6 us) and its secondary's (through both ranks' DMA
 // at 0.1 byte/ps: 5 us + 1 us). 11 + 6 = 17 us.
 TEST(KangaRing, AReduceScatterWithinAChipTakesTheTimeDerivedByHand) {
-  Result<Topology> t =
-      Topology::forRanks(testing::grid({testing::ring("x", 2)}), testing::logicalChip(), 8);
-  ASSERT_TRUE(t.ok()) << t.status().toString();
   const CollectiveRequest r =
-      requestOf(CollectiveOp::kReduceScatter, places(0, 4), 250'000, DType::kFp32);
-  const Result<CollectiveResult> timed = runCollective(*t, r, Algorithm::kKangaRing);
-  ASSERT_TRUE(timed.ok()) << timed.status().toString();
-  EXPECT_EQ(timed->picoseconds, 17 * kMicrosecond);
+      requestOver(CollectiveOp::kReduceScatter, consecutive(0, 4), 250'000, DType::kFp32);
+  EXPECT_EQ(testing::timeOf(testing::twoLogicalChips(8), r, Algorithm::kKangaRing),
+            17 * kMicrosecond);
 }
 
 TEST(KangaRing, AppliesToGroupsOfWholeChipsOfLogicalCoreRanks) {
-  CollectiveRequest r = requestOf(CollectiveOp::kAllReduce, places(0, 4), 4, DType::kFp32);
+  CollectiveRequest r = requestOver(CollectiveOp::kAllReduce, consecutive(0, 4), 4, DType::kFp32);
   const Topology chips = testing::systemTopology("trn2.48xlarge", 16);
   EXPECT_EQ(unsupportedReason(chips, r, Algorithm::kKangaRing),
             "needs ranks that are logical cores (here a rank is a chip)");
@@ -166,7 +87,7 @@ TEST(KangaRing, AppliesToGroupsOfWholeChipsOfLogicalCoreRanks) {
   r.group = {0, 1, 2, 4};
   EXPECT_EQ(unsupportedReason(cores, r, Algorithm::kKangaRing),
             "needs every rank of a chip in the group; chip 0 has 3 of its 4");
-  r.group = places(0, 4);
+  r.group = consecutive(0, 4);
   r.op = CollectiveOp::kAllToAll;
   EXPECT_EQ(unsupportedReason(cores, r, Algorithm::kKangaRing), "has no all_to_all form");
 }
@@ -175,7 +96,7 @@ TEST(KangaRing, AppliesToGroupsOfWholeChipsOfLogicalCoreRanks) {
 // model finds it faster on a whole trn2.48xlarge of 64 logical-core ranks at 64 MiB.
 TEST(KangaRing, BeatsTheFlatRingOverTheLogicalCoresOfATrn2Instance) {
   const Topology t = testing::systemTopology("trn2.48xlarge", 64);
-  CollectiveRequest r = requestOf(CollectiveOp::kAllReduce, places(0, 64), 1, DType::kBf16);
+  CollectiveRequest r = requestOver(CollectiveOp::kAllReduce, consecutive(0, 64), 1, DType::kBf16);
   r.bytes = std::int64_t{64} << 20;
   const Result<CollectiveResult> result = runCollective(t, r);
   ASSERT_TRUE(result.ok()) << result.status().toString();
