@@ -128,8 +128,8 @@ std::uint64_t plannedOperations(const CollectiveRequest& request, Algorithm algo
       // At most the ring's count; a 4 x 4 x 4 x 64 grid is far below it.
       return (allReduce ? 6 : 4) * n * 80 + 4 * n;
     case Algorithm::kKangaRing:
-      // Per channel, (n/2)^2 operations a phase and a few per member.
-      return (allReduce ? 2 : 1) * n * n / 2 + 4 * n;
+      // Up to 4 channels of n/2 members, each (n/2)^2 operations a phase, and a few per member.
+      return (allReduce ? 2 : 1) * n * n + 8 * n;
     case Algorithm::kChipMesh:
       // A partial per rank and chip, a block per pair of chips and the copies within chips.
       return (allReduce ? 2 : 1) * (pairs + 2 * n);
