@@ -12,12 +12,18 @@
 namespace trn::fabric {
 namespace {
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 4> kAlgorithmNames = {{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 6> kAlgorithmNames = {{
     {Algorithm::kRing, "ring"},
     {Algorithm::kMesh, "mesh"},
     {Algorithm::kRecursive, "rdh"},
     {Algorithm::kTorus, "torus"},
+    {Algorithm::kKangaRing, "kangaring"},
+    {Algorithm::kChipMesh, "chipmesh"},
 }};
+
+/// DMA compute adds at most 16 sources (hardware-trn2.md §9): the two-step mesh's last reduction
+/// reads a partial from every chip.
+constexpr std::int64_t kMaxReduceSources = 16;
 
 template <typename E, std::size_t N>
 std::string namesOf(const std::array<std::pair<E, std::string_view>, N>& names) {
@@ -32,6 +38,13 @@ std::string namesOf(const std::array<std::pair<E, std::string_view>, N>& names) 
 bool dividesAmongRanks(CollectiveOp op) {
   return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
          op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllToAll;
+}
+
+/// All-reduce, reduce-scatter and all-gather: the operations of the ring-like and two-step
+/// algorithms.
+bool reducesOrGathers(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
+         op == CollectiveOp::kReduceScatter;
 }
 
 Status checkRequest(const Topology& topology, const CollectiveRequest& r) {
@@ -114,6 +127,12 @@ std::uint64_t plannedOperations(const CollectiveRequest& request, Algorithm algo
     case Algorithm::kTorus:
       // At most the ring's count; a 4 x 4 x 4 x 64 grid is far below it.
       return (allReduce ? 6 : 4) * n * 80 + 4 * n;
+    case Algorithm::kKangaRing:
+      // Up to 4 channels of n/2 members, each (n/2)^2 operations a phase, and a few per member.
+      return (allReduce ? 2 : 1) * n * n + 8 * n;
+    case Algorithm::kChipMesh:
+      // A partial per rank and chip, a block per pair of chips and the copies within chips.
+      return (allReduce ? 2 : 1) * (pairs + 2 * n);
   }
   return 0;
 }
@@ -123,7 +142,7 @@ std::uint64_t concurrentMessages(const CollectiveRequest& request, Algorithm alg
   // A ring's chip sends and receives on each of its two channels; recursive halving exchanges
   // with one partner; the torus runs one ring per dimension at a time. A mesh chip sends to and
   // receives from every other at once.
-  return algorithm == Algorithm::kMesh ? 2 * n : 4;
+  return algorithm == Algorithm::kMesh || algorithm == Algorithm::kChipMesh ? 2 * n : 4;
 }
 
 std::string unsupportedReason(const Topology& topology, const CollectiveRequest& request,
@@ -147,13 +166,29 @@ std::string unsupportedReason(const Topology& topology, const CollectiveRequest&
       }
       break;
     case Algorithm::kTorus:
-      if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kAllGather &&
-          op != CollectiveOp::kReduceScatter) {
+      if (!reducesOrGathers(op)) {
         return fmt::format("has no {} form", opName(op));
       }
       if (n > 1 && detail::torusDimensions(topology, request.group).empty()) {
         return "needs a group that fills the grid's first dimensions in order (rank i is chip i, "
                "the number of ranks a product of the innermost dimension sizes)";
+      }
+      break;
+    case Algorithm::kKangaRing:
+    case Algorithm::kChipMesh:
+      if (!reducesOrGathers(op)) {
+        return fmt::format("has no {} form", opName(op));
+      }
+      if (std::string why = detail::wholeChipsUnsupported(topology, request.group,
+                                                          algorithm == Algorithm::kKangaRing);
+          !why.empty()) {
+        return why;
+      }
+      if (const auto chips = static_cast<std::int64_t>(n) / topology.ranksPerChip();
+          algorithm == Algorithm::kChipMesh && chips > kMaxReduceSources) {
+        return fmt::format(
+            "reduces a partial from each of {} chips at once, and DMA compute adds at most {}",
+            chips, kMaxReduceSources);
       }
       break;
   }
@@ -192,6 +227,12 @@ Result<Plan> buildPlan(const Topology& topology, const CollectiveRequest& reques
       break;
     case Algorithm::kTorus:
       detail::buildTorusPlan(plan, request);
+      break;
+    case Algorithm::kKangaRing:
+      detail::buildKangaRingPlan(plan, request);
+      break;
+    case Algorithm::kChipMesh:
+      detail::buildChipMeshPlan(plan, request);
       break;
   }
   return plan;

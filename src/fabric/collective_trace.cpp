@@ -29,11 +29,15 @@ std::string eventName(const Plan& plan, const PlanOp& op) {
     return "transfer";
   }
   const DataMove& m = plan.moves()[op.move];
-  if (m.kind == DataMove::Kind::kReduce) {
-    return fmt::format("reduce {} input{}", m.inputCount, m.inputCount == 1 ? "" : "s");
+  std::string to;
+  for (const Access& w : plan.writesOf(m)) {
+    to += fmt::format("{}chip {}", to.empty() ? "" : " + ", w.place);
   }
-  return m.from == m.to ? fmt::format("copy on chip {}", m.from)
-                        : fmt::format("chip {} -> chip {}", m.from, m.to);
+  if (m.kind == DataMove::Kind::kReduce) {
+    return fmt::format("reduce {} inputs into {}", m.readCount, to);
+  }
+  return to == fmt::format("chip {}", m.issuer) ? fmt::format("copy on chip {}", m.issuer)
+                                                : fmt::format("chip {} -> {}", m.issuer, to);
 }
 
 }  // namespace

@@ -136,6 +136,7 @@ class Simulator {
       schedule(now + op.endDelay, EventKind::kEnd, id, 0);
       return {};
     }
+    const std::span<const double> weights = plan_.weightsOf(op);
     for (std::size_t k = 0; k < resources.size(); ++k) {
       const ResourceId r = resources[k];
       if (!(topology_.bandwidth(r) > 0)) {
@@ -146,7 +147,7 @@ class Simulator {
       }
       slot_[op.firstResource + k] = static_cast<std::uint32_t>(active_[r].size());
       active_[r].push_back(id);
-      timing_.resourceBytes[r] += op.bytes;
+      timing_.resourceBytes[r] += op.bytes * weights[k];
     }
     OpState& s = states_[id];
     s.remaining = op.bytes;
@@ -221,10 +222,14 @@ class Simulator {
           continue;
         }
         s.stamp = stamp_;
-        const double limit = plan_.ops()[id].rateLimit;
-        double rate = limit > 0 ? limit : std::numeric_limits<double>::infinity();
-        for (const ResourceId u : plan_.resourcesOf(plan_.ops()[id])) {
-          rate = std::min(rate, topology_.bandwidth(u) / static_cast<double>(active_[u].size()));
+        const PlanOp& op = plan_.ops()[id];
+        double rate = op.rateLimit > 0 ? op.rateLimit : std::numeric_limits<double>::infinity();
+        const std::span<const ResourceId> resources = plan_.resourcesOf(op);
+        const std::span<const double> weights = plan_.weightsOf(op);
+        for (std::size_t k = 0; k < resources.size(); ++k) {
+          const ResourceId u = resources[k];
+          rate = std::min(
+              rate, topology_.bandwidth(u) / (static_cast<double>(active_[u].size()) * weights[k]));
         }
         if (rate == s.rate) {
           continue;
@@ -248,7 +253,7 @@ class Simulator {
   std::vector<std::vector<OpId>> active_;  ///< per resource, the operations moving bytes on it
   std::vector<std::int64_t> busyCores_;    ///< per chip, collective cores holding a stream
   std::vector<std::deque<OpId>> waitingForCore_;  ///< per chip, streams waiting for one
-  std::vector<std::uint32_t> slot_;        ///< per plan resource entry: its place in active_
+  std::vector<std::uint32_t> slot_;               ///< per plan resource entry: its place in active_
   std::vector<std::uint32_t> successorStart_;
   std::vector<OpId> successors_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;

@@ -36,18 +36,17 @@ float combine(ReduceOp op, float a, float b) {
   return a;
 }
 
-/// Calls f(first, k, length) for each run of `s`: `first` its first element in the region, `k` the
-/// index of that element among the segment's (in run order).
+/// Calls f(first, length) for each run of `s`: `first` its first element in the region.
 template <typename F>
 void forEachRun(const Segment& s, F f) {
   for (std::int64_t p = 0; p < s.pieces; ++p) {
     if (s.length > 0) {
-      f(s.begin + p * s.stride, p * s.length, s.length);
+      f(s.begin + p * s.stride, s.length);
     }
   }
 }
 
-/// The last element (plus one) of buffer or receive buffer that `s` reaches.
+/// The last element (plus one) of its region that `s` reaches.
 std::int64_t extent(const Segment& s) {
   return s.count() == 0 ? 0 : s.begin + (s.pieces - 1) * s.stride + s.length;
 }
@@ -72,12 +71,7 @@ class Executor {
         }
         continue;
       }
-      const DataMove& m = plan_.moves()[ops[i].move];
-      if (m.kind == DataMove::Kind::kCopy) {
-        TRN_RETURN_IF_ERROR(copy(static_cast<OpId>(i), m));
-      } else {
-        reduceInto(m);
-      }
+      TRN_RETURN_IF_ERROR(execute(static_cast<OpId>(i), plan_.moves()[ops[i].move]));
     }
     return {};
   }
@@ -98,16 +92,22 @@ class Executor {
     }
     std::int64_t elements = 0;
     for (const DataMove& m : plan_.moves()) {
-      if (memoryOf_.at(static_cast<std::size_t>(m.from)) == nullptr ||
-          memoryOf_.at(static_cast<std::size_t>(m.to)) == nullptr) {
-        return invalidArgument(fmt::format(
-            "the plan moves data between chips {} and {}, not both in the group", m.from, m.to));
-      }
       if (m.kind == DataMove::Kind::kReduce && !reducesIn(dtype_)) {
         return invalidArgument(
             fmt::format("the collective cores reduce in fp32 or bf16, not {}", dtypeName(dtype_)));
       }
-      elements = std::max({elements, extent(m.source), extent(m.destination)});
+      for (const std::span<const Access> accesses : {plan_.readsOf(m), plan_.writesOf(m)}) {
+        for (const Access& a : accesses) {
+          if (memoryOf_.at(static_cast<std::size_t>(a.place)) == nullptr) {
+            return invalidArgument(fmt::format(
+                "the plan moves data of place {} (issued by place {}), which is not in the group",
+                a.place, m.issuer));
+          }
+          if (a.segment.region != Region::kStaging) {
+            elements = std::max(elements, extent(a.segment));
+          }
+        }
+      }
     }
     const Checked<std::int64_t> size = Checked<std::int64_t>(elements) * bytes_;
     for (std::size_t i = 0; i < ranks.size(); ++i) {
@@ -123,54 +123,63 @@ class Executor {
     return {};
   }
 
-  std::byte* at(std::int64_t chip, Region region, OpId stagedBy, std::int64_t element) {
-    const RankMemory& m = *memoryOf_[static_cast<std::size_t>(chip)];
-    const std::int64_t base = region == Region::kBuffer    ? m.buffer
-                              : region == Region::kReceive ? m.receive
-                                                           : staging_[stagedBy];
+  /// The bytes of element `element` of `a`'s region; staging is that of a.stagedBy, or of
+  /// `writer` when `a` is what it writes.
+  std::byte* at(const Access& a, OpId writer, std::int64_t element) {
+    const RankMemory& m = *memoryOf_[static_cast<std::size_t>(a.place)];
+    const std::int64_t base = a.segment.region == Region::kBuffer ? m.buffer
+                              : a.segment.region == Region::kReceive
+                                  ? m.receive
+                                  : staging_[a.stagedBy == kNoMove ? writer : a.stagedBy];
     return m.hbm->bytes().data() + base + element * bytes_;
   }
 
-  Status copy(OpId op, const DataMove& m) {
-    if (m.destination.region == Region::kStaging) {
-      const RankMemory& to = *memoryOf_[static_cast<std::size_t>(m.to)];
-      TRN_ASSIGN_OR_RETURN(staging_[op],
-                           to.hbm->allocate(m.destination.count() * bytes_, 0,
-                                            fmt::format("staging of collective operation {}", op)));
-    }
-    // Each source run lands in one or more destination runs.
-    const Segment& d = m.destination;
-    forEachRun(m.source, [&](std::int64_t first, std::int64_t k, std::int64_t length) {
-      while (length > 0) {
-        const std::int64_t offset = k % d.length;
-        const std::int64_t n = std::min(length, d.length - offset);
-        std::memcpy(at(m.to, d.region, op, d.begin + k / d.length * d.stride + offset),
-                    at(m.from, m.source.region, op, first), static_cast<std::size_t>(n * bytes_));
-        first += n;
-        k += n;
-        length -= n;
-      }
+  /// Appends the elements `a` reads, in run order, to `out`.
+  void gather(const Access& a, std::vector<std::byte>& out) {
+    forEachRun(a.segment, [&](std::int64_t first, std::int64_t length) {
+      const std::byte* from = at(a, kNoMove, first);
+      out.insert(out.end(), from, from + length * bytes_);
     });
-    return {};
   }
 
-  void reduceInto(const DataMove& m) {
-    const std::span<const OpId> inputs = plan_.inputsOf(m);
-    forEachRun(m.destination, [&](std::int64_t first, std::int64_t k, std::int64_t length) {
-      const auto n = static_cast<std::size_t>(length);
-      const auto size = n * static_cast<std::size_t>(bytes_);
-      value_.resize(n);
-      operand_.resize(n);
-      std::byte* target = at(m.to, m.destination.region, 0, first);
-      convertToFloat(std::span(target, size), dtype_, value_);
-      for (const OpId staged : inputs) {
-        convertToFloat(std::span(at(m.to, Region::kStaging, staged, k), size), dtype_, operand_);
-        for (std::size_t j = 0; j < n; ++j) {
+  Status execute(OpId op, const DataMove& m) {
+    const std::span<const Access> reads = plan_.readsOf(m);
+    data_.clear();
+    if (m.kind == DataMove::Kind::kCopy) {
+      for (const Access& r : reads) {
+        gather(r, data_);
+      }
+    } else {
+      // Every input in fp32, combined in the order the plan lists them, rounded once.
+      gather(reads.front(), data_);
+      value_.resize(data_.size() / static_cast<std::size_t>(bytes_));
+      operand_.resize(value_.size());
+      convertToFloat(data_, dtype_, value_);
+      for (const Access& r : reads.subspan(1)) {
+        data_.clear();
+        gather(r, data_);
+        convertToFloat(data_, dtype_, operand_);
+        for (std::size_t j = 0; j < value_.size(); ++j) {
           value_[j] = combine(reduce_, value_[j], operand_[j]);
         }
       }
-      convertFromFloat(value_, dtype_, std::span(target, size));
-    });
+      convertFromFloat(value_, dtype_, data_);
+    }
+    for (const Access& w : plan_.writesOf(m)) {
+      if (w.segment.region == Region::kStaging) {
+        const RankMemory& to = *memoryOf_[static_cast<std::size_t>(w.place)];
+        TRN_ASSIGN_OR_RETURN(
+            staging_[op], to.hbm->allocate(extent(w.segment) * bytes_, 0,
+                                           fmt::format("staging of collective operation {}", op)));
+      }
+      std::int64_t k = 0;
+      forEachRun(w.segment, [&](std::int64_t first, std::int64_t length) {
+        std::memcpy(at(w, op, first), data_.data() + k * bytes_,
+                    static_cast<std::size_t>(length * bytes_));
+        k += length;
+      });
+    }
+    return {};
   }
 
   const Plan& plan_;
@@ -178,8 +187,9 @@ class Executor {
   ReduceOp reduce_;
   std::int64_t bytes_;
   std::vector<std::int64_t> staging_;        ///< per operation, the device address it staged at
-  std::vector<const RankMemory*> memoryOf_;  ///< per chip
-  std::vector<float> value_;                 ///< scratch of reduceInto
+  std::vector<const RankMemory*> memoryOf_;  ///< per place
+  std::vector<std::byte> data_;              ///< scratch of execute: what a move writes
+  std::vector<float> value_;
   std::vector<float> operand_;
 };
 

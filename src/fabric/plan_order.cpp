@@ -11,7 +11,7 @@
 namespace trn::fabric {
 namespace {
 
-struct Access {
+struct Touch {
   OpId op = 0;
   std::int64_t chip = 0;
   Region region = Region::kBuffer;
@@ -20,7 +20,7 @@ struct Access {
   bool write = false;
 };
 
-void addRuns(std::vector<Access>& out, OpId op, std::int64_t chip, const Segment& s, bool write) {
+void addRuns(std::vector<Touch>& out, OpId op, std::int64_t chip, const Segment& s, bool write) {
   for (std::int64_t p = 0; p < s.pieces; ++p) {
     if (s.length > 0) {
       const std::int64_t begin = s.begin + p * s.stride;
@@ -31,9 +31,13 @@ void addRuns(std::vector<Access>& out, OpId op, std::int64_t chip, const Segment
 
 std::string describe(const Plan& plan, OpId op) {
   const DataMove& m = plan.moves()[plan.ops()[op].move];
+  std::string to;
+  for (const Access& w : plan.writesOf(m)) {
+    to += fmt::format("{}chip {}", to.empty() ? "" : " and ", w.place);
+  }
   return m.kind == DataMove::Kind::kCopy
-             ? fmt::format("operation {} (a copy from chip {} to chip {})", op, m.from, m.to)
-             : fmt::format("operation {} (a reduction on chip {})", op, m.to);
+             ? fmt::format("operation {} (a copy from chip {} to {})", op, m.issuer, to)
+             : fmt::format("operation {} (a reduction on chip {} into {})", op, m.issuer, to);
 }
 
 }  // namespace
@@ -61,29 +65,31 @@ Status checkPlanOrder(const Plan& plan) {
     return (before[b * words + a / 64] >> (a % 64) & 1) != 0;
   };
   // Staging is private to a copy and the reduction that consumes it, so only the buffers count.
-  std::vector<Access> accesses;
+  std::vector<Touch> accesses;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].move == kNoMove) {
       continue;
     }
     const DataMove& m = plan.moves()[ops[i].move];
     const auto op = static_cast<OpId>(i);
-    if (m.kind == DataMove::Kind::kCopy) {
-      addRuns(accesses, op, m.from, m.source, false);
-      if (m.destination.region != Region::kStaging) {
-        addRuns(accesses, op, m.to, m.destination, true);
+    for (const Access& r : plan.readsOf(m)) {
+      if (r.segment.region != Region::kStaging) {
+        addRuns(accesses, op, r.place, r.segment, false);
       }
-    } else {
-      addRuns(accesses, op, m.to, m.destination, true);
+    }
+    for (const Access& w : plan.writesOf(m)) {
+      if (w.segment.region != Region::kStaging) {
+        addRuns(accesses, op, w.place, w.segment, true);
+      }
     }
   }
-  std::sort(accesses.begin(), accesses.end(), [](const Access& a, const Access& b) {
+  std::sort(accesses.begin(), accesses.end(), [](const Touch& a, const Touch& b) {
     return std::tie(a.chip, a.region, a.begin, a.op) < std::tie(b.chip, b.region, b.begin, b.op);
   });
   for (std::size_t i = 0; i < accesses.size(); ++i) {
-    const Access& a = accesses[i];
+    const Touch& a = accesses[i];
     for (std::size_t j = i + 1; j < accesses.size(); ++j) {
-      const Access& b = accesses[j];
+      const Touch& b = accesses[j];
       if (b.chip != a.chip || b.region != a.region || b.begin >= a.end) {
         break;
       }

@@ -1,6 +1,9 @@
 #include "ring_steps.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <numeric>
 
 namespace trn::fabric::detail {
 
@@ -12,6 +15,38 @@ std::vector<OpId> present(std::initializer_list<OpId> ids) {
     }
   }
   return out;
+}
+
+std::vector<std::int64_t> snakeOrder(const Topology& topology,
+                                     std::span<const std::int64_t> group) {
+  const std::size_t dims = topology.dimensions().size();
+  auto key = [&](std::int64_t chip) {
+    std::vector<std::int64_t> k(dims);
+    std::int64_t outerSum = 0;
+    for (std::size_t d = dims; d-- > 0;) {
+      const std::int64_t x = topology.coordinate(chip, d);
+      const std::int64_t size = topology.dimensions()[d].size;
+      k[dims - 1 - d] = outerSum % 2 == 0 ? x : size - 1 - x;
+      outerSum += k[dims - 1 - d];
+    }
+    return k;
+  };
+  std::vector<std::int64_t> order(group.begin(), group.end());
+  std::vector<std::vector<std::int64_t>> keys;
+  keys.reserve(order.size());
+  for (const std::int64_t c : order) {
+    keys.push_back(key(c));
+  }
+  std::vector<std::size_t> index(order.size());
+  std::iota(index.begin(), index.end(), 0);
+  std::stable_sort(index.begin(), index.end(),
+                   [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  std::vector<std::int64_t> sorted;
+  sorted.reserve(order.size());
+  for (const std::size_t i : index) {
+    sorted.push_back(order[i]);
+  }
+  return sorted;
 }
 
 Segment frontHalf(const Segment& s) {
@@ -87,6 +122,28 @@ void twoChannels(Plan& plan, std::span<const std::int64_t> ring, std::span<const
     const auto i = static_cast<std::size_t>(c);
     ready[i] = plan.join(present({forward[i], ready[i]}));
   }
+}
+
+std::string wholeChipsUnsupported(const Topology& topology, std::span<const std::int64_t> group,
+                                  bool inPairs) {
+  const std::int64_t perChip = topology.ranksPerChip();
+  if (perChip < 2) {
+    return "needs ranks that are logical cores (here a rank is a chip)";
+  }
+  if (inPairs && perChip % 2 != 0) {
+    return fmt::format("needs the logical cores of a chip in pairs, not {}", perChip);
+  }
+  std::vector<std::int64_t> members(static_cast<std::size_t>(topology.chips() / perChip), 0);
+  for (const std::int64_t place : group) {
+    ++members[static_cast<std::size_t>(topology.physicalChipOf(place))];
+  }
+  for (std::size_t chip = 0; chip < members.size(); ++chip) {
+    if (members[chip] != 0 && members[chip] != perChip) {
+      return fmt::format("needs every rank of a chip in the group; chip {} has {} of its {}", chip,
+                         members[chip], perChip);
+    }
+  }
+  return {};
 }
 
 }  // namespace trn::fabric::detail

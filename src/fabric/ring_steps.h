@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "trn/fabric/collective.h"
@@ -21,6 +22,16 @@ using Ready = std::vector<OpId>;
 
 /// The operations of `ids` that are not kNone.
 std::vector<OpId> present(std::initializer_list<OpId> ids);
+
+/// The group's chips in boustrophedon order: the outermost coordinate ascending, each inner one
+/// ascending or descending as the coordinates outside it sum to an even or odd number.
+std::vector<std::int64_t> snakeOrder(const Topology& topology, std::span<const std::int64_t> group);
+
+/// Two edge-disjoint Hamiltonian cycles through `chips` (places, one per chip), each step
+/// between neighbours along a ring or a line, when a bounded search finds them; else the snake
+/// order alone (hamiltonian_cycles.cpp).
+std::vector<std::vector<std::int64_t>> disjointCycles(const Topology& topology,
+                                                      std::span<const std::int64_t> chips);
 
 /// Where a copy of `s` is staged for a reduction: as many elements, in the sender's own staging.
 inline Segment stagingFor(const Segment& s) {
@@ -61,12 +72,20 @@ inline Segment chunkOf(std::int64_t rank, std::int64_t ranks, std::int64_t count
   return bufferRange(rank * (count / ranks), count / ranks);
 }
 
-/// Per-algorithm plan builders (ring.cpp, mesh.cpp, recursive.cpp, torus.cpp); the request has
-/// been checked (runCollective) and the algorithm applies to it.
+/// Per-algorithm plan builders (ring.cpp, mesh.cpp, recursive.cpp, torus.cpp, kangaring.cpp); the
+/// request has been checked (runCollective) and the algorithm applies to it.
 void buildRingPlan(Plan& plan, const CollectiveRequest& request);
 void buildMeshPlan(Plan& plan, const CollectiveRequest& request);
 void buildRecursivePlan(Plan& plan, const CollectiveRequest& request);
 void buildTorusPlan(Plan& plan, const CollectiveRequest& request);
+void buildKangaRingPlan(Plan& plan, const CollectiveRequest& request);
+void buildChipMeshPlan(Plan& plan, const CollectiveRequest& request);
+
+/// Why an algorithm over the logical cores of whole chips (the KangaRing, R2's two-step mesh)
+/// does not apply to `group`: ranks that are chips, logical cores not in pairs (`inPairs`), a
+/// chip not all of whose ranks are in the group; or "".
+std::string wholeChipsUnsupported(const Topology& topology, std::span<const std::int64_t> group,
+                                  bool inPairs);
 
 /// The dimensions the torus algorithm walks for `group`, innermost first, or empty when the group
 /// is not the whole of the first few dimensions in order (rank i is chip i, for i < n, n their

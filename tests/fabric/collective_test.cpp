@@ -14,6 +14,7 @@ namespace {
 using testing::grid;
 using testing::kMicrosecond;
 using testing::ring;
+using testing::timeOf;
 using testing::topologyOf;
 
 CollectiveRequest request(CollectiveOp op, std::int64_t ranks, std::int64_t bytes) {
@@ -24,12 +25,6 @@ CollectiveRequest request(CollectiveOp op, std::int64_t ranks, std::int64_t byte
   r.bytes = bytes;
   r.elementBytes = 2;
   return r;
-}
-
-std::int64_t timeOf(const Topology& t, const CollectiveRequest& r, Algorithm a) {
-  const Result<CollectiveResult> result = runCollective(t, r, a);
-  EXPECT_TRUE(result.ok()) << result.status().toString();
-  return result.ok() ? result->picoseconds : -1;
 }
 
 // A ring of 4 chips, 8 MB: each of the two channels (one per direction, so no link is shared)

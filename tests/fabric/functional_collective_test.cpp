@@ -213,6 +213,9 @@ TEST(FunctionalCollectives, WholeNumberSumsAreIdenticalAcrossAlgorithms) {
   const auto in = inputsFor(16, 16 * 6, DType::kFp32, /*integers=*/true);
   std::vector<std::vector<std::byte>> first;
   for (const Algorithm a : kAllAlgorithms) {
+    if (!unsupportedReason(t, r, a).empty()) {
+      continue;
+    }
     const Result<DataCollectiveResult> result =
         runCollectiveOnData(t, chipWithMemory(), r, DType::kFp32, ReduceOp::kSum, in, a);
     ASSERT_TRUE(result.ok()) << algorithmName(a) << ": " << result.status().toString();

@@ -19,33 +19,11 @@ namespace {
 
 using testing::grid;
 using testing::kMicrosecond;
+using testing::logicalChip;
 using testing::ring;
 
-/// 4 physical cores, configurable as 4 (LNC=1) or 2 (LNC=2) logical cores; 2 DMA engines of
-/// 50 GB/s per core (a logical core at LNC=2 moves 0.2 byte/ps on-chip), a DMA fixed cost of
-/// 1 us; 2 HBM stacks of 5 byte/ps, cores 0-1 on stack 0 and 2-3 on stack 1.
-spec::ChipSpec logicalChip() {
-  spec::ChipSpec chip = testing::chipWithHbm();
-  chip.name = "test";
-  chip.chip.neuronCores = 4;
-  chip.chip.logicalCores.sizes = {1, 2};
-  chip.core.dma.enginesPerCore = 2;
-  chip.core.dma.engineBandwidth = BytesPerSecond(50'000'000'000);
-  chip.core.dma.fixedCost = Picoseconds(kMicrosecond);
-  chip.hbm.stacks = 2;
-  chip.hbm.stackCapacity = Bytes(std::int64_t{1} << 30);
-  chip.hbm.stackOfCore = {0, 0, 1, 1};
-  return chip;
-}
-
-Topology twoChips(std::int64_t ranks) {
-  Result<Topology> t = Topology::forRanks(grid({ring("x", 2)}), logicalChip(), ranks);
-  EXPECT_TRUE(t.ok()) << t.status().toString();
-  return std::move(*t);
-}
-
 TEST(LogicalCores, AreThePlacesOfAChipAlongAnInnermostCoreDimension) {
-  const Topology t = twoChips(4);  // 2 chips x 2 logical cores (LNC=2)
+  const Topology t = testing::twoLogicalChips(4);  // 2 chips x 2 logical cores (LNC=2)
   EXPECT_EQ(t.chips(), 4);
   EXPECT_EQ(t.ranksPerChip(), 2);
   EXPECT_EQ(t.physicalChipOf(3), 1);
@@ -62,14 +40,14 @@ TEST(LogicalCores, AreThePlacesOfAChipAlongAnInnermostCoreDimension) {
   ASSERT_EQ(across.links.size(), 1U);
   EXPECT_EQ(t.resourceName(across.links[0]), "chip 0 x+");
   // At LNC=1 the 4 cores of a chip use the stacks of their physical cores: 0, 0, 1, 1.
-  const Topology lnc1 = twoChips(8);
+  const Topology lnc1 = testing::twoLogicalChips(8);
   EXPECT_EQ(lnc1.hbm(0), lnc1.hbm(1));
   EXPECT_NE(lnc1.hbm(1), lnc1.hbm(2));
   EXPECT_DOUBLE_EQ(lnc1.bandwidth(lnc1.route(0, 1).links[0]), 0.1);  // one core's engines
 }
 
 TEST(LogicalCores, AStepWithinAChipGoesThroughItsDmaAndHbmStacks) {
-  const Topology t = twoChips(4);
+  const Topology t = testing::twoLogicalChips(4);
   Plan plan(t);
   plan.transfer(0, 1, 1e6, {});
   const Result<PlanTiming> timing = simulate(plan);
@@ -79,7 +57,7 @@ TEST(LogicalCores, AStepWithinAChipGoesThroughItsDmaAndHbmStacks) {
 }
 
 TEST(LogicalCores, TheCoresOfAChipShareItsLinks) {
-  const Topology t = twoChips(4);
+  const Topology t = testing::twoLogicalChips(4);
   Plan plan(t);
   plan.transfer(0, 2, 1e6, {});  // chip 0 core 0 -> chip 1 core 0
   plan.transfer(1, 3, 1e6, {});  // chip 0 core 1 -> chip 1 core 1
@@ -105,7 +83,7 @@ TEST(LogicalCores, RanksThatAreNotAWholeNumberOfLogicalCoresPerChipAreRefused) {
 }
 
 TEST(LogicalCores, EveryAlgorithmAllReducesOverThemAsTheFloat64ReferenceDoes) {
-  const Topology t = twoChips(8);  // 2 chips x 4 logical cores
+  const Topology t = testing::twoLogicalChips(8);  // 2 chips x 4 logical cores
   CollectiveRequest r;
   r.op = CollectiveOp::kAllReduce;
   r.group.resize(8);

@@ -48,7 +48,7 @@ void addCollectiveOptions(CLI::App* command, CollectiveOptions& o) {
       ->capture_default_str();
   command
       ->add_option("--algorithm", o.algorithm,
-                   "auto (the fastest the model finds), ring, mesh, rdh or torus")
+                   "auto (the fastest the model finds), ring, mesh, rdh, torus, kangaring or chipmesh")
       ->capture_default_str();
   command->add_option("--report", o.report,
                       "write the offline HTML report of the run (one size): verdict, every "

@@ -27,10 +27,15 @@ enum class Algorithm {
   kRecursive,  ///< recursive halving and doubling (2^k ranks)
   kTorus,      ///< a ring along each dimension in turn: reduce innermost first, gather outermost
                ///< first (hierarchical: within the node, then between nodes)
+  kKangaRing,  ///< logical-core ranks in pairs, the primaries in a ring; one DMA per hop reduces
+               ///< three inputs (or duplicates its write to two places)
+  kChipMesh,   ///< R2's two-step mesh over logical-core ranks x chips: each chip's ranks reduce
+               ///< (or gather) together for every destination, then the ranks of a chip share
 };
 
-inline constexpr Algorithm kAllAlgorithms[] = {Algorithm::kRing, Algorithm::kMesh,
-                                               Algorithm::kRecursive, Algorithm::kTorus};
+inline constexpr Algorithm kAllAlgorithms[] = {Algorithm::kRing,      Algorithm::kMesh,
+                                               Algorithm::kRecursive, Algorithm::kTorus,
+                                               Algorithm::kKangaRing, Algorithm::kChipMesh};
 
 std::string_view opName(CollectiveOp op);     ///< "all_reduce", ...
 std::string_view algorithmName(Algorithm a);  ///< "ring", ...

@@ -2,14 +2,15 @@
 // starts when its predecessors have ended plus its start delay, then moves its bytes through all
 // its resources at once (cut-through: a message occupies every link of its route while it
 // streams); its rate is the smallest over its resources of the resource's bandwidth divided by
-// the operations using it at that moment, recomputed whenever one starts or stops. It ends its
-// end delay (the route's latency) after its last byte. Equal shares are an approximation of
-// max-min fairness that is exact when the flows sharing a link are alike, as a collective's are,
-// and keep the cost of an event to the flows on the resources that changed. Deterministic: ties
-// are broken in the order events were scheduled. An operation issued by a chip's collective
-// cores (PlanOp::issuer) holds one from its start to its last byte; when all of the chip's are
-// held it waits, and the first to wait gets the next one freed. Its rate is also at most its
-// PlanOp::rateLimit (one collective core's DMA engines).
+// the operations using it at that moment and by the bytes it passes there per byte it moves (a
+// reduction reading three inputs from one HBM stack uses it four times over), recomputed whenever
+// one starts or stops. It ends its end delay (the route's latency) after its last byte. Equal
+// shares are an approximation of max-min fairness that is exact when the flows sharing a link are
+// alike, as a collective's are, and keep the cost of an event to the flows on the resources that
+// changed. Deterministic: ties are broken in the order events were scheduled. An operation issued
+// by a chip's collective cores (PlanOp::issuer) holds one from its start to its last byte; when all
+// of the chip's are held it waits, and the first to wait gets the next one freed. Its rate is also
+// at most its PlanOp::rateLimit (one collective core's DMA engines).
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,11 @@
 // A collective's schedule as data: operations that move bytes over fabric resources (a transfer
 // between chips: the sender's HBM, the route's links, the receiver's HBM) or within a chip (a
 // reduction reading and writing HBM), each starting once its predecessors have finished. An
-// operation may also say which elements it moves or reduces (a DataMove), so that the same plan
-// that is timed (flow_simulator.h) can be executed on data (functional_collective.h). The
-// collective algorithms (ring.cpp, mesh.cpp, recursive.cpp, torus.cpp) build plans.
+// operation may also say which elements it moves or reduces (a DataMove: a DMA that reads
+// buffers of ranks on its chip, copies or reduces them, and writes one or, duplicated, two
+// places), so that the same plan that is timed (flow_simulator.h) can be executed on data
+// (functional_collective.h). The collective algorithms (ring.cpp, mesh.cpp, recursive.cpp,
+// torus.cpp, kangaring.cpp) build plans.
 #pragma once
 
 #include <cstdint>
@@ -38,23 +40,33 @@ inline Segment bufferRange(std::int64_t begin, std::int64_t length) {
   return {Region::kBuffer, begin, length, 1, length};
 }
 
-/// What an operation does to the data.
-struct DataMove {
-  enum class Kind : std::uint8_t {
-    kCopy,    ///< `source` on chip `from` to `destination` on chip `to`
-    kReduce,  ///< on chip `to`: destination = destination (+) each staged input, in order
-  };
-  Kind kind = Kind::kCopy;
-  std::int64_t from = 0;
-  std::int64_t to = 0;
-  Segment source;
-  Segment destination;           ///< region kStaging: this operation's own staging
-  std::uint32_t firstInput = 0;  ///< kReduce: into Plan::inputs(), the transfers staged for it
-  std::uint32_t inputCount = 0;
+/// PlanOp::move of an operation that moves no data (a timing-only operation, a join), and
+/// Access::stagedBy of an access outside staging.
+inline constexpr std::uint32_t kNoMove = 0xFFFF'FFFF;
+
+/// Elements one data move reads or writes: `segment` of place `place`'s region; in kStaging, the
+/// staging that operation `stagedBy` wrote there.
+struct Access {
+  std::int64_t place = 0;
+  Segment segment;
+  OpId stagedBy = kNoMove;
 };
 
-/// PlanOp::move of an operation that moves no data (a timing-only operation, a join).
-inline constexpr std::uint32_t kNoMove = 0xFFFF'FFFF;
+/// What an operation does to the data, as one DMA of the collective cores does it: it reads
+/// places of the issuing chip (the issuer's own buffers, or those of another rank on the same
+/// chip), and writes its result to one place or, duplicated (one read, two writes), to two.
+struct DataMove {
+  enum class Kind : std::uint8_t {
+    kCopy,    ///< the reads, one after another, are the written elements (in run order)
+    kReduce,  ///< the reads (each as many elements as a write) combined element-wise, in order
+  };
+  Kind kind = Kind::kCopy;
+  std::int64_t issuer = 0;      ///< the place whose collective cores issue it
+  std::uint32_t firstRead = 0;  ///< into Plan::accesses()
+  std::uint32_t readCount = 0;
+  std::uint32_t firstWrite = 0;  ///< into Plan::accesses(); one or two
+  std::uint32_t writeCount = 0;
+};
 
 /// One operation of a plan.
 struct PlanOp {
@@ -62,7 +74,7 @@ struct PlanOp {
   std::uint32_t resourceCount = 0;
   std::uint32_t firstPredecessor = 0;  ///< into Plan::predecessors()
   std::uint32_t predecessorCount = 0;
-  double bytes = 0;              ///< carried by each of its resources
+  double bytes = 0;  ///< it writes (to each destination); resource k carries bytes x weight k
   std::int64_t startDelay = 0;   ///< ps between its predecessors' end and its first byte
   std::int64_t endDelay = 0;     ///< ps between its last byte leaving and the operation's end
   std::uint32_t move = kNoMove;  ///< into Plan::moves()
@@ -78,6 +90,16 @@ class Plan {
   explicit Plan(const Topology& topology, std::int64_t elementBytes = 1)
       : topology_(&topology), elementBytes_(elementBytes) {}
 
+  /// One DMA of the collective cores of `issuer`: reads `reads` (places on the issuer's chip;
+  /// staged data names the operation that staged it, which becomes a predecessor), copies them
+  /// one after another (kCopy) or combines them element-wise in order (kReduce), and writes the
+  /// result to each of `writes` (one, or two: duplication; at most one of them in kStaging, the
+  /// operation's own staging there), after `after`. Each write is routed from the issuer as
+  /// transfer() routes. Its resources: the HBM of every place read, the links of every route and
+  /// the HBM of every place written, each carrying the bytes that pass it; a copy streams at one
+  /// collective core's DMA rate, a reduction at its DMA-compute rate.
+  OpId dma(DataMove::Kind kind, std::int64_t issuer, std::span<const Access> reads,
+           std::span<const Access> writes, std::span<const OpId> after, int direction = 0);
   /// Copies `source` on chip `from` to `destination` on chip `to` (same count; a destination in
   /// kStaging stages it for a later reduceInto), routed as transfer() routes, after `after`.
   OpId copy(std::int64_t from, std::int64_t to, const Segment& source, const Segment& destination,
@@ -116,12 +138,19 @@ class Plan {
   [[nodiscard]] std::int64_t elementBytes() const { return elementBytes_; }
   [[nodiscard]] const std::vector<PlanOp>& ops() const { return ops_; }
   [[nodiscard]] const std::vector<DataMove>& moves() const { return moves_; }
-  /// The staged transfers a kReduce move adds, in order.
-  [[nodiscard]] std::span<const OpId> inputsOf(const DataMove& move) const {
-    return std::span(inputs_).subspan(move.firstInput, move.inputCount);
+  /// What `move` reads, in order, and where it writes.
+  [[nodiscard]] std::span<const Access> readsOf(const DataMove& move) const {
+    return std::span(accesses_).subspan(move.firstRead, move.readCount);
+  }
+  [[nodiscard]] std::span<const Access> writesOf(const DataMove& move) const {
+    return std::span(accesses_).subspan(move.firstWrite, move.writeCount);
   }
   [[nodiscard]] std::span<const ResourceId> resourcesOf(const PlanOp& op) const {
     return std::span(resources_).subspan(op.firstResource, op.resourceCount);
+  }
+  /// Per resource of `op` (as resourcesOf), the bytes it carries per byte of the operation.
+  [[nodiscard]] std::span<const double> weightsOf(const PlanOp& op) const {
+    return std::span(weights_).subspan(op.firstResource, op.resourceCount);
   }
   [[nodiscard]] std::span<const OpId> predecessorsOf(const PlanOp& op) const {
     return std::span(predecessors_).subspan(op.firstPredecessor, op.predecessorCount);
@@ -130,17 +159,17 @@ class Plan {
   [[nodiscard]] std::uint64_t messages() const { return messages_; }
 
  private:
-  OpId add(std::span<const ResourceId> resources, double bytes, std::int64_t startDelay,
-           std::int64_t endDelay, std::span<const OpId> after);
-
-  OpId withMove(OpId op, const DataMove& move);
+  /// `weights` empty: each resource carries the operation's bytes once.
+  OpId add(std::span<const ResourceId> resources, std::span<const double> weights, double bytes,
+           std::int64_t startDelay, std::int64_t endDelay, std::span<const OpId> after);
 
   const Topology* topology_;
   std::int64_t elementBytes_;
   std::vector<PlanOp> ops_;
   std::vector<DataMove> moves_;
-  std::vector<OpId> inputs_;
+  std::vector<Access> accesses_;
   std::vector<ResourceId> resources_;
+  std::vector<double> weights_;  ///< per entry of resources_
   std::vector<OpId> predecessors_;
   std::uint64_t messages_ = 0;
 };
