@@ -161,6 +161,9 @@ const OpLowerings& opLowerings() {
     addElementwiseLowerings(t);
     addMovementLowerings(t);
     addLibraryLowerings(t);
+    addConvLowerings(t);
+    addPoolLowerings(t);
+    addBatchNormLowerings(t);
     return t;
   }();
   return table;
