@@ -86,8 +86,8 @@ void pool(LoweringContext& ctx) {
   const DeviceValue& x = ctx.input(0);
   const DType dtype = ctx.outputDType(0);
   const DeviceValue out = ctx.declareOutput(0);
-  const std::vector<OutputTile> tiles =
-      outputTiles(ctx, g, kTilePositions, g.kernelH, byteSize(x.flat.dtype()), kBandBytes);
+  const std::vector<OutputTile> tiles = outputTiles(ctx, g, kTilePositions, g.kernelH, g.kernelW,
+                                                    byteSize(x.flat.dtype()), kBandBytes);
   const bool includePad = node.intAttribute("count_include_pad").value_or(0) != 0;
   const CountedArea area =
       includePad ? CountedArea{-g.padTop, g.height + g.padBottom, -g.padLeft, g.width + g.padRight}
@@ -100,10 +100,10 @@ void pool(LoweringContext& ctx) {
   for (std::int64_t p0 = 0; p0 < planes; p0 += kPartitions) {
     const std::int64_t ps = std::min(kPartitions, planes - p0);
     for (const OutputTile& tile : tiles) {
-      const Band b = bandOf(g, tile, g.kernelH);
+      const Band b = bandOf(g, tile, g.kernelH, g.kernelW);
       const Tensor band = k.sbuf({ps, b.rows, b.cols}, x.flat.dtype(), "pool_in");
       if (bandIsClipped(g, b)) {
-        nisa::memset(band, fill);
+        nisa::memset(band, fill, isa::Engine::kPool);
       }
       loadBand(band, x.flat, p0 * inPlane, g, b);
       const Tensor result = k.sbuf({ps, tile.rows, tile.cols}, dtype, "pool_out");

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "trn/kernel/nisa.h"
@@ -98,12 +99,13 @@ WindowGeometry windowGeometry(const LoweringContext& ctx, const Sizes& kernel) {
 
 std::vector<OutputTile> outputTiles(const LoweringContext& ctx, const WindowGeometry& g,
                                     std::int64_t positions, std::int64_t kernelRows,
-                                    std::int64_t elementBytes, std::int64_t bandBytes) {
+                                    std::int64_t kernelCols, std::int64_t elementBytes,
+                                    std::int64_t bandBytes) {
   std::int64_t cols = std::min(g.outW, positions);
   std::int64_t rows = std::max<std::int64_t>(1, std::min(g.outH, positions / cols));
   auto fits = [&] {
     const std::int64_t r = reach(rows, g.strideH, kernelRows, g.dilationH);
-    const std::int64_t c = reach(cols, g.strideW, g.kernelW, g.dilationW);
+    const std::int64_t c = reach(cols, g.strideW, kernelCols, g.dilationW);
     std::int64_t bytes = 0;
     return !__builtin_mul_overflow(r, c, &bytes) &&
            !__builtin_mul_overflow(bytes, elementBytes, &bytes) && bytes <= bandBytes;
@@ -117,7 +119,7 @@ std::vector<OutputTile> outputTiles(const LoweringContext& ctx, const WindowGeom
       ctx.unsupported(fmt::format(
           "one window ({} x {}, dilations {} x {}) needs more than the {} bytes of SBUF per "
           "partition an input band may take",
-          kernelRows, g.kernelW, g.dilationH, g.dilationW, bandBytes));
+          kernelRows, kernelCols, g.dilationH, g.dilationW, bandBytes));
     }
   }
   std::vector<OutputTile> tiles;
@@ -129,10 +131,24 @@ std::vector<OutputTile> outputTiles(const LoweringContext& ctx, const WindowGeom
   return tiles;
 }
 
-Band bandOf(const WindowGeometry& g, const OutputTile& tile, std::int64_t kernelRows) {
+std::vector<OutputTile> splitTile(const OutputTile& tile, std::int64_t positions) {
+  const std::int64_t cols = std::min(tile.cols, positions);
+  const std::int64_t rows = std::max<std::int64_t>(1, positions / cols);
+  std::vector<OutputTile> parts;
+  for (std::int64_t r = 0; r < tile.rows; r += rows) {
+    for (std::int64_t c = 0; c < tile.cols; c += cols) {
+      parts.push_back({tile.row0 + r, std::min(rows, tile.rows - r), tile.col0 + c,
+                       std::min(cols, tile.cols - c)});
+    }
+  }
+  return parts;
+}
+
+Band bandOf(const WindowGeometry& g, const OutputTile& tile, std::int64_t kernelRows,
+            std::int64_t kernelCols) {
   return Band{
       tile.row0 * g.strideH - g.padTop, reach(tile.rows, g.strideH, kernelRows, g.dilationH),
-      tile.col0 * g.strideW - g.padLeft, reach(tile.cols, g.strideW, g.kernelW, g.dilationW)};
+      tile.col0 * g.strideW - g.padLeft, reach(tile.cols, g.strideW, kernelCols, g.dilationW)};
 }
 
 bool bandIsClipped(const WindowGeometry& g, const Band& band) {
@@ -159,15 +175,23 @@ void loadBand(const kernel::Tensor& dst, const kernel::Tensor& flat, std::int64_
 
 kernel::Tensor hbmView(const kernel::Tensor& flat, std::int64_t offset, std::int64_t rowStride,
                        std::int64_t rows, std::vector<isa::Dim> free) {
+  // Rows of `unit` elements (a divisor of the count), every (rowStride / unit)-th of them.
   const std::int64_t n = flat.shape(0);
-  return flat.reshape({n / rowStride, rowStride}).pattern(rows, std::move(free), offset);
+  const std::int64_t unit = std::gcd(n, rowStride);
+  kernel::Tensor base = flat.reshape({n / unit, unit});
+  if (rowStride != unit) {
+    base = base(kernel::Slice{0, std::nullopt, rowStride / unit});
+  }
+  return base.pattern(rows, std::move(free), offset);
 }
 
 kernel::Tensor tapView(const kernel::Tensor& band, const WindowGeometry& g, const Band& b,
                        const OutputTile& tile, std::int64_t tapRow, std::int64_t tapCol) {
+  const std::int64_t row = tile.row0 * g.strideH - g.padTop - b.row0 + tapRow * g.dilationH;
+  const std::int64_t col = tile.col0 * g.strideW - g.padLeft - b.col0 + tapCol * g.dilationW;
   return band.pattern(band.partitions(),
                       {isa::Dim{g.strideH * b.cols, tile.rows}, isa::Dim{g.strideW, tile.cols}},
-                      tapRow * g.dilationH * b.cols + tapCol * g.dilationW);
+                      row * b.cols + col);
 }
 
 }  // namespace trn::graph::detail

@@ -47,21 +47,27 @@ struct OutputTile {
 };
 
 /// Output tiles of at most `positions` positions (whole rows when a row fits) whose input band
-/// (bandOf with `kernelRows`) takes at most `bandBytes` per partition of `elementBytes`-byte
-/// elements. Fails, naming the node, when not even one position fits.
+/// (bandOf with the same kernel reach) takes at most `bandBytes` per partition of
+/// `elementBytes`-byte elements. Fails, naming the node, when not even one position fits.
 std::vector<OutputTile> outputTiles(const LoweringContext& ctx, const WindowGeometry& g,
                                     std::int64_t positions, std::int64_t kernelRows,
-                                    std::int64_t elementBytes, std::int64_t bandBytes);
+                                    std::int64_t kernelCols, std::int64_t elementBytes,
+                                    std::int64_t bandBytes);
+
+/// `tile` cut into tiles of at most `positions` positions (whole rows when a row fits).
+std::vector<OutputTile> splitTile(const OutputTile& tile, std::int64_t positions);
 
 /// The input rows and columns a tile reads, in input coordinates (negative and past the end in
-/// the padding), for a kernel of `kernelRows` rows (1 when the rows are packed on partitions).
+/// the padding), for a kernel of `kernelRows` x `kernelCols` taps (1 x 1 when the taps are
+/// packed on the partitions, each in a band of its own).
 struct Band {
   std::int64_t row0 = 0;
   std::int64_t rows = 0;
   std::int64_t col0 = 0;
   std::int64_t cols = 0;
 };
-Band bandOf(const WindowGeometry& g, const OutputTile& tile, std::int64_t kernelRows);
+Band bandOf(const WindowGeometry& g, const OutputTile& tile, std::int64_t kernelRows,
+            std::int64_t kernelCols);
 
 /// True when part of `band` lies outside the H x W image.
 bool bandIsClipped(const WindowGeometry& g, const Band& band);
@@ -72,13 +78,13 @@ bool bandIsClipped(const WindowGeometry& g, const Band& band);
 void loadBand(const kernel::Tensor& dst, const kernel::Tensor& flat, std::int64_t planeOffset,
               const WindowGeometry& g, const Band& band);
 
-/// A view of `flat` with `rows` rows `rowStride` elements apart (rowStride divides the element
-/// count) and the given free dimensions, starting `offset` elements in.
+/// A view of `flat` with `rows` rows `rowStride` (> 0) elements apart and the given free
+/// dimensions, starting `offset` elements in.
 kernel::Tensor hbmView(const kernel::Tensor& flat, std::int64_t offset, std::int64_t rowStride,
                        std::int64_t rows, std::vector<isa::Dim> free);
 
-/// The window positions of `tile` in `band` (a tile loaded by loadBand with the same kernel
-/// rows): [partitions, tile rows, tile cols] for kernel tap (tapRow, tapCol).
+/// The window positions of `tile` (a part of the tile `b` is the band of) in `band`, the tile
+/// loadBand filled for `b`: [partitions, tile rows, tile cols] for kernel tap (tapRow, tapCol).
 kernel::Tensor tapView(const kernel::Tensor& band, const WindowGeometry& g, const Band& b,
                        const OutputTile& tile, std::int64_t tapRow, std::int64_t tapCol);
 
