@@ -5,7 +5,8 @@
 # with Debian's libstdc++ 12.
 # libonnx-dev and libprotobuf-dev parse ONNX models (src/graph); python3-onnx writes the test
 # models (scripts/make_test_models.py); python3-torch exports PyTorch models for trnsim.trace and
-# its tests (tests/python/test_trace.py) and regenerates tests/graph/models.
+# its tests (tests/python/test_trace.py) and regenerates tests/graph/models; python3-torchvision
+# gives tests/python/test_cnn.py torchvision's ResNet-18 definition.
 # chromium opens the HTML report in the browser test (tests/profile/html_report_browser_test.sh).
 set -euo pipefail
 
@@ -16,7 +17,7 @@ packages=(
   libopenblas-dev nlohmann-json3-dev
   libonnx-dev libprotobuf-dev python3-onnx
   clang-16 libclang-rt-16-dev
-  python3 python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
+  python3 python3-dev pybind11-dev python3-numpy python3-pytest python3-torch python3-torchvision
   chromium
 )
 

@@ -236,6 +236,9 @@ const OpLowerings& opLowerings() {
     addElementwiseLowerings(t);
     addMovementLowerings(t);
     addLibraryLowerings(t);
+    addConvLowerings(t);
+    addPoolLowerings(t);
+    addBatchNormLowerings(t);
     return t;
   }();
   return table;

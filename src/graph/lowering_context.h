@@ -171,5 +171,8 @@ using OpLowerings = std::map<std::string, OpLowering>;
 void addElementwiseLowerings(OpLowerings& table);  // lower_elementwise.cpp
 void addMovementLowerings(OpLowerings& table);     // lower_movement.cpp
 void addLibraryLowerings(OpLowerings& table);      // lower_library.cpp
+void addConvLowerings(OpLowerings& table);         // lower_conv.cpp
+void addPoolLowerings(OpLowerings& table);         // lower_pool.cpp
+void addBatchNormLowerings(OpLowerings& table);    // lower_batchnorm.cpp
 
 }  // namespace trn::graph::detail

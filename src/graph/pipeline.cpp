@@ -4,13 +4,16 @@
 
 #include <algorithm>
 
+#include "trn/graph/conv_layout.h"
 #include "trn/graph/fold.h"
+#include "trn/graph/fold_batchnorm.h"
 #include "trn/graph/layout.h"
 
 namespace trn::graph {
 
 const std::vector<std::string>& passNames() {
-  static const std::vector<std::string> names = {"import", "shapes", "fold", "layout"};
+  static const std::vector<std::string> names = {"import", "shapes", "fold", "fold-batchnorm",
+                                                 "layout"};
   return names;
 }
 
@@ -45,7 +48,12 @@ Result<Graph> runPipeline(const std::string& path, const PipelineOptions& option
   if (after("fold", graph)) {
     return graph;
   }
+  TRN_RETURN_IF_ERROR(foldBatchNorms(graph).status());
+  if (after("fold-batchnorm", graph)) {
+    return graph;
+  }
   TRN_RETURN_IF_ERROR(chooseLayouts(graph));
+  TRN_RETURN_IF_ERROR(layOutConvWeights(graph));
   after("layout", graph);
   return graph;
 }
