@@ -9,7 +9,6 @@
 #include <optional>
 #include <variant>
 
-#include "copy_in_pieces.h"
 #include "trn/base/check.h"
 #include "trn/isa/field.h"
 
@@ -20,12 +19,7 @@ using isa::firstOverlap;
 
 namespace {
 
-/// Accesses between prunes of the histories. Their rings hold what accumulates in between, and
-/// every slot of a ring is touched as it cycles: pruning often keeps them small (a few KiB per
-/// core), which matters when eight cores' detectors share the host's caches.
-constexpr std::uint64_t kPruneInterval = 64;
-/// The smallest history ring, in entries.
-constexpr std::size_t kMinHistory = 16;
+constexpr std::uint64_t kPruneInterval = 256;
 /// Cell geometry: bands of 128 partitions, or of at least 64 HBM rows (at most 16 bands per
 /// tensor); column granules of at least 512 bytes (at most 512 per partition, 64 per HBM row).
 constexpr int kPartitionBandShift = 7;
@@ -48,13 +42,6 @@ constexpr int kMaxHbmGranules = 64;
 TRN_CLOCK_LOOP void joinInto(VectorClock& __restrict into, const VectorClock& __restrict other) {
   for (std::size_t i = 0; i < kMaxAgents; ++i) {
     into[i] = std::max(into[i], other[i]);
-  }
-}
-
-/// into = min(into, other) per agent.
-TRN_CLOCK_LOOP void meetInto(VectorClock& __restrict into, const VectorClock& __restrict other) {
-  for (std::size_t i = 0; i < kMaxAgents; ++i) {
-    into[i] = std::min(into[i], other[i]);
   }
 }
 
@@ -314,21 +301,9 @@ std::uint32_t HazardDetector::filterAndRecord(std::span<const CellRun> runs, int
   Cell* const cells = cells_.data();
   std::uint32_t suspects = 0;
   for (const CellRun& run : runs) {
-    Cell& first = cells[run.first];
-    // The cells of a run mostly hold the same slots (a tile's granules are accessed together),
-    // and the outcome depends only on a cell's contents: a cell equal to the first before it was
-    // updated takes the first's new contents, with the same suspects (already counted).
-    Cell before;
-    copyInPieces(before, first);
-    suspects |= filterAndRecordCell(first, agent, epoch, run.write, now);
-    const bool shareable = before.count != Cell::kDense && first.count != Cell::kDense;
     const std::uint32_t end = run.first + run.count;
-    for (std::uint32_t c = run.first + 1; c < end; ++c) {
-      if (shareable && sameContents(cells[c], before)) {
-        copyInPieces(cells[c], first);
-      } else {
-        suspects |= filterAndRecordCell(cells[c], agent, epoch, run.write, now);
-      }
+    for (std::uint32_t c = run.first; c < end; ++c) {
+      suspects |= filterAndRecordCell(cells[c], agent, epoch, run.write, now);
     }
   }
   return suspects;
@@ -541,7 +516,11 @@ void HazardDetector::prune() {
       continue;
     }
     anyLive = true;
-    meetInto(low, clocks_[static_cast<std::size_t>(e)]);
+    for (int a = 0; a < agents_; ++a) {
+      low[static_cast<std::size_t>(a)] =
+          std::min(low[static_cast<std::size_t>(a)],
+                   clocks_[static_cast<std::size_t>(e)][static_cast<std::size_t>(a)]);
+    }
   }
   dead_ = low;
   for (int a = 0; a < agents_; ++a) {
@@ -555,7 +534,7 @@ void HazardDetector::prune() {
 }
 
 void HazardDetector::History::grow() {
-  std::vector<Entry> grown(std::max(kMinHistory, entries_.size() * 2));
+  std::vector<Entry> grown(std::max<std::size_t>(64, entries_.size() * 2));
   for (std::uint64_t i = start_; i < end_; ++i) {
     grown[i & (grown.size() - 1)] = at(i);
   }

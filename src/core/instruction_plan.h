@@ -7,13 +7,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <type_traits>
 #include <variant>
 #include <vector>
 
-#include "copy_in_pieces.h"
 #include "trn/core/dma_model.h"
 #include "trn/core/hazard_detector.h"
 #include "trn/core/instruction_cost.h"
@@ -22,6 +22,24 @@
 namespace trn::core::plan {
 
 using isa::Engine;
+
+/// `to = from` for a small trivially copyable struct, in 16-byte pieces. GCC copies structs of 64
+/// bytes and more with `rep movs`, whose start-up costs more than the copy; the scheduler copies
+/// completions and clocks of that size for most instructions.
+template <typename T>
+void copyInPieces(T& to, const T& from) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  constexpr std::size_t kPiece = 16;
+  auto* out = reinterpret_cast<std::byte*>(&to);
+  const auto* in = reinterpret_cast<const std::byte*>(&from);
+  std::size_t at = 0;
+  for (; at + kPiece <= sizeof(T); at += kPiece) {
+    std::memcpy(out + at, in + at, kPiece);
+  }
+  if constexpr (sizeof(T) % kPiece != 0) {
+    std::memcpy(out + at, in + at, sizeof(T) % kPiece);
+  }
+}
 
 /// A completion that belongs to no instruction record.
 inline constexpr std::uint32_t kNoRecord = std::numeric_limits<std::uint32_t>::max();

@@ -121,7 +121,7 @@ class Simulation {
     if (slots.size() <= slot) {
       slots.resize(slot + 1);
     }
-    copyInPieces(slots[slot], *value);
+    plan::copyInPieces(slots[slot], *value);
   }
   Status advanceDma(std::int64_t now);
   void scheduleDma();
@@ -500,7 +500,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
       transferCompletions_.resize(id + 1);
     }
     Completion& pending = transferCompletions_[id];
-    copyInPieces(pending, done);
+    plan::copyInPieces(pending, done);
     pending.record = record;
     keepClock(transferClocks_, id, clock);
     scheduleDma();

@@ -21,7 +21,6 @@
 #pragma once
 
 #include <array>
-#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -216,14 +215,6 @@ class HazardDetector {
     std::uint32_t dense = 0;
   };
   static_assert(sizeof(Cell) == 64);
-  /// Whether two cells that are not dense hold the same slots (their fields up to `count` lie
-  /// together, without padding).
-  [[nodiscard]] static bool sameContents(const Cell& a, const Cell& b) {
-    static_assert(offsetof(Cell, lastAccess) == sizeof(Cell::lastWrite) &&
-                  offsetof(Cell, agents) == 2 * sizeof(Cell::lastWrite) &&
-                  offsetof(Cell, count) == offsetof(Cell, agents) + Cell::kSlots);
-    return std::memcmp(&a, &b, offsetof(Cell, count) + 1) == 0;
-  }
   /// The epochs of a cell with more live agents than its slots hold: per agent, of its last write
   /// and of its last access there.
   struct DenseCell {
