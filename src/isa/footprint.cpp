@@ -47,8 +47,15 @@ CanonicalPattern canonical(const AccessPattern& ap) {
   for (int d = 0; d < ap.numDims; ++d) {
     add(ap.dims[static_cast<std::size_t>(d)]);
   }
-  std::stable_sort(c.dims.begin(), c.dims.begin() + c.count,
-                   [](const Dim& x, const Dim& y) { return x.stride > y.stride; });
+  // Insertion sort, stable: at most five dimensions, and no allocation (std::stable_sort's).
+  for (int i = 1; i < c.count; ++i) {
+    const Dim d = c.dims[static_cast<std::size_t>(i)];
+    int j = i;
+    for (; j > 0 && c.dims[static_cast<std::size_t>(j - 1)].stride < d.stride; --j) {
+      c.dims[static_cast<std::size_t>(j)] = c.dims[static_cast<std::size_t>(j - 1)];
+    }
+    c.dims[static_cast<std::size_t>(j)] = d;
+  }
   int merged = 0;
   for (int d = 0; d < c.count; ++d) {
     const Dim dim = c.dims[static_cast<std::size_t>(d)];

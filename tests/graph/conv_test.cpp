@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "graph_builder.h"
+#include "model_check.h"
 #include "trn/graph/fold_batchnorm.h"
 #include "trn/graph/lowering.h"
 #include "trn/graph/model.h"
@@ -414,17 +415,9 @@ TEST(GraphCnn, PyTorchsSmallCnnMatchesPyTorch) {
   ASSERT_TRUE(x.ok() && y.ok());
   Result<runtime::RunResult> ran = runModel(session, *model, {&*x, 1}, {});
   ASSERT_TRUE(ran.ok()) << ran.status().toString();
-  EXPECT_EQ(ran->outputs[0].shape, y->shape);
-  const std::vector<float> got = runtime::floatValues(ran->outputs[0]);
-  const std::vector<float> want = runtime::floatValues(*y);
-  ASSERT_EQ(got.size(), want.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]));
-  }
   // fp32 on both sides over four layers of at most 144-term sums, outputs of order 0.1: PyTorch
   // and the device differ only in summation order.
-  EXPECT_LT(worst, 1e-5);
+  EXPECT_LT(fixtures::worstError(ran->outputs[0], *y), 1e-5);
 }
 
 /// The lowering error for a graph of one node built in memory, from compiling it.

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "graph_builder.h"
+#include "model_check.h"
 #include "trn/graph/fold.h"
 #include "trn/graph/lowering.h"
 #include "trn/graph/node_profile.h"
@@ -53,17 +54,9 @@ TEST(GraphModel, TransformerBlockMatchesPyTorch) {
   Result<runtime::RunResult> run = runModel(session, *model, {&*x, 1}, {});
   ASSERT_TRUE(run.ok()) << run.status().toString();
   ASSERT_EQ(run->outputs.size(), 1u);
-  EXPECT_EQ(run->outputs[0].shape, y->shape);
-  const std::vector<float> got = runtime::floatValues(run->outputs[0]);
-  const std::vector<float> want = runtime::floatValues(*y);
-  ASSERT_EQ(got.size(), want.size());
   // fp32 throughout: a few ulps per operation over about 20 dependent operations (PyTorch and
   // the device differ in summation order and in exp/erf), on outputs of magnitude up to ~3.
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]));
-  }
-  EXPECT_LT(worst, 1e-5);
+  EXPECT_LT(fixtures::worstError(run->outputs[0], *y), 1e-5);
   EXPECT_GT(run->stats.total.count(), 0);
 }
 

@@ -83,7 +83,7 @@ void registerGraphCommands(CLI::App& app, int& exitCode) {
       "show", "Import an ONNX model, infer its shapes and print the graph");
   showCommand->add_option("model", args->model, "the .onnx file")->required();
   showCommand->add_option("--dump-after", args->dumpAfter,
-                          "print the graph after this pass (import, shapes, fold, layout) and stop "
+                          "print the graph after this pass (import, shapes, fold, fold-batchnorm, layout) and stop "
                           "there; "
                           "repeatable");
   showCommand->add_option("--dim", args->dims,

@@ -1,5 +1,5 @@
 // `trnsim graph show MODEL.onnx [--dump-after PASS]... [--dim NAME=N]...`: imports an ONNX
-// model into the graph IR, runs the graph passes (import, shapes, fold, layout) and prints the
+// model into the graph IR, runs the graph passes (import, shapes, fold, fold-batchnorm, layout) and prints the
 // graph: nodes, types, shapes, parameter count and bytes. The group also holds `graph run`
 // (model_commands.h).
 #pragma once

@@ -142,7 +142,7 @@ void addCommonOptions(CLI::App* cmd, ModelArgs& args) {
   cmd->add_option("--dim", args.dims, "the size of a symbolic input dimension, NAME=N; repeatable");
   cmd->add_option("--chip", args.chip, "chip name or YAML path")->capture_default_str();
   cmd->add_option("--dump-after", args.dumpAfter,
-                  "print the graph after this pass (import, shapes, fold, layout); repeatable");
+                  "print the graph after this pass (import, shapes, fold, fold-batchnorm, layout); repeatable");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// The graph compiler's graph-level pass pipeline: import, shape inference, constant folding and
-// layout choice (lowering to the model kernel follows: lowering.h, model.h). Each pass has a name
-// for --dump-after; the pipeline stops after the last pass asked for.
+// The graph compiler's graph-level pass pipeline: import, shape inference, constant folding,
+// batch-norm folding into convolutions and layout choice (lowering to the model kernel follows:
+// lowering.h, model.h). Each pass has a name for --dump-after; the pipeline stops after the last
+// pass asked for.
 #pragma once
 
 #include <functional>

@@ -90,13 +90,24 @@ Block blockOf(const isa::Footprint& f, std::int64_t rowBytes) {
 }
 
 /// The operands that name one HBM tensor: whether one writes it, how many, and the rows and
-/// bytes per row their blocks span in all (the grid of buckets is sized to the mean block).
+/// bytes per row of each one's block (the grid of buckets is sized to the median block, which a
+/// few accesses spanning the whole tensor do not skew).
 struct TensorAccesses {
   bool written = false;
   std::int64_t count = 0;
-  std::int64_t rows = 0;
-  std::int64_t rowBytes = 0;
+  std::vector<std::int64_t> rows;
+  std::vector<std::int64_t> rowBytes;
 };
+
+/// The median of `values` (1 when empty); reorders them.
+std::int64_t median(std::vector<std::int64_t>& values) {
+  if (values.empty()) {
+    return 1;
+  }
+  auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
 
 class Analysis {
  public:
@@ -173,14 +184,21 @@ class Analysis {
     tensors_.assign(ir_.buffers.size(), {});
     for (const Op& op : ir_.ops) {
       forEachOperand(op.instr.body, [&](isa::FieldRole role, const isa::AccessPattern& ap) {
-        if (ap.memory == isa::Memory::kHbm) {
-          const auto t = static_cast<std::size_t>(ap.tensor);
+        if (ap.memory == isa::Memory::kHbm && role == isa::FieldRole::kOutput) {
+          tensors_[static_cast<std::size_t>(ap.tensor)].written = true;
+        }
+      });
+    }
+    // The blocks of the tensors the analysis keeps accesses of (the written ones).
+    for (const Op& op : ir_.ops) {
+      forEachOperand(op.instr.body, [&](isa::FieldRole, const isa::AccessPattern& ap) {
+        const auto t = static_cast<std::size_t>(ap.tensor);
+        if (ap.memory == isa::Memory::kHbm && tensors_[t].written) {
           TensorAccesses& a = tensors_[t];
-          a.written = a.written || role == isa::FieldRole::kOutput;
           const Block b = blockOf(isa::Footprint::of(ap, false), rowBytesOf(t));
           ++a.count;
-          a.rows += b.lastRow - b.firstRow + 1;
-          a.rowBytes += b.end - b.begin;
+          a.rows.push_back(b.lastRow - b.firstRow + 1);
+          a.rowBytes.push_back(b.end - b.begin);
         }
       });
     }
@@ -207,16 +225,16 @@ class Analysis {
       r.granule = sbuf ? 1024 : 2048;
       r.columns = (sbuf ? 256 * 1024 : 16 * 1024) / r.granule + 1;
     } else {
-      // Buckets the size of the mean block (at least 64 bytes of a row), merged in pairs while
+      // Buckets the size of the median block (at least 64 bytes of a row), merged in pairs while
       // there are many more buckets than accesses.
       const auto t = static_cast<std::size_t>(f.tensor);
-      const TensorAccesses& a = tensors_[t];
+      TensorAccesses& a = tensors_[t];
       const std::vector<std::int64_t>& shape = ir_.buffers[t].shape;
       const std::int64_t rows = shape.size() < 2 ? 1 : std::max<std::int64_t>(1, shape[0]);
       const std::int64_t count = std::max<std::int64_t>(1, a.count);
       r.rowBytes = rowBytesOf(t);
-      r.granule = std::max<std::int64_t>(64, a.rowBytes / count);
-      r.rowsPerBand = std::max<std::int64_t>(1, a.rows / count);
+      r.granule = std::max<std::int64_t>(64, median(a.rowBytes));
+      r.rowsPerBand = std::max<std::int64_t>(1, median(a.rows));
       const std::int64_t limit = std::max<std::int64_t>(1024, 4 * count);
       auto columns = [&] { return (r.rowBytes + r.granule - 1) / r.granule; };
       auto bands = [&] { return (rows + r.rowsPerBand - 1) / r.rowsPerBand; };

@@ -1,0 +1,33 @@
+// Test support for compiled models: the largest difference between a run's output and the
+// reference a test reads (PyTorch's output saved beside the model, or a float64 computation).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "trn/runtime/npy.h"
+#include "trn/runtime/session.h"
+
+namespace trn::graph::fixtures {
+
+/// max |got - want| over the elements (+infinity, with a failed expectation, when the shapes
+/// or element counts differ).
+inline double worstError(const runtime::NpyArray& got, const runtime::NpyArray& want) {
+  EXPECT_EQ(got.shape, want.shape);
+  const std::vector<float> a = runtime::floatValues(got);
+  const std::vector<float> b = runtime::floatValues(want);
+  EXPECT_EQ(a.size(), b.size());
+  if (a.size() != b.size() || got.shape != want.shape) {
+    return INFINITY;
+  }
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
+  }
+  return worst;
+}
+
+}  // namespace trn::graph::fixtures
