@@ -4,6 +4,8 @@
 // (the library kernel) and reductions along the last axis.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "lowering_context.h"
 #include "trn/kernel/nl.h"
 #include "trn/kernels/linear.h"
@@ -194,7 +196,13 @@ void softmax(LoweringContext& ctx) {
   bindResult(ctx, callLibrary(ctx, [&] { return kernels::softmax(ctx.kernel(), in); }));
 }
 
-/// log(softmax(x)) along the last axis, row tiles at a time: (x - max) - log(sum(exp(x - max))).
+/// Columns of one LogSoftmax chunk: 8 KiB of fp32 per partition, so rows of any width (a
+/// vocabulary of 50,257) fit SBUF.
+constexpr std::int64_t kLogSoftmaxColumns = 2048;
+
+/// log(softmax(x)) along the last axis, 128 rows at a time: a first sweep over column chunks
+/// keeps the running maximum m and the sum s of exp(x - m), rescaled as m grows (the online
+/// softmax); a second writes x - (m + log s). A row of one chunk is loaded once.
 void logSoftmax(LoweringContext& ctx) {
   const Sizes x = ctx.inputSizes(0);
   const std::int64_t defaultAxis = ctx.graph().opsetVersion >= 13 ? -1 : 1;
@@ -206,10 +214,31 @@ void logSoftmax(LoweringContext& ctx) {
   const DeviceValue out = ctx.declareOutput(0);
   for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
     const std::int64_t p = std::min(kPartitions, rows - r0);
-    const Tensor tile = nl::load(stridedView(in.flat, r0 * h, h, p, 1, h));
-    const Tensor shifted = nl::subtract(tile, nl::max(tile, 1, true));
-    const Tensor logSum = nl::log(nl::sum(nl::exp(shifted), 1, true));
-    nl::store(stridedView(out.flat, r0 * h, h, p, 1, h), nl::subtract(shifted, logSum, dtype));
+    auto chunk = [&](const kernel::Tensor& flat, std::int64_t c0) {
+      return stridedView(flat, r0 * h + c0, h, p, 1, std::min(kLogSoftmaxColumns, h - c0));
+    };
+    std::optional<Tensor> single;
+    Tensor m;
+    Tensor sum;
+    for (std::int64_t c0 = 0; c0 < h; c0 += kLogSoftmaxColumns) {
+      const Tensor tile = nl::load(chunk(in.flat, c0));
+      if (c0 == 0) {
+        m = nl::max(tile, 1, true);
+        sum = nl::sum(nl::exp(nl::subtract(tile, m)), 1, true);
+        single = tile;
+        continue;
+      }
+      single.reset();
+      const Tensor grown = nl::maximum(m, nl::max(tile, 1, true));
+      const Tensor rescaled = nl::multiply(sum, nl::exp(nl::subtract(m, grown)));
+      sum = nl::add(rescaled, nl::sum(nl::exp(nl::subtract(tile, grown)), 1, true));
+      m = grown;
+    }
+    const Tensor logZ = nl::add(m, nl::log(sum));
+    for (std::int64_t c0 = 0; c0 < h; c0 += kLogSoftmaxColumns) {
+      const Tensor tile = single ? *single : nl::load(chunk(in.flat, c0));
+      nl::store(chunk(out.flat, c0), nl::subtract(tile, logZ, dtype));
+    }
   }
 }
 

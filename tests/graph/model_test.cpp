@@ -201,6 +201,55 @@ TEST(GraphModel, DeadScratchIsReusedByLaterValuesOfItsShape) {
   }
 }
 
+// Rows wider than a chunk (a vocabulary) take the online form: a running maximum and a rescaled
+// sum over three column chunks, then x - (m + log s); 130 rows leave a tile of two.
+TEST(GraphModel, LogSoftmaxOverWideRowsMatchesAFloat64Reference) {
+  constexpr std::int64_t kRows = 130;
+  constexpr std::int64_t kColumns = 5000;
+  fixtures::GraphBuilder b;
+  b.input("x", {kRows, kColumns}).node("LogSoftmax", {"x"}, {"y"}).output("y");
+  Graph graph = std::move(b.graph());
+  ASSERT_TRUE(inferShapes(graph, {}).ok());
+  Result<LoweredModel> lowered = lowerGraph(std::move(graph));
+  ASSERT_TRUE(lowered.ok()) << lowered.status().toString();
+  const runtime::Session session = trn2();
+  Result<kernel::CompiledKernel> compiled =
+      kernel::compile(lowered->kernel, {&lowered->inputs[0].spec, 1}, session.coreLimits());
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  CompiledModel model{*lowered, std::make_shared<const kernel::CompiledKernel>(*compiled), {}};
+  std::vector<float> values(kRows * kColumns);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    // Row maxima in different chunks, a spread of 24 so that exp underflows nowhere it matters.
+    values[i] = static_cast<float>((i * 7919) % 4801) / 200.0f;
+  }
+  runtime::NpyArray x;
+  x.type = runtime::NpyType::kFloat32;
+  x.shape = {kRows, kColumns};
+  x.data.resize(values.size() * 4);
+  std::memcpy(x.data.data(), values.data(), x.data.size());
+  runtime::RunOptions options;
+  options.mode = core::RunMode::kFunctionalOnly;
+  Result<runtime::RunResult> run = runModel(session, model, {&x, 1}, options);
+  ASSERT_TRUE(run.ok()) << run.status().toString();
+  const std::vector<float> y = runtime::floatValues(run->outputs.at(0));
+  for (std::int64_t r = 0; r < kRows; r += 43) {
+    const float* row = values.data() + r * kColumns;
+    double m = row[0];
+    for (std::int64_t c = 0; c < kColumns; ++c) {
+      m = std::max(m, static_cast<double>(row[c]));
+    }
+    double sum = 0;
+    for (std::int64_t c = 0; c < kColumns; ++c) {
+      sum += std::exp(row[c] - m);
+    }
+    for (std::int64_t c = 0; c < kColumns; c += 97) {
+      // Outputs down to -33: fp32's exp, log and sums of 5000 terms, a few ulps of 33.
+      EXPECT_NEAR(y[static_cast<std::size_t>(r * kColumns + c)], row[c] - m - std::log(sum), 2e-5)
+          << r << ", " << c;
+    }
+  }
+}
+
 TEST(GraphModel, LayersAreTheIndexedModulesOfNodeNames) {
   EXPECT_EQ(layerOf("/layers.3/mlp/down/MatMul"), "layers.3");
   EXPECT_EQ(layerOf("/model/h.10/attn/Softmax"), "h.10");
