@@ -33,11 +33,16 @@ def main():
     with torch.no_grad():
         want = module(tokens)
     error = torch.max(torch.abs(got - want)).item()
+    scale = torch.max(torch.abs(want)).item()
     print(f"gpt2-small, 128 tokens: export + compile {traced_at - start:.1f} s, "
           f"functional run {ran_at - traced_at:.1f} s, total {ran_at - start:.1f} s host time; "
           f"{traced.instructions} instructions; simulated {traced.last_report.time_us:.1f} us; "
-          f"largest difference from PyTorch {error:.3g} (log-probabilities)")
-    return 0 if error < 1e-3 else 1
+          f"largest difference from PyTorch {error:.3g} on log-probabilities up to {scale:.3g} "
+          f"in magnitude")
+    # fp32 on both sides: the logits are sums of 768 products of order 1 (the tied embedding),
+    # and log-softmax subtracts a log-sum over 50,257 of them, so each side carries a few ulps
+    # of the largest magnitude; 1e-5 of it is about 100 ulps.
+    return 0 if error < 1e-5 * scale else 1
 
 
 if __name__ == "__main__":
