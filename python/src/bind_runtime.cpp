@@ -368,13 +368,20 @@ void bindRuntime(py::module_& m) {
       .def(
           "compile_model",
           [](const Session& s, const std::string& path,
-             const std::map<std::string, std::int64_t>& symbols) {
+             const std::map<std::string, std::int64_t>& symbols, const std::string& autoCast) {
             graph::PipelineOptions pipeline;
             pipeline.shapes.symbols = symbols;
+            if (autoCast != "none" && autoCast != "matmult") {
+              throw py::value_error("auto_cast must be 'none' or 'matmult', not '" + autoCast +
+                                    "'");
+            }
+            kernel::CompileOptions options;
+            options.autoCast =
+                autoCast == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
             return std::make_shared<graph::CompiledModel>(
-                take(graph::compileModel(s, path, pipeline)));
+                take(graph::compileModel(s, path, pipeline, options)));
           },
-          py::arg("path"), py::arg("symbols"),
+          py::arg("path"), py::arg("symbols"), py::arg("auto_cast") = "none",
           "Compiles an ONNX model for one core of the chip (docs/compiler.md).")
       .def(
           "run_model",

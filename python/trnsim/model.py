@@ -68,10 +68,12 @@ def _host_array(x):
 
 
 def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
-          rounding="nearest_even"):
+          rounding="nearest_even", auto_cast="none"):
     """Compiles ``module`` (a torch.nn.Module, put in eval mode) for ``example_inputs`` (a tensor
-    or a tuple of them) onto one core of ``chip``; returns a TracedModel. Operators the graph
-    compiler cannot lower raise trnsim.Error naming the node and its op type."""
+    or a tuple of them) onto one core of ``chip``; returns a TracedModel. ``auto_cast="matmult"``
+    computes the matrix products of fp32 tensors in bf16 with fp32 accumulation, as neuronx-cc
+    does by default (``--auto-cast matmult``). Operators the graph compiler cannot lower raise
+    trnsim.Error naming the node and its op type."""
     import torch
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
@@ -83,6 +85,6 @@ def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
         with torch.no_grad():
             torch.onnx.export(module, tuple(example_inputs), path, opset_version=17,
                               input_names=[f"input{i}" for i in range(len(example_inputs))])
-        model = session.compile_model(path, {})
+        model = session.compile_model(path, {}, auto_cast)
     options = {"mode": mode, "seed": seed, "rounding": rounding, "record": mode != "functional-only"}
     return TracedModel(session, model, name, options)

@@ -50,6 +50,8 @@ void batchedMatmul(LoweringContext& ctx) {
   const Sizes aStrides = broadcastStrides(a.sizes, out.sizes);
   const Sizes bStrides = broadcastStrides(b.sizes, out.sizes);
   const Sizes outStrides = contiguousStrides(out.sizes);
+  // Under auto-cast the DMA rounds the operands to bf16 on the way; PSUM accumulates in fp32.
+  const DType operands = ctx.kernel().matmulDType(a.flat.dtype());
   std::vector<std::int64_t> index(rank - 2, 0);
   while (true) {
     std::int64_t aOffset = 0;
@@ -67,8 +69,10 @@ void batchedMatmul(LoweringContext& ctx) {
         const Tensor acc = ctx.kernel().psum({mt, nt});
         for (std::int64_t k0 = 0; k0 < k; k0 += kPartitions) {
           const std::int64_t kt = std::min(kPartitions, k - k0);
-          const Tensor x = nl::load(stridedView(a.flat, aOffset + m0 * k + k0, k, mt, 1, kt));
-          const Tensor y = nl::load(stridedView(b.flat, bOffset + k0 * n + n0, n, kt, 1, nt));
+          const Tensor x =
+              nl::load(stridedView(a.flat, aOffset + m0 * k + k0, k, mt, 1, kt), operands);
+          const Tensor y =
+              nl::load(stridedView(b.flat, bOffset + k0 * n + n0, n, kt, 1, nt), operands);
           nl::matmulAccumulate(acc, x, y, k0 > 0);
         }
         nl::store(stridedView(out.flat, outOffset + m0 * n + n0, n, mt, 1, nt),

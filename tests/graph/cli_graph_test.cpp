@@ -2,8 +2,13 @@
 // compiled models and the exit statuses of errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "scratch_dir.h"
 #include "trn/runtime/npy.h"
+#include "trn/runtime/session.h"
 #include "trnsim_cli.h"
 
 namespace trn {
@@ -80,6 +85,33 @@ TEST(CliGraph, CompileListsEachNodesLoweringAndSavesTheProgram) {
   EXPECT_NE(run.output.find("line    2: relu (tile loop)"), std::string::npos);
   const testing::CliRun timed = trnsim("run " + dir.file("mlp.tprog") + " --mode timing-only");
   EXPECT_EQ(timed.exitCode, 0) << timed.output;
+}
+
+// --auto-cast matmult: the products in bf16 (fp32 accumulation), the outputs within bf16's
+// rounding of the fp32 run's; a type the option does not know is a usage error.
+TEST(CliGraph, AutoCastRunsTheProductsInBf16) {
+  const std::string models = std::string(TRN_SOURCE_DIR) + "/tests/graph/models/";
+  const std::string input = " --dim batch=2 --input x=" + models + "torch_block.x.npy";
+  std::vector<std::vector<float>> outputs;
+  for (const char* cast : {"none", "matmult"}) {
+    const testing::ScratchDir dir;
+    const testing::CliRun run =
+        trnsim("graph run " + model("torch_block") + input + " --auto-cast " + cast +
+               " --output-dir " + dir.path().string());
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    Result<runtime::NpyArray> y = runtime::readNpy(dir.file("y.npy"));
+    ASSERT_TRUE(y.ok()) << y.status().toString();
+    outputs.push_back(runtime::floatValues(*y));
+  }
+  ASSERT_EQ(outputs[0].size(), outputs[1].size());
+  double worst = 0;
+  for (std::size_t i = 0; i < outputs[0].size(); ++i) {
+    worst = std::max(worst, static_cast<double>(std::abs(outputs[0][i] - outputs[1][i])));
+  }
+  // Outputs of magnitude up to ~3 after products of 16 and 32 terms with 8-bit operands.
+  EXPECT_GT(worst, 1e-4);
+  EXPECT_LT(worst, 0.1);
+  EXPECT_NE(trnsim("graph run " + model("torch_block") + input + " --auto-cast fp8").exitCode, 0);
 }
 
 TEST(CliGraph, RunErrorsNameWhatIsWrong) {

@@ -34,6 +34,7 @@ struct ModelArgs {
   std::string trace;
   std::string report;
   std::uint64_t seed = 1;
+  kernel::AutoCast autoCast = kernel::AutoCast::kNone;
 };
 
 Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Session& session) {
@@ -43,8 +44,10 @@ Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Sessi
   pipeline.dump = [](std::string_view pass, const graph::Graph& g) {
     fmt::print("// after {}\n{}", pass, graph::formatGraph(g));
   };
+  kernel::CompileOptions options;
+  options.autoCast = args.autoCast;
   TRN_ASSIGN_OR_RETURN(graph::CompiledModel model,
-                       graph::compileModel(session, args.model, pipeline));
+                       graph::compileModel(session, args.model, pipeline, options));
   const kernel::CompileSummary& s = model.kernel->summary;
   fmt::print(
       "compiled {} for {}: {} nodes, {} instructions, SBUF {} B and PSUM {} B per "
@@ -142,7 +145,9 @@ void addCommonOptions(CLI::App* cmd, ModelArgs& args) {
   cmd->add_option("--dim", args.dims, "the size of a symbolic input dimension, NAME=N; repeatable");
   cmd->add_option("--chip", args.chip, "chip name or YAML path")->capture_default_str();
   cmd->add_option("--dump-after", args.dumpAfter,
-                  "print the graph after this pass (import, shapes, fold, fold-batchnorm, layout); repeatable");
+                  "print the graph after this pass (import, shapes, fold, fold-batchnorm, layout); "
+                  "repeatable");
+  addAutoCastOption(cmd, args.autoCast);
 }
 
 }  // namespace
