@@ -5,6 +5,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <vector>
+
+#include "trn/numerics/convert.h"
 
 namespace trn::graph {
 namespace {
@@ -40,9 +43,37 @@ Tensor transposed(const Tensor& t) {
   return out;
 }
 
+/// `t` (fp32) rounded to bf16, nearest even.
+Tensor toBf16(const Tensor& t) {
+  std::vector<float> values(t.data().size() / sizeof(float));
+  std::memcpy(values.data(), t.data().data(), values.size() * sizeof(float));
+  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * 2);
+  convertFromFloat(values, DType::kBf16, *bytes);
+  Tensor out = t;
+  out.type = ElementType::kBf16;
+  out.bytes = std::move(bytes);
+  return out;
+}
+
+/// Stores in bf16 the fp32 weights only a MatMul or Gemm reads, as their B operand.
+void castProductWeights(Graph& graph, const std::map<std::string, int>& reads) {
+  for (const Node& node : graph.nodes) {
+    if ((node.opType != "MatMul" && node.opType != "Gemm") || !node.hasInput(1)) {
+      continue;
+    }
+    const std::string& b = node.inputs[1];
+    const Tensor* weight = graph.initializer(b);
+    if (weight == nullptr || weight->type != ElementType::kFp32 || reads.at(b) != 1) {
+      continue;
+    }
+    graph.initializers[b] = toBf16(*weight);
+    graph.values[b].type = ElementType::kBf16;
+  }
+}
+
 }  // namespace
 
-Status chooseLayouts(Graph& graph) {
+Status chooseLayouts(Graph& graph, const LayoutOptions& options) {
   const std::map<std::string, int> reads = readers(graph);
   for (Node& node : graph.nodes) {
     if (node.opType != "Gemm" || node.intAttribute("transB").value_or(0) == 0 ||
@@ -62,6 +93,9 @@ Status chooseLayouts(Graph& graph) {
         a.value = std::int64_t{0};
       }
     }
+  }
+  if (options.bf16Weights) {
+    castProductWeights(graph, reads);
   }
   return Status();
 }

@@ -98,7 +98,10 @@ Result<CompiledModel> compileModel(const runtime::Session& session, const std::s
   if (!pipeline.stopAfter.empty()) {
     return invalidArgument("compileModel runs every pass; stopAfter must be empty");
   }
-  TRN_ASSIGN_OR_RETURN(Graph graph, runPipeline(path, pipeline));
+  // Under auto-cast the products read their weights in bf16: store them so (layout.h).
+  PipelineOptions passes = pipeline;
+  passes.layout.bf16Weights = compile.autoCast == kernel::AutoCast::kMatmult;
+  TRN_ASSIGN_OR_RETURN(Graph graph, runPipeline(path, passes));
   CompiledModel model;
   TRN_ASSIGN_OR_RETURN(model.lowered, lowerGraph(std::move(graph)));
   std::vector<kernel::TensorSpec> specs;

@@ -52,7 +52,7 @@ Result<Graph> runPipeline(const std::string& path, const PipelineOptions& option
   if (after("fold-batchnorm", graph)) {
     return graph;
   }
-  TRN_RETURN_IF_ERROR(chooseLayouts(graph));
+  TRN_RETURN_IF_ERROR(chooseLayouts(graph, options.layout));
   TRN_RETURN_IF_ERROR(layOutConvWeights(graph));
   after("layout", graph);
   return graph;

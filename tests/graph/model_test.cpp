@@ -250,6 +250,40 @@ TEST(GraphModel, LogSoftmaxOverWideRowsMatchesAFloat64Reference) {
   }
 }
 
+// Under auto-cast the weights only products read are stored in bf16 (half the bytes to load);
+// biases, norms' parameters and everything else stay fp32, and the output stays close to PyTorch's.
+TEST(GraphModel, AutoCastStoresProductWeightsInBf16) {
+  const runtime::Session session = trn2();
+  kernel::CompileOptions options;
+  options.autoCast = kernel::AutoCast::kMatmult;
+  Result<CompiledModel> model =
+      compileModel(session, modelPath("torch_block.onnx"), atBatch(2), options);
+  ASSERT_TRUE(model.ok()) << model.status().toString();
+  int bf16 = 0;
+  for (const ModelTensor& t : model->lowered.inputs) {
+    const Value* v = model->lowered.graph->value(t.value);
+    ASSERT_NE(v, nullptr);
+    bool product = false;
+    for (const Node& n : model->lowered.graph->nodes) {
+      product = product || ((n.opType == "Gemm" || n.opType == "MatMul") && n.inputs.size() > 1 &&
+                            n.inputs[1] == t.value);
+    }
+    const bool weight = model->lowered.graph->initializer(t.value) != nullptr;
+    EXPECT_EQ(t.spec.dtype, weight && product ? DType::kBf16 : DType::kFp32) << t.value;
+    bf16 += t.spec.dtype == DType::kBf16 ? 1 : 0;
+  }
+  EXPECT_EQ(bf16, 4);  // qkv, proj, up, down
+  Result<runtime::NpyArray> x = runtime::readNpy(modelPath("torch_block.x.npy"));
+  Result<runtime::NpyArray> y = runtime::readNpy(modelPath("torch_block.y.npy"));
+  ASSERT_TRUE(x.ok() && y.ok());
+  Result<runtime::RunResult> run = runModel(session, *model, {&*x, 1}, {});
+  ASSERT_TRUE(run.ok()) << run.status().toString();
+  // 8-bit operands in products of 16 and 32 terms, outputs up to ~3: within a few hundredths.
+  const double error = fixtures::worstError(run->outputs[0], *y);
+  EXPECT_GT(error, 1e-4);
+  EXPECT_LT(error, 0.1);
+}
+
 TEST(GraphModel, LayersAreTheIndexedModulesOfNodeNames) {
   EXPECT_EQ(layerOf("/layers.3/mlp/down/MatMul"), "layers.3");
   EXPECT_EQ(layerOf("/model/h.10/attn/Softmax"), "h.10");

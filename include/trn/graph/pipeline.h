@@ -11,6 +11,7 @@
 
 #include "trn/base/status.h"
 #include "trn/graph/graph.h"
+#include "trn/graph/layout.h"
 #include "trn/graph/onnx_import.h"
 #include "trn/graph/shape_inference.h"
 
@@ -19,6 +20,7 @@ namespace trn::graph {
 struct PipelineOptions {
   ImportOptions import;
   ShapeOptions shapes;
+  LayoutOptions layout;
   /// Pass names after which the graph is handed to `dump`, in pipeline order.
   std::vector<std::string> dumpAfter;
   /// Receives the pass name and the graph after each pass in dumpAfter.
