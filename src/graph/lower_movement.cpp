@@ -133,10 +133,50 @@ void slice(LoweringContext& ctx) {
 
 /// Rows of a 2-D table picked by integer indices (an embedding lookup): a tile of indices at a time
 /// are loaded to SBUF and the DMA gathers their rows (an index outside the table stops the run).
+/// Indices known at compile time up to this many are copied slice by slice; more take the
+/// device's row lookup.
+constexpr std::size_t kMaxKnownGatherIndices = 64;
+
+/// Gather with indices known at compile time (x[:, -1] for the last token): along any axis, each
+/// index one strided copy of data's slice into its place in the output.
+void gatherKnown(LoweringContext& ctx, const std::vector<std::int64_t>& indices,
+                 std::int64_t axis) {
+  const DeviceValue& data = ctx.input(0);
+  const auto ax = static_cast<std::size_t>(axis);
+  const std::int64_t size = data.sizes[ax];
+  const std::int64_t pre = elementCount(data.sizes, 0, ax);
+  const std::int64_t post = elementCount(data.sizes, ax + 1, data.sizes.size());
+  const auto count = static_cast<std::int64_t>(indices.size());
+  const DeviceValue out = ctx.declareOutput(0);
+  for (std::int64_t j = 0; j < count; ++j) {
+    std::int64_t index = indices[static_cast<std::size_t>(j)];
+    if (index < -size || index >= size) {
+      ctx.fail(fmt::format("index {} is outside the {} elements of axis {}", index, size, axis));
+    }
+    index = index < 0 ? index + size : index;
+    emitTileLoop(ctx, StridedOperand{out.flat, j * post, {count * post, 1}},
+                 {StridedOperand{data.flat, index * post, {size * post, 1}}}, {pre, post},
+                 passTile);
+  }
+}
+
+const char* describeGather(const Graph& graph, const Node& node) {
+  auto known = graph.knownIntegers.find(node.inputs.at(1));
+  return known != graph.knownIntegers.end() && known->second.size() <= kMaxKnownGatherIndices
+             ? "tile loop (known indices)"
+             : "DMA gather of rows";
+}
+
 void gather(LoweringContext& ctx) {
   const DeviceValue& data = ctx.input(0);
+  std::int64_t axis = ctx.node().intAttribute("axis").value_or(0);
+  axis = axis < 0 ? axis + static_cast<std::int64_t>(data.sizes.size()) : axis;
+  auto known = ctx.graph().knownIntegers.find(ctx.node().inputs.at(1));
+  if (known != ctx.graph().knownIntegers.end() && known->second.size() <= kMaxKnownGatherIndices) {
+    gatherKnown(ctx, known->second, axis);
+    return;
+  }
   const DeviceValue& indices = ctx.input(1);
-  const std::int64_t axis = ctx.node().intAttribute("axis").value_or(0);
   if (data.sizes.size() != 2 || axis != 0) {
     ctx.unsupported("only row lookups (axis 0 of a 2-D table, as embeddings) are lowered");
   }
@@ -175,7 +215,7 @@ void addMovementLowerings(OpLowerings& table) {
   table["Split"] = {split, "tile loop (strided DMA)"};
   table["Expand"] = {expand, "tile loop (broadcast DMA)"};
   table["Slice"] = {slice, "tile loop (strided DMA)"};
-  table["Gather"] = {gather, "DMA gather of rows"};
+  table["Gather"] = {gather, "", describeGather};
 }
 
 }  // namespace trn::graph::detail

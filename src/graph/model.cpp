@@ -66,6 +66,14 @@ Result<runtime::NpyArray> weightArray(const Tensor& weight) {
     case ElementType::kUint32:
       copy(runtime::NpyType::kUInt32);
       break;
+    case ElementType::kInt64: {
+      // Indices (positions, known token ids) reach the device as int32 (lowering.h).
+      array.type = runtime::NpyType::kInt32;
+      TRN_ASSIGN_OR_RETURN(array.data,
+                           narrowToInt32(data.data(), data.size() / sizeof(std::int64_t),
+                                         fmt::format("weight '{}'", weight.name)));
+      break;
+    }
     case ElementType::kBf16: {
       array.type = runtime::NpyType::kFloat32;
       array.data.resize(data.size() * 2);

@@ -284,6 +284,59 @@ TEST(GraphModel, AutoCastStoresProductWeightsInBf16) {
   EXPECT_LT(error, 0.1);
 }
 
+// Gather with indices known at compile time, along a middle axis, with a negative index: each
+// index copies its slice (the int64 index weight reaches the device narrowed, unused).
+TEST(GraphModel, GatherOfKnownIndicesCopiesTheirSlices) {
+  fixtures::GraphBuilder b;
+  b.input("x", {2, 5, 3}).ints("idx", {4, -5, 2});
+  b.node("Gather", {"x", "idx"}, {"y"}, {fixtures::attr("axis", 1)}).output("y");
+  Graph graph = std::move(b.graph());
+  ASSERT_TRUE(inferShapes(graph, {}).ok());
+  Result<LoweredModel> lowered = lowerGraph(std::move(graph));
+  ASSERT_TRUE(lowered.ok()) << lowered.status().toString();
+  EXPECT_EQ(lowered->nodeLowerings.at(0), "tile loop (known indices)");
+  const runtime::Session session = trn2();
+  std::vector<kernel::TensorSpec> specs;
+  for (const ModelTensor& t : lowered->inputs) {
+    specs.push_back(t.spec);
+  }
+  Result<kernel::CompiledKernel> compiled =
+      kernel::compile(lowered->kernel, specs, session.coreLimits());
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  CompiledModel model{*lowered, std::make_shared<const kernel::CompiledKernel>(*compiled), {}};
+  runtime::NpyArray idx;
+  idx.type = runtime::NpyType::kInt32;
+  idx.shape = {3};
+  const std::int32_t indices[] = {4, -5, 2};
+  idx.data.resize(sizeof(indices));
+  std::memcpy(idx.data.data(), indices, sizeof(indices));
+  model.weights.push_back(idx);
+  runtime::NpyArray x;
+  x.type = runtime::NpyType::kFloat32;
+  x.shape = {2, 5, 3};
+  std::vector<float> values(30);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<float>(i);
+  }
+  x.data.resize(values.size() * 4);
+  std::memcpy(x.data.data(), values.data(), x.data.size());
+  runtime::RunOptions options;
+  options.mode = core::RunMode::kFunctionalOnly;
+  Result<runtime::RunResult> run = runModel(session, model, {&x, 1}, options);
+  ASSERT_TRUE(run.ok()) << run.status().toString();
+  const std::vector<float> y = runtime::floatValues(run->outputs.at(0));
+  ASSERT_EQ(y.size(), 18u);
+  const int picked[] = {4, 0, 2};
+  for (int a = 0; a < 2; ++a) {
+    for (int j = 0; j < 3; ++j) {
+      for (int c = 0; c < 3; ++c) {
+        EXPECT_EQ(y[static_cast<std::size_t>((a * 3 + j) * 3 + c)],
+                  static_cast<float>((a * 5 + picked[j]) * 3 + c));
+      }
+    }
+  }
+}
+
 TEST(GraphModel, LayersAreTheIndexedModulesOfNodeNames) {
   EXPECT_EQ(layerOf("/layers.3/mlp/down/MatMul"), "layers.3");
   EXPECT_EQ(layerOf("/model/h.10/attn/Softmax"), "h.10");

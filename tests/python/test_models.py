@@ -112,3 +112,28 @@ def test_auto_cast_speeds_up_a_compute_heavy_layer():
         traced(*inputs)
         times[cast] = traced.last_report.time_us
     assert times["matmult"] < 0.95 * times["none"], times
+
+
+class LastToken(torch.nn.Module):
+    """The next-token log-probabilities only, as generation reads them: x[:, -1] exports as a
+    Gather with a known index along the sequence axis."""
+
+    def __init__(self):
+        super().__init__()
+        self.model = models.Gpt2(vocab=64, context=16, d=32, heads=4, layers=1)
+
+    def forward(self, tokens):
+        return self.model(tokens)[:, -1]
+
+
+def test_a_gather_of_known_indices_along_any_axis_matches_pytorch():
+    torch.manual_seed(17)
+    module = LastToken()
+    tokens = torch.randint(0, 64, (3, 16))
+    traced = trnsim.trace(module, tokens)
+    assert "tile loop (known indices)" in [how for _, how in traced.nodes]
+    got = traced(tokens)
+    with torch.no_grad():
+        want = module(tokens)
+    assert got.shape == (3, 64)
+    assert _max_error(got, want) < TOLERANCE
