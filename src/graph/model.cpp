@@ -110,6 +110,11 @@ Result<CompiledModel> compileModel(const runtime::Session& session, const std::s
   PipelineOptions passes = pipeline;
   passes.layout.bf16Weights = compile.autoCast == kernel::AutoCast::kMatmult;
   TRN_ASSIGN_OR_RETURN(Graph graph, runPipeline(path, passes));
+  return compileGraph(session, std::move(graph), compile);
+}
+
+Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
+                                   const kernel::CompileOptions& compile) {
   CompiledModel model;
   TRN_ASSIGN_OR_RETURN(model.lowered, lowerGraph(std::move(graph)));
   std::vector<kernel::TensorSpec> specs;

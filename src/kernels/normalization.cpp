@@ -5,6 +5,7 @@
 #include <source_location>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "tile_util.h"
 #include "trn/kernel/nisa.h"
@@ -176,15 +177,26 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   return out;
 }
 
+namespace {
+
+/// The tutorials' gamma and beta: both loaded as [1, d] rows, then broadcast to all partitions
+/// (in the tutorials' order).
+std::pair<Tensor, Tensor> broadcastScaleAndShift(const Tensor& gamma, const Tensor& beta,
+                                                 std::int64_t d) {
+  const Tensor gammaSb = nl::load(gamma.reshape({1, d}));
+  const Tensor betaSb = nl::load(beta.reshape({1, d}));
+  const Tensor gammaBcast = nl::broadcastPartitions(gammaSb, kPartitions);
+  return {gammaBcast, nl::broadcastPartitions(betaSb, kPartitions)};
+}
+
+}  // namespace
+
 Tensor layerNormTutorialV1(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   checkRowsAndParams(k, x, {&gamma, &beta}, "layernorm_tutorial_v1");
   const std::int64_t n = x.shape(0);
   const std::int64_t d = x.shape(1);
   Tensor out = k.output("out", {n, d}, x.dtype());
-  const Tensor gammaSb = nl::load(gamma.reshape({1, d}));
-  const Tensor betaSb = nl::load(beta.reshape({1, d}));
-  const Tensor gammaBcast = nl::broadcastPartitions(gammaSb, kPartitions);
-  const Tensor betaBcast = nl::broadcastPartitions(betaSb, kPartitions);
+  const auto [gammaBcast, betaBcast] = broadcastScaleAndShift(gamma, beta, d);
   for (std::int64_t r = 0; r < n; r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);
     const Tensor inputSb = nl::load(x(ds(r, rows)));
@@ -207,10 +219,7 @@ Tensor layerNormTutorialV2(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   const std::int64_t n = x.shape(0);
   const std::int64_t d = x.shape(1);
   Tensor out = k.output("out", {n, d}, x.dtype());
-  const Tensor gammaSb = nl::load(gamma.reshape({1, d}));
-  const Tensor betaSb = nl::load(beta.reshape({1, d}));
-  const Tensor gammaBcast = nl::broadcastPartitions(gammaSb, kPartitions);
-  const Tensor betaBcast = nl::broadcastPartitions(betaSb, kPartitions);
+  const auto [gammaBcast, betaBcast] = broadcastScaleAndShift(gamma, beta, d);
   const std::int64_t numBnStats = (d + kBnStatsFmax - 1) / kBnStatsFmax;
   for (std::int64_t r = 0; r < n; r += kPartitions) {
     const std::int64_t rows = clip(kPartitions, r, n);

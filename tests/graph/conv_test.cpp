@@ -423,16 +423,7 @@ TEST(GraphCnn, PyTorchsSmallCnnMatchesPyTorch) {
 /// The lowering error for a graph of one node built in memory, from compiling it.
 std::string loweringError(Graph& g) {
   EXPECT_TRUE(inferShapes(g, {}).ok());
-  Result<LoweredModel> lowered = lowerGraph(g);
-  if (!lowered.ok()) {
-    return lowered.status().message();
-  }
-  std::vector<kernel::TensorSpec> specs;
-  for (const ModelTensor& t : lowered->inputs) {
-    specs.push_back(t.spec);
-  }
-  const runtime::Session session = trn2();
-  auto compiled = session.compile(lowered->kernel, specs, {});
+  const Result<CompiledModel> compiled = compileGraph(trn2(), g);
   EXPECT_FALSE(compiled.ok());
   return compiled.ok() ? std::string() : compiled.status().message();
 }

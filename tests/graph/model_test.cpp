@@ -42,6 +42,23 @@ std::vector<float> floats(const Tensor& t) {
   return out;
 }
 
+/// The graph `b` built, its shapes inferred, compiled for the session's core with its weights.
+Result<CompiledModel> compileBuilt(fixtures::GraphBuilder& b, const runtime::Session& session) {
+  Graph graph = std::move(b.graph());
+  TRN_RETURN_IF_ERROR(inferShapes(graph, {}));
+  return compileGraph(session, std::move(graph));
+}
+
+/// The first output of a functional run of `model` on `x`, as float32 (empty on failure).
+std::vector<float> runFunctional(const runtime::Session& session, const CompiledModel& model,
+                                 const runtime::NpyArray& x) {
+  runtime::RunOptions options;
+  options.mode = core::RunMode::kFunctionalOnly;
+  Result<runtime::RunResult> run = runModel(session, model, {&x, 1}, options);
+  EXPECT_TRUE(run.ok()) << run.status().toString();
+  return run.ok() ? runtime::floatValues(run->outputs.at(0)) : std::vector<float>();
+}
+
 TEST(GraphModel, TransformerBlockMatchesPyTorch) {
   const runtime::Session session = trn2();
   Result<CompiledModel> model = compileModel(session, modelPath("torch_block.onnx"), atBatch(2));
@@ -160,40 +177,22 @@ TEST(GraphModel, DeadScratchIsReusedByLaterValuesOfItsShape) {
     previous = out;
   }
   b.output("y");
-  Graph graph = std::move(b.graph());
-  ASSERT_TRUE(inferShapes(graph, {}).ok());
-  Result<LoweredModel> lowered = lowerGraph(std::move(graph));
-  ASSERT_TRUE(lowered.ok()) << lowered.status().toString();
   const runtime::Session session = trn2();
-  std::vector<kernel::TensorSpec> specs;
-  for (const ModelTensor& t : lowered->inputs) {
-    specs.push_back(t.spec);
-  }
-  Result<kernel::CompiledKernel> compiled =
-      kernel::compile(lowered->kernel, specs, session.coreLimits());
-  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  Result<CompiledModel> model = compileBuilt(b, session);
+  ASSERT_TRUE(model.ok()) << model.status().toString();
   int scratch = 0;
-  for (const auto& t : compiled->program.tensors) {
+  for (const auto& t : model->kernel->program.tensors) {
     scratch += t.kind == isa::TensorKind::kScratch ? 1 : 0;
   }
   EXPECT_EQ(scratch, 2);  // seven intermediates, two buffers
 
-  CompiledModel model{*lowered, std::make_shared<const kernel::CompiledKernel>(*compiled), {}};
-  runtime::NpyArray x;
-  x.type = runtime::NpyType::kFloat32;
-  x.shape = {256, 512};
-  x.data.resize(256 * 512 * 4);
   std::vector<float> values(256 * 512);
   for (std::size_t i = 0; i < values.size(); ++i) {
     values[i] = static_cast<float>(static_cast<int>(i % 97) - 48) / 16.0f;
   }
-  std::memcpy(x.data.data(), values.data(), x.data.size());
-  runtime::RunOptions options;
-  options.mode = core::RunMode::kFunctionalOnly;
-  Result<runtime::RunResult> run = runModel(session, model, {&x, 1}, options);
-  ASSERT_TRUE(run.ok()) << run.status().toString();
-  std::vector<float> y(values.size());
-  std::memcpy(y.data(), run->outputs.at(0).data.data(), y.size() * 4);
+  const std::vector<float> y =
+      runFunctional(session, *model, runtime::floatArray({256, 512}, values));
+  ASSERT_EQ(y.size(), values.size());
   for (std::size_t i = 0; i < values.size(); i += 61) {
     // abs, sqrt, neg, exp, relu, sqrt, neg, abs in float64.
     const double want = std::sqrt(std::exp(-std::sqrt(std::fabs(static_cast<double>(values[i])))));
@@ -208,30 +207,17 @@ TEST(GraphModel, LogSoftmaxOverWideRowsMatchesAFloat64Reference) {
   constexpr std::int64_t kColumns = 5000;
   fixtures::GraphBuilder b;
   b.input("x", {kRows, kColumns}).node("LogSoftmax", {"x"}, {"y"}).output("y");
-  Graph graph = std::move(b.graph());
-  ASSERT_TRUE(inferShapes(graph, {}).ok());
-  Result<LoweredModel> lowered = lowerGraph(std::move(graph));
-  ASSERT_TRUE(lowered.ok()) << lowered.status().toString();
   const runtime::Session session = trn2();
-  Result<kernel::CompiledKernel> compiled =
-      kernel::compile(lowered->kernel, {&lowered->inputs[0].spec, 1}, session.coreLimits());
-  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
-  CompiledModel model{*lowered, std::make_shared<const kernel::CompiledKernel>(*compiled), {}};
+  Result<CompiledModel> model = compileBuilt(b, session);
+  ASSERT_TRUE(model.ok()) << model.status().toString();
   std::vector<float> values(kRows * kColumns);
   for (std::size_t i = 0; i < values.size(); ++i) {
     // Row maxima in different chunks, a spread of 24 so that exp underflows nowhere it matters.
     values[i] = static_cast<float>((i * 7919) % 4801) / 200.0f;
   }
-  runtime::NpyArray x;
-  x.type = runtime::NpyType::kFloat32;
-  x.shape = {kRows, kColumns};
-  x.data.resize(values.size() * 4);
-  std::memcpy(x.data.data(), values.data(), x.data.size());
-  runtime::RunOptions options;
-  options.mode = core::RunMode::kFunctionalOnly;
-  Result<runtime::RunResult> run = runModel(session, model, {&x, 1}, options);
-  ASSERT_TRUE(run.ok()) << run.status().toString();
-  const std::vector<float> y = runtime::floatValues(run->outputs.at(0));
+  const std::vector<float> y =
+      runFunctional(session, *model, runtime::floatArray({kRows, kColumns}, values));
+  ASSERT_EQ(y.size(), values.size());
   for (std::int64_t r = 0; r < kRows; r += 43) {
     const float* row = values.data() + r * kColumns;
     double m = row[0];
@@ -290,41 +276,16 @@ TEST(GraphModel, GatherOfKnownIndicesCopiesTheirSlices) {
   fixtures::GraphBuilder b;
   b.input("x", {2, 5, 3}).ints("idx", {4, -5, 2});
   b.node("Gather", {"x", "idx"}, {"y"}, {fixtures::attr("axis", 1)}).output("y");
-  Graph graph = std::move(b.graph());
-  ASSERT_TRUE(inferShapes(graph, {}).ok());
-  Result<LoweredModel> lowered = lowerGraph(std::move(graph));
-  ASSERT_TRUE(lowered.ok()) << lowered.status().toString();
-  EXPECT_EQ(lowered->nodeLowerings.at(0), "tile loop (known indices)");
   const runtime::Session session = trn2();
-  std::vector<kernel::TensorSpec> specs;
-  for (const ModelTensor& t : lowered->inputs) {
-    specs.push_back(t.spec);
-  }
-  Result<kernel::CompiledKernel> compiled =
-      kernel::compile(lowered->kernel, specs, session.coreLimits());
-  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
-  CompiledModel model{*lowered, std::make_shared<const kernel::CompiledKernel>(*compiled), {}};
-  runtime::NpyArray idx;
-  idx.type = runtime::NpyType::kInt32;
-  idx.shape = {3};
-  const std::int32_t indices[] = {4, -5, 2};
-  idx.data.resize(sizeof(indices));
-  std::memcpy(idx.data.data(), indices, sizeof(indices));
-  model.weights.push_back(idx);
-  runtime::NpyArray x;
-  x.type = runtime::NpyType::kFloat32;
-  x.shape = {2, 5, 3};
+  Result<CompiledModel> model = compileBuilt(b, session);
+  ASSERT_TRUE(model.ok()) << model.status().toString();
+  EXPECT_EQ(model->lowered.nodeLowerings.at(0), "tile loop (known indices)");
   std::vector<float> values(30);
   for (std::size_t i = 0; i < values.size(); ++i) {
     values[i] = static_cast<float>(i);
   }
-  x.data.resize(values.size() * 4);
-  std::memcpy(x.data.data(), values.data(), x.data.size());
-  runtime::RunOptions options;
-  options.mode = core::RunMode::kFunctionalOnly;
-  Result<runtime::RunResult> run = runModel(session, model, {&x, 1}, options);
-  ASSERT_TRUE(run.ok()) << run.status().toString();
-  const std::vector<float> y = runtime::floatValues(run->outputs.at(0));
+  const std::vector<float> y =
+      runFunctional(session, *model, runtime::floatArray({2, 5, 3}, values));
   ASSERT_EQ(y.size(), 18u);
   const int picked[] = {4, 0, 2};
   for (int a = 0; a < 2; ++a) {

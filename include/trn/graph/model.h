@@ -31,6 +31,11 @@ Result<CompiledModel> compileModel(const runtime::Session& session, const std::s
                                    const PipelineOptions& pipeline,
                                    const kernel::CompileOptions& compile = {});
 
+/// Compiles a graph the passes have run on (shapes inferred, constants folded: runPipeline, or a
+/// graph built in memory) for one core of the session's chip, with the graph's weights.
+Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
+                                   const kernel::CompileOptions& compile = {});
+
 /// Runs a compiled model: `inputs` are the graph inputs in order, each in its graph shape
 /// (ignored in timing-only mode, where they may be empty); int64 ones (token ids) are narrowed
 /// to the device's int32, a value out of its range being an error. The weights come from the
