@@ -8,11 +8,6 @@
 namespace trn::graph {
 namespace detail {
 
-namespace {
-/// Constant integer tensors up to this many elements are tracked (shape arithmetic is tiny).
-constexpr std::size_t kMaxTrackedElements = 4096;
-}  // namespace
-
 Status ShapeContext::error(const std::string& message) const {
   return invalidArgument(
       fmt::format("{}: {}: {}", graph_.source, describeNode(graph_, node_), message));
@@ -86,7 +81,7 @@ Status ShapeContext::setOutput(std::size_t i, ElementType type, const Sizes& siz
 
 void ShapeContext::setConstant(std::size_t i, std::vector<std::int64_t> values) {
   if (i < node_.outputs.size() && !node_.outputs[i].empty() &&
-      values.size() <= kMaxTrackedElements) {
+      static_cast<std::int64_t>(values.size()) <= kMaxTrackedElements) {
     constants_[node_.outputs[i]] = std::move(values);
   }
 }
@@ -172,7 +167,7 @@ Status inferShapes(Graph& graph, const ShapeOptions& options) {
   TRN_RETURN_IF_ERROR(bindInputs(graph, options));
   Constants constants;
   for (const auto& [name, tensor] : graph.initializers) {
-    if (isInteger(tensor.type) && tensor.shape.elementCount().value_or(0) <= 4096) {
+    if (isInteger(tensor.type) && tensor.shape.elementCount().value_or(0) <= kMaxTrackedElements) {
       constants[name] = *tensor.toInt64();
     }
   }

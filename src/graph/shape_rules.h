@@ -15,6 +15,9 @@ namespace trn::graph::detail {
 
 using Sizes = std::vector<std::int64_t>;
 
+/// The most elements of an integer tensor whose values shape inference tracks.
+inline constexpr std::int64_t kMaxTrackedElements = 4096;
+
 /// Integer tensors whose values are known at compile time, flattened, by value name.
 using Constants = std::map<std::string, std::vector<std::int64_t>>;
 

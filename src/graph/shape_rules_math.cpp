@@ -29,7 +29,7 @@ Status sameType(ShapeContext& ctx, std::size_t a, std::size_t b) {
 std::optional<std::vector<std::vector<std::int64_t>>> knownBroadcast(
     const ShapeContext& ctx, const Sizes& out, const std::vector<std::size_t>& inputs) {
   const std::optional<std::int64_t> count = product(out, 0, out.size());
-  if (!count || *count > 4096) {
+  if (!count || *count > kMaxTrackedElements) {
     return std::nullopt;
   }
   std::vector<std::vector<std::int64_t>> read;

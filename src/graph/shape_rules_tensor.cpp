@@ -459,7 +459,7 @@ Status constantOfShape(ShapeContext& ctx) {
   }
   TRN_RETURN_IF_ERROR(ctx.setOutput(0, type, shape));
   const auto count = product(shape, 0, shape.size());
-  if (fill && count && *count <= 4096) {
+  if (fill && count && *count <= kMaxTrackedElements) {
     ctx.setConstant(0, std::vector<std::int64_t>(static_cast<std::size_t>(*count), *fill));
   }
   return Status();

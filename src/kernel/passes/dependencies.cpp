@@ -89,12 +89,11 @@ Block blockOf(const isa::Footprint& f, std::int64_t rowBytes) {
   return b;
 }
 
-/// The operands that name one HBM tensor: whether one writes it, how many, and the rows and
+/// The operands that name one HBM tensor: whether one writes it, and the rows and
 /// bytes per row of each one's block (the grid of buckets is sized to the median block, which a
 /// few accesses spanning the whole tensor do not skew).
 struct TensorAccesses {
   bool written = false;
-  std::int64_t count = 0;
   std::vector<std::int64_t> rows;
   std::vector<std::int64_t> rowBytes;
 };
@@ -196,7 +195,6 @@ class Analysis {
         if (ap.memory == isa::Memory::kHbm && tensors_[t].written) {
           TensorAccesses& a = tensors_[t];
           const Block b = blockOf(isa::Footprint::of(ap, false), rowBytesOf(t));
-          ++a.count;
           a.rows.push_back(b.lastRow - b.firstRow + 1);
           a.rowBytes.push_back(b.end - b.begin);
         }
@@ -231,7 +229,7 @@ class Analysis {
       TensorAccesses& a = tensors_[t];
       const std::vector<std::int64_t>& shape = ir_.buffers[t].shape;
       const std::int64_t rows = shape.size() < 2 ? 1 : std::max<std::int64_t>(1, shape[0]);
-      const std::int64_t count = std::max<std::int64_t>(1, a.count);
+      const auto count = std::max<std::int64_t>(1, static_cast<std::int64_t>(a.rows.size()));
       r.rowBytes = rowBytesOf(t);
       r.granule = std::max<std::int64_t>(64, median(a.rowBytes));
       r.rowsPerBand = std::max<std::int64_t>(1, median(a.rows));
