@@ -41,6 +41,10 @@ struct Run {
   runtime::RunResult result;
   std::vector<std::shared_ptr<const isa::Program>> programs;
   std::shared_ptr<const spec::ChipSpec> chip;
+  /// For kernels launched one after another on one core (a model's parts; result.cores holds
+  /// each launch's statistics): their names and start times. Empty for cores run together.
+  std::vector<std::string> launches;
+  std::vector<Picoseconds> starts;
 };
 
 kernel::CompileOptions toCompileOptions(const py::dict& options, std::ostream* dump) {
@@ -88,7 +92,10 @@ py::dict reportOf(const Run& run, int c) {
   const core::RunStats& stats = c < 0 ? run.result.stats : run.result.cores.at(one);
   const profile::Report report = profile::makeReport(stats, *run.chip);
   profile::Verdict verdict;
-  if (report.timed) {
+  if (report.timed && count > 1 && !run.launches.empty()) {
+    // Launches one after another: the figures of all of them, not the longest one's.
+    verdict = profile::decideVerdict(profile::verdictFigures(report, stats, *run.chip, nullptr));
+  } else if (report.timed) {
     std::vector<const isa::Program*> programs;
     for (std::size_t i = one; i < one + count; ++i) {
       programs.push_back(run.programs[i].get());
@@ -101,6 +108,12 @@ py::dict reportOf(const Run& run, int c) {
 
 Status writeTrace(const Run& run, const std::string& path) {
   std::vector<profile::TraceSegment> segments;
+  if (run.launches.size() > 1) {
+    for (std::size_t i = 0; i < run.programs.size(); ++i) {
+      segments.push_back({run.launches[i], run.programs[i].get(), &run.result.cores[i], -1});
+    }
+    return profile::writeSequenceTraceFile(path, segments);
+  }
   for (std::size_t i = 0; i < run.programs.size(); ++i) {
     segments.push_back(profile::TraceSegment{
         "core " + std::to_string(run.result.physicalCores[i]), run.programs[i].get(),
@@ -243,7 +256,12 @@ void bindRuntime(py::module_& m) {
              std::vector<profile::PageRun> runs;
              for (std::size_t c = 0; c < r.programs.size(); ++c) {
                const std::string core = "core " + std::to_string(r.result.physicalCores[c]);
-               runs.push_back({core, core, r.programs[c].get(), &r.result.cores[c], {}});
+               if (r.launches.empty()) {
+                 runs.push_back({core, core, r.programs[c].get(), &r.result.cores[c], {}});
+               } else {
+                 runs.push_back(
+                     {r.launches[c], core, r.programs[c].get(), &r.result.cores[c], r.starts[c]});
+               }
              }
              profile::PageOptions options;
              options.title = title;
@@ -368,7 +386,8 @@ void bindRuntime(py::module_& m) {
       .def(
           "compile_model",
           [](const Session& s, const std::string& path,
-             const std::map<std::string, std::int64_t>& symbols, const std::string& autoCast) {
+             const std::map<std::string, std::int64_t>& symbols, const std::string& autoCast,
+             const std::string& partition) {
             graph::PipelineOptions pipeline;
             pipeline.shapes.symbols = symbols;
             if (autoCast != "none" && autoCast != "matmult") {
@@ -378,10 +397,12 @@ void bindRuntime(py::module_& m) {
             kernel::CompileOptions options;
             options.autoCast =
                 autoCast == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
+            const graph::Partition split = take(graph::parsePartition(partition));
             return std::make_shared<graph::CompiledModel>(
-                take(graph::compileModel(s, path, pipeline, options)));
+                take(graph::compileModel(s, path, pipeline, options, split)));
           },
           py::arg("path"), py::arg("symbols"), py::arg("auto_cast") = "none",
+          py::arg("partition") = "auto",
           "Compiles an ONNX model for one core of the chip (docs/compiler.md).")
       .def(
           "run_model",
@@ -393,15 +414,23 @@ void bindRuntime(py::module_& m) {
                                           "model input " + std::to_string(i)));
             }
             const runtime::RunOptions options = toRunOptions(runOptions);
-            auto run = std::make_shared<Run>();
-            run->chip = s.sharedChip();
-            run->programs.push_back(
-                std::shared_ptr<const isa::Program>(model.kernel, &model.kernel->program));
-            Result<runtime::RunResult> result = [&] {
+            Result<graph::ModelRun> result = [&] {
               const py::gil_scoped_release release;
               return graph::runModel(s, model, inputs, options);
             }();
-            run->result = take(std::move(result));
+            graph::ModelRun ran = take(std::move(result));
+            auto run = std::make_shared<Run>();
+            run->chip = s.sharedChip();
+            for (const graph::ModelPart& part : model.parts) {
+              run->programs.push_back(
+                  std::shared_ptr<const isa::Program>(part.kernel, &part.kernel->program));
+              run->launches.push_back(part.name);
+              run->result.physicalCores.push_back(0);
+            }
+            run->result.stats = std::move(ran.stats);
+            run->result.cores = std::move(ran.parts);
+            run->result.outputs = std::move(ran.outputs);
+            run->starts = std::move(ran.starts);
             return run;
           },
           py::arg("model"), py::arg("arrays"), py::arg("run_options"));
@@ -409,32 +438,41 @@ void bindRuntime(py::module_& m) {
   py::class_<graph::CompiledModel, std::shared_ptr<graph::CompiledModel>>(
       m, "Model", "An ONNX model compiled for one core of a chip.")
       .def_property_readonly("inputs",
-                             [](const graph::CompiledModel& c) {
-                               const graph::Graph& g = *c.lowered.graph;
-                               return g.inputs;
-                             })
+                             [](const graph::CompiledModel& c) { return c.graph->inputs; })
       .def_property_readonly("outputs",
-                             [](const graph::CompiledModel& c) { return c.lowered.graph->outputs; })
+                             [](const graph::CompiledModel& c) { return c.graph->outputs; })
       .def_property_readonly("nodes",
                              [](const graph::CompiledModel& c) {
                                py::list out;
-                               for (std::size_t n = 0; n < c.lowered.nodeNames.size(); ++n) {
-                                 out.append(py::make_tuple(c.lowered.nodeNames[n],
-                                                           c.lowered.nodeLowerings[n]));
+                               for (const auto& [name, how] : c.nodeLowerings()) {
+                                 out.append(py::make_tuple(name, how));
                                }
                                return out;
                              })
       .def_property_readonly("instructions",
                              [](const graph::CompiledModel& c) {
-                               return c.kernel->summary.instructions;
+                               return c.launchedInstructions();
                              })
+      .def_property_readonly("kernels",
+                             [](const graph::CompiledModel& c) {
+                               py::list out;
+                               for (const graph::ModelPart& part : c.parts) {
+                                 out.append(py::make_tuple(part.name, part.kernelIndex,
+                                                           part.kernel->summary.instructions));
+                               }
+                               return out;
+                             },
+                             "[(name, distinct kernel index, instructions)] in launch order")
       .def(
           "layers",
           [](const graph::CompiledModel& c, const Run& run) {
             py::list out;
             const auto us = [](Picoseconds t) { return static_cast<double>(t.count()) * 1e-6; };
+            graph::ModelRun ran;
+            ran.parts = run.result.cores;
+            ran.starts = run.starts;
             for (const graph::LayerTime& l :
-                 graph::profileLayers(graph::profileNodes(c, run.result.stats))) {
+                 graph::profileLayers(graph::profileNodes(c, ran))) {
               py::dict row;
               row["layer"] = l.layer;
               row["nodes"] = l.nodes;

@@ -40,7 +40,15 @@ class TracedModel:
 
     @property
     def instructions(self):
+        """Instructions one call launches (every kernel of the model)."""
         return self._model.instructions
+
+    @property
+    def kernels(self):
+        """[(name, distinct kernel index, instructions)] in launch order: one entry for a model
+        compiled as one kernel; one per layer when layers repeat (each distinct one compiled
+        once, ``partition`` in trace)."""
+        return self._model.kernels
 
     def __call__(self, *inputs):
         from . import Report  # the package's report type; imported late to avoid a cycle
@@ -68,12 +76,14 @@ def _host_array(x):
 
 
 def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
-          rounding="nearest_even", auto_cast="none"):
+          rounding="nearest_even", auto_cast="none", partition="auto"):
     """Compiles ``module`` (a torch.nn.Module, put in eval mode) for ``example_inputs`` (a tensor
     or a tuple of them) onto one core of ``chip``; returns a TracedModel. ``auto_cast="matmult"``
     computes the matrix products of fp32 tensors in bf16 with fp32 accumulation, as neuronx-cc
-    does by default (``--auto-cast matmult``). Operators the graph compiler cannot lower raise
-    trnsim.Error naming the node and its op type."""
+    does by default (``--auto-cast matmult``). ``partition`` splits the model into kernels:
+    "auto" (one per layer when layers repeat, each distinct layer compiled once), "one" or
+    "per-layer". Operators the graph compiler cannot lower raise trnsim.Error naming the node and
+    its op type."""
     import torch
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
@@ -85,6 +95,6 @@ def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
         with torch.no_grad():
             torch.onnx.export(module, tuple(example_inputs), path, opset_version=17,
                               input_names=[f"input{i}" for i in range(len(example_inputs))])
-        model = session.compile_model(path, {}, auto_cast)
+        model = session.compile_model(path, {}, auto_cast, partition)
     options = {"mode": mode, "seed": seed, "rounding": rounding, "record": mode != "functional-only"}
     return TracedModel(session, model, name, options)

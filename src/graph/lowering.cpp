@@ -320,11 +320,12 @@ Result<kernel::TensorSpec> specOf(const Graph& graph, const std::string& value,
 
 }  // namespace
 
-Result<LoweredModel> lowerGraph(Graph graph) {
+Result<LoweredModel> lowerGraph(Graph graph, std::size_t firstNode) {
   auto shared = std::make_shared<const Graph>(std::move(graph));
   const Graph& g = *shared;
   LoweredModel model;
   model.graph = shared;
+  model.firstNode = firstNode;
   std::map<std::string, std::string> names = programNames(g);
   const detail::OpLowerings& table = detail::opLowerings();
 
@@ -367,8 +368,8 @@ Result<LoweredModel> lowerGraph(Graph graph) {
   }
   model.kernel = kernel::KernelDef{
       g.name.empty() ? "model" : g.name,
-      [shared, names = std::move(names), inputValues](kernel::Kernel& k,
-                                                      std::span<const kernel::Tensor> in) {
+      [shared, names = std::move(names), inputValues, firstNode](
+          kernel::Kernel& k, std::span<const kernel::Tensor> in) {
         const Graph& modelGraph = *shared;
         detail::LoweringContext ctx(k, modelGraph);
         ctx.setProgramNames(names);
@@ -391,7 +392,8 @@ Result<LoweredModel> lowerGraph(Graph graph) {
         const detail::OpLowerings& ops = detail::opLowerings();
         for (std::size_t n = 0; n < modelGraph.nodes.size(); ++n) {
           const Node& node = modelGraph.nodes[n];
-          const kernel::CallSite site(modelGraph.source, static_cast<std::int32_t>(n + 1));
+          const kernel::CallSite site(modelGraph.source,
+                                      static_cast<std::int32_t>(firstNode + n + 1));
           ctx.setNode(node, static_cast<std::int64_t>(n));
           ops.at(node.opType).emit(ctx);
           ctx.releaseDeadScratch();

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include "trn/core/timeline.h"
 
@@ -100,9 +102,39 @@ Result<runtime::NpyArray> weightArray(const Tensor& weight) {
 
 }  // namespace
 
+std::int64_t CompiledModel::compiledInstructions() const {
+  std::int64_t total = 0;
+  std::size_t counted = 0;
+  for (const ModelPart& part : parts) {
+    if (part.kernelIndex == counted) {
+      total += part.kernel->summary.instructions;
+      ++counted;
+    }
+  }
+  return total;
+}
+
+std::int64_t CompiledModel::launchedInstructions() const {
+  std::int64_t total = 0;
+  for (const ModelPart& part : parts) {
+    total += part.kernel->summary.instructions;
+  }
+  return total;
+}
+
+std::vector<std::pair<std::string, std::string>> CompiledModel::nodeLowerings() const {
+  std::vector<std::pair<std::string, std::string>> nodes;
+  for (const ModelPart& part : parts) {
+    for (std::size_t n = 0; n < part.lowered.nodeNames.size(); ++n) {
+      nodes.emplace_back(part.lowered.nodeNames[n], part.lowered.nodeLowerings[n]);
+    }
+  }
+  return nodes;
+}
+
 Result<CompiledModel> compileModel(const runtime::Session& session, const std::string& path,
                                    const PipelineOptions& pipeline,
-                                   const kernel::CompileOptions& compile) {
+                                   const kernel::CompileOptions& compile, Partition partition) {
   if (!pipeline.stopAfter.empty()) {
     return invalidArgument("compileModel runs every pass; stopAfter must be empty");
   }
@@ -110,77 +142,220 @@ Result<CompiledModel> compileModel(const runtime::Session& session, const std::s
   PipelineOptions passes = pipeline;
   passes.layout.bf16Weights = compile.autoCast == kernel::AutoCast::kMatmult;
   TRN_ASSIGN_OR_RETURN(Graph graph, runPipeline(path, passes));
-  return compileGraph(session, std::move(graph), compile);
+  return compileGraph(session, std::move(graph), compile, partition);
 }
 
-Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
-                                   const kernel::CompileOptions& compile) {
-  CompiledModel model;
-  TRN_ASSIGN_OR_RETURN(model.lowered, lowerGraph(std::move(graph)));
-  std::vector<kernel::TensorSpec> specs;
-  for (const ModelTensor& t : model.lowered.inputs) {
-    specs.push_back(t.spec);
+namespace {
+
+/// The parts `graph` is compiled as, each with its subgraph and key: per layer when `partition`
+/// asks for it, or under kAuto when two parts are the same kernel; else the whole graph.
+struct PlannedPart {
+  NodeRange nodes;
+  Graph graph;
+  std::string key;
+};
+
+std::vector<PlannedPart> planParts(const Graph& graph, Partition partition) {
+  std::vector<PlannedPart> planned;
+  if (partition != Partition::kOne) {
+    std::set<std::string> keys;
+    bool repeats = false;
+    for (const NodeRange& range : partitionGraph(graph, Partition::kPerLayer)) {
+      Graph part = extractPart(graph, range);
+      std::string key = partKey(part);
+      repeats = !keys.insert(key).second || repeats;
+      planned.push_back({range, std::move(part), std::move(key)});
+    }
+    if (planned.size() > 1 && (repeats || partition == Partition::kPerLayer)) {
+      return planned;
+    }
+    planned.clear();
   }
-  TRN_ASSIGN_OR_RETURN(model.kernel, session.compile(model.lowered.kernel, specs, compile));
-  const Graph& compiled = *model.lowered.graph;
-  for (std::size_t i = compiled.inputs.size(); i < model.lowered.inputs.size(); ++i) {
-    TRN_ASSIGN_OR_RETURN(runtime::NpyArray w,
-                         weightArray(*compiled.initializer(model.lowered.inputs[i].value)));
-    model.weights.push_back(std::move(w));
+  planned.push_back({{0, graph.nodes.size()}, graph, ""});
+  return planned;
+}
+
+/// A part is named by the layer of its first node ("layers.3", "norm").
+std::string partName(const Graph& graph, const PlannedPart& part) {
+  return part.nodes.count == 0 ? std::string("(empty)")
+                               : layerOf(graph.nodes[part.nodes.first].name);
+}
+
+}  // namespace
+
+Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
+                                   const kernel::CompileOptions& compile, Partition partition) {
+  CompiledModel model;
+  model.graph = std::make_shared<const Graph>(std::move(graph));
+  const Graph& g = *model.graph;
+  std::map<std::string, std::size_t> compiledParts;  // key -> the part compiled for it
+  std::vector<PlannedPart> planned = planParts(g, partition);
+  for (std::size_t p = 0; p < planned.size(); ++p) {
+    PlannedPart& plan = planned[p];
+    ModelPart part;
+    part.nodes = plan.nodes;
+    part.name = planned.size() == 1 ? std::string("model") : partName(g, plan);
+    TRN_ASSIGN_OR_RETURN(part.lowered, lowerGraph(std::move(plan.graph), plan.nodes.first));
+    auto [it, added] = compiledParts.emplace(plan.key, p);
+    if (added) {
+      std::vector<kernel::TensorSpec> specs;
+      for (const ModelTensor& t : part.lowered.inputs) {
+        specs.push_back(t.spec);
+      }
+      TRN_ASSIGN_OR_RETURN(part.kernel, session.compile(part.lowered.kernel, specs, compile));
+      part.compiledFor = part.nodes;
+      part.kernelIndex = model.kernels++;
+    } else {
+      const ModelPart& first = model.parts[it->second];
+      part.kernel = first.kernel;
+      part.compiledFor = first.nodes;
+      part.kernelIndex = first.kernelIndex;
+      TRN_CHECK(part.lowered.inputs.size() == first.lowered.inputs.size() &&
+                part.lowered.outputs.size() == first.lowered.outputs.size())
+          << "parts with one key have different interfaces";
+    }
+    const Graph& lowered = *part.lowered.graph;
+    for (std::size_t i = lowered.inputs.size(); i < part.lowered.inputs.size(); ++i) {
+      const std::string& name = part.lowered.inputs[i].value;
+      if (!model.weights.contains(name)) {
+        TRN_ASSIGN_OR_RETURN(runtime::NpyArray w, weightArray(*lowered.initializer(name)));
+        model.weights.emplace(name, std::move(w));
+      }
+    }
+    model.parts.push_back(std::move(part));
+  }
+  for (const std::string& out : g.outputs) {
+    for (const ModelPart& part : model.parts) {
+      auto t = std::find_if(part.lowered.outputs.begin(), part.lowered.outputs.end(),
+                            [&](const ModelTensor& o) { return o.value == out; });
+      if (t != part.lowered.outputs.end()) {
+        model.outputs.push_back(*t);
+        break;
+      }
+    }
   }
   return model;
 }
 
-Result<runtime::RunResult> runModel(const runtime::Session& session, const CompiledModel& model,
-                                    std::span<const runtime::NpyArray> inputs,
-                                    const runtime::RunOptions& options) {
-  const LoweredModel& lowered = model.lowered;
-  const Graph& graph = *lowered.graph;
-  std::vector<runtime::NpyArray> arrays;  // the graph inputs, flattened
-  std::vector<const runtime::NpyArray*> bound;
-  if (core::hasData(options.mode)) {
-    if (inputs.size() != graph.inputs.size()) {
-      return invalidArgument(fmt::format("{}: the model has {} inputs ({}); {} arrays were given",
-                                         graph.source, graph.inputs.size(),
-                                         fmt::join(graph.inputs, ", "), inputs.size()));
+namespace {
+
+/// The statistics of runs one after another on one core: counts and busy times summed, the
+/// total the sum of the totals.
+core::RunStats chainStats(std::span<const core::RunStats> runs) {
+  core::RunStats chained = core::mergeStats(runs);
+  chained.total = Picoseconds(0);
+  for (const core::RunStats& run : runs) {
+    chained.total += run.total;
+  }
+  chained.cores = 1;
+  return chained;
+}
+
+/// The graph inputs as the device takes them: flattened, int64 ones narrowed to int32; or an
+/// error naming an input of the wrong count or shape.
+Result<std::map<std::string, runtime::NpyArray>> deviceInputs(
+    const CompiledModel& model, std::span<const runtime::NpyArray> inputs) {
+  const Graph& graph = *model.graph;
+  if (inputs.size() != graph.inputs.size()) {
+    return invalidArgument(fmt::format("{}: the model has {} inputs ({}); {} arrays were given",
+                                       graph.source, graph.inputs.size(),
+                                       fmt::join(graph.inputs, ", "), inputs.size()));
+  }
+  std::map<std::string, runtime::NpyArray> values;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string& name = graph.inputs[i];
+    const std::vector<std::int64_t> expected = graph.value(name)->shape->sizes();
+    if (inputs[i].shape != expected) {
+      return invalidArgument(fmt::format(
+          "{}: input '{}' has shape [{}]; the model (at the given --dim sizes) takes [{}]",
+          graph.source, name, fmt::join(inputs[i].shape, ", "), fmt::join(expected, ", ")));
     }
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const ModelTensor& t = lowered.inputs[i];
-      const std::vector<std::int64_t> expected = graph.value(t.value)->shape->sizes();
-      if (inputs[i].shape != expected) {
-        return invalidArgument(fmt::format(
-            "{}: input '{}' has shape [{}]; the model (at the given --dim sizes) takes [{}]",
-            graph.source, t.value, fmt::join(inputs[i].shape, ", "), fmt::join(expected, ", ")));
-      }
-      runtime::NpyArray flat = inputs[i];
-      flat.shape = t.spec.shape;
-      if (flat.type == runtime::NpyType::kInt64 && t.spec.dtype == DType::kInt32) {
-        TRN_ASSIGN_OR_RETURN(flat.data,
-                             narrowToInt32(inputs[i].data.data(), inputs[i].data.size() / 8,
-                                           fmt::format("{}: input '{}'", graph.source, t.value)));
-        flat.type = runtime::NpyType::kInt32;
-      }
-      arrays.push_back(std::move(flat));
+    runtime::NpyArray flat = inputs[i];
+    flat.shape = {std::max<std::int64_t>(graph.value(name)->shape->elementCount().value_or(1), 1)};
+    if (flat.type == runtime::NpyType::kInt64) {
+      TRN_ASSIGN_OR_RETURN(flat.data,
+                           narrowToInt32(inputs[i].data.data(), inputs[i].data.size() / 8,
+                                         fmt::format("{}: input '{}'", graph.source, name)));
+      flat.type = runtime::NpyType::kInt32;
     }
-    for (const runtime::NpyArray& array : arrays) {
-      bound.push_back(&array);
-    }
-    for (const runtime::NpyArray& weight : model.weights) {
-      bound.push_back(&weight);
+    values.emplace(name, std::move(flat));
+  }
+  return values;
+}
+
+}  // namespace
+
+Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& model,
+                          std::span<const runtime::NpyArray> inputs,
+                          const runtime::RunOptions& options) {
+  const Graph& graph = *model.graph;
+  const bool data = core::hasData(options.mode);
+  // The values on the host between parts: the graph inputs, then the parts' results, each
+  // dropped after the last part that reads it.
+  std::map<std::string, runtime::NpyArray> values;
+  if (data) {
+    TRN_ASSIGN_OR_RETURN(values, deviceInputs(model, inputs));
+  }
+  std::map<std::string, std::size_t> lastReader;
+  for (std::size_t p = 0; p < model.parts.size(); ++p) {
+    for (const std::string& in : model.parts[p].lowered.graph->inputs) {
+      lastReader[in] = p;
     }
   }
-  runtime::CompiledLaunch launch;
-  launch.cores.push_back(model.kernel);
+  for (const std::string& out : graph.outputs) {
+    lastReader[out] = model.parts.size();
+  }
+  ModelRun run;
   runtime::RunOptions one = options;
-  one.lnc = 1;  // the model kernel is one core's program
-  TRN_ASSIGN_OR_RETURN(
-      runtime::RunResult result,
-      session.runLaunch(launch, std::span<const runtime::NpyArray* const>(bound), one));
-  for (std::size_t i = 0; i < result.outputs.size() && i < lowered.outputs.size(); ++i) {
-    const Value* v = graph.value(lowered.outputs[i].value);
-    result.outputs[i].shape = v->shape->sizes();
+  one.lnc = 1;  // a part's kernel is one core's program
+  Picoseconds start(0);
+  for (std::size_t p = 0; p < model.parts.size(); ++p) {
+    const ModelPart& part = model.parts[p];
+    std::vector<const runtime::NpyArray*> bound;
+    if (data) {
+      for (const ModelTensor& t : part.lowered.inputs) {
+        auto weight = model.weights.find(t.value);
+        bound.push_back(weight != model.weights.end() ? &weight->second : &values.at(t.value));
+      }
+    }
+    runtime::CompiledLaunch launch;
+    launch.cores.push_back(part.kernel);
+    Result<runtime::RunResult> ran =
+        session.runLaunch(launch, std::span<const runtime::NpyArray* const>(bound), one);
+    if (!ran.ok()) {
+      if (model.parts.size() == 1) {
+        return ran.status();
+      }
+      const std::string lines =
+          part.compiledFor.first == part.nodes.first
+              ? ""
+              : fmt::format("; it runs the kernel compiled for nodes {}-{}, whose lines name them",
+                            part.compiledFor.first + 1,
+                            part.compiledFor.first + part.compiledFor.count);
+      return ran.status().withContext(
+          fmt::format("{} (nodes {}-{} of {}{})", part.name, part.nodes.first + 1,
+                      part.nodes.first + part.nodes.count, graph.source, lines));
+    }
+    for (std::size_t i = 0; i < ran->outputs.size(); ++i) {
+      values[part.lowered.outputs.at(i).value] = std::move(ran->outputs[i]);
+    }
+    std::erase_if(values, [&](const auto& entry) {
+      auto reader = lastReader.find(entry.first);
+      return reader == lastReader.end() || reader->second <= p;
+    });
+    run.starts.push_back(start);
+    start += ran->stats.total;
+    run.parts.push_back(std::move(ran->stats));
   }
-  return result;
+  run.stats = chainStats(run.parts);
+  if (data) {
+    for (const std::string& out : graph.outputs) {
+      runtime::NpyArray& array = values.at(out);
+      array.shape = graph.value(out)->shape->sizes();
+      run.outputs.push_back(std::move(array));
+    }
+  }
+  return run;
 }
 
 }  // namespace trn::graph

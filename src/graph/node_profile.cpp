@@ -9,35 +9,43 @@
 
 namespace trn::graph {
 
-std::vector<NodeTime> profileNodes(const CompiledModel& model, const core::RunStats& stats) {
-  const LoweredModel& lowered = model.lowered;
-  std::vector<NodeTime> nodes(lowered.nodeNames.size());
-  for (std::size_t n = 0; n < nodes.size(); ++n) {
-    nodes[n].node = lowered.nodeNames[n];
-    nodes[n].lowering = lowered.nodeLowerings[n];
-    nodes[n].first = Picoseconds(std::numeric_limits<std::int64_t>::max());
+std::vector<NodeTime> profileNodes(const CompiledModel& model, const ModelRun& run) {
+  std::vector<NodeTime> nodes;
+  for (const auto& [name, lowering] : model.nodeLowerings()) {
+    NodeTime node;
+    node.node = name;
+    node.lowering = lowering;
+    node.first = Picoseconds(std::numeric_limits<std::int64_t>::max());
+    nodes.push_back(std::move(node));
   }
-  const isa::Program& program = model.kernel->program;
-  // Instructions carry their node as line n (lowering.h); the backend's own instructions
-  // (semaphore hand-offs it adds) carry the line of the node they serve.
-  auto nodeOf = [&](const core::InstructionRecord& r) -> NodeTime* {
-    const std::int32_t line = program.stream(r.engine).locationLine(r.index);
-    return line >= 1 && static_cast<std::size_t>(line) <= nodes.size()
-               ? &nodes[static_cast<std::size_t>(line - 1)]
-               : nullptr;
-  };
-  for (const core::InstructionRecord& r : stats.records) {
-    if (NodeTime* node = nodeOf(r)) {
-      ++node->instructions;
-      node->first = std::min(node->first, r.start);
-      node->last = std::max(node->last, r.end);
-      node->engineBusy += r.end - r.start;
+  for (std::size_t p = 0; p < run.parts.size() && p < model.parts.size(); ++p) {
+    const ModelPart& part = model.parts[p];
+    const core::RunStats& stats = run.parts[p];
+    const Picoseconds start = run.starts[p];
+    const isa::Program& program = part.kernel->program;
+    // Instructions carry their node as its line in the part the kernel was compiled for
+    // (model.h); the backend's own instructions (semaphore hand-offs it adds) carry the line of
+    // the node they serve.
+    auto nodeOf = [&](const core::InstructionRecord& r) -> NodeTime* {
+      const std::int64_t line = program.stream(r.engine).locationLine(r.index);
+      const std::int64_t inPart = line - 1 - static_cast<std::int64_t>(part.compiledFor.first);
+      return inPart >= 0 && inPart < static_cast<std::int64_t>(part.nodes.count)
+                 ? &nodes[part.nodes.first + static_cast<std::size_t>(inPart)]
+                 : nullptr;
+    };
+    for (const core::InstructionRecord& r : stats.records) {
+      if (NodeTime* node = nodeOf(r)) {
+        ++node->instructions;
+        node->first = std::min(node->first, start + r.start);
+        node->last = std::max(node->last, start + r.end);
+        node->engineBusy += r.end - r.start;
+      }
     }
-  }
-  for (const core::TransferRecord& t : stats.transfers) {
-    if (NodeTime* node = nodeOf(stats.records[t.instruction])) {
-      node->last = std::max(node->last, t.end);
-      node->dmaBusy += t.end - t.start;
+    for (const core::TransferRecord& t : stats.transfers) {
+      if (NodeTime* node = nodeOf(stats.records[t.instruction])) {
+        node->last = std::max(node->last, start + t.end);
+        node->dmaBusy += t.end - t.start;
+      }
     }
   }
   for (NodeTime& node : nodes) {
@@ -68,29 +76,6 @@ std::string formatNodeProfile(const std::vector<NodeTime>& nodes, std::size_t to
                        us(n.engineBusy), us(n.dmaBusy), n.lowering);
   }
   return out;
-}
-
-std::string layerOf(const std::string& nodeName) {
-  std::vector<std::string> parts;
-  for (std::size_t begin = 0; begin < nodeName.size();) {
-    const std::size_t end = std::min(nodeName.find('/', begin), nodeName.size());
-    if (end > begin) {
-      parts.push_back(nodeName.substr(begin, end - begin));
-    }
-    begin = end + 1;
-  }
-  if (parts.size() < 2) {
-    return "(graph)";
-  }
-  parts.pop_back();  // the node's own name
-  for (const std::string& part : parts) {
-    const std::size_t dot = part.rfind('.');
-    if (dot != std::string::npos && dot + 1 < part.size() &&
-        part.find_first_not_of("0123456789", dot + 1) == std::string::npos) {
-      return part;
-    }
-  }
-  return parts.front();
 }
 
 std::vector<LayerTime> profileLayers(const std::vector<NodeTime>& nodes) {

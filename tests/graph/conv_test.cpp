@@ -85,7 +85,7 @@ Ran run(const std::string& name, const std::vector<float>& xs) {
     return r;
   }
   const runtime::NpyArray x = runtime::floatArray(r.x, xs);
-  Result<runtime::RunResult> ran = runModel(session, *model, {&x, 1}, {});
+  Result<ModelRun> ran = runModel(session, *model, {&x, 1}, {});
   EXPECT_TRUE(ran.ok()) << ran.status().toString();
   if (ran.ok()) {
     EXPECT_EQ(ran->outputs[0].shape, r.y);
@@ -413,7 +413,7 @@ TEST(GraphCnn, PyTorchsSmallCnnMatchesPyTorch) {
   Result<runtime::NpyArray> x = runtime::readNpy(dir + "torch_cnn.x.npy");
   Result<runtime::NpyArray> y = runtime::readNpy(dir + "torch_cnn.y.npy");
   ASSERT_TRUE(x.ok() && y.ok());
-  Result<runtime::RunResult> ran = runModel(session, *model, {&*x, 1}, {});
+  Result<ModelRun> ran = runModel(session, *model, {&*x, 1}, {});
   ASSERT_TRUE(ran.ok()) << ran.status().toString();
   // fp32 on both sides over four layers of at most 144-term sums, outputs of order 0.1: PyTorch
   // and the device differ only in summation order.

@@ -54,7 +54,7 @@ std::vector<float> runFunctional(const runtime::Session& session, const Compiled
                                  const runtime::NpyArray& x) {
   runtime::RunOptions options;
   options.mode = core::RunMode::kFunctionalOnly;
-  Result<runtime::RunResult> run = runModel(session, model, {&x, 1}, options);
+  Result<ModelRun> run = runModel(session, model, {&x, 1}, options);
   EXPECT_TRUE(run.ok()) << run.status().toString();
   return run.ok() ? runtime::floatValues(run->outputs.at(0)) : std::vector<float>();
 }
@@ -64,11 +64,11 @@ TEST(GraphModel, TransformerBlockMatchesPyTorch) {
   Result<CompiledModel> model = compileModel(session, modelPath("torch_block.onnx"), atBatch(2));
   ASSERT_TRUE(model.ok()) << model.status().toString();
   // The 81 exported nodes fold to the 30 the device runs (no Shape, Gather, Concat, Constant).
-  EXPECT_EQ(model->lowered.nodeNames.size(), 30u);
+  EXPECT_EQ(model->nodeLowerings().size(), 30u);
   Result<runtime::NpyArray> x = runtime::readNpy(modelPath("torch_block.x.npy"));
   Result<runtime::NpyArray> y = runtime::readNpy(modelPath("torch_block.y.npy"));
   ASSERT_TRUE(x.ok() && y.ok());
-  Result<runtime::RunResult> run = runModel(session, *model, {&*x, 1}, {});
+  Result<ModelRun> run = runModel(session, *model, {&*x, 1}, {});
   ASSERT_TRUE(run.ok()) << run.status().toString();
   ASSERT_EQ(run->outputs.size(), 1u);
   // fp32 throughout: a few ulps per operation over about 20 dependent operations (PyTorch and
@@ -95,7 +95,7 @@ TEST(GraphModel, MlpMatchesAFloat64Reference) {
   Result<CompiledModel> model = compileModel(session, modelPath("mlp.onnx"), atBatch(batch));
   ASSERT_TRUE(model.ok()) << model.status().toString();
   const runtime::NpyArray x = runtime::floatArray({batch, 16}, xs);
-  Result<runtime::RunResult> run = runModel(session, *model, {&x, 1}, {});
+  Result<ModelRun> run = runModel(session, *model, {&x, 1}, {});
   ASSERT_TRUE(run.ok()) << run.status().toString();
   const std::vector<float> got = runtime::floatValues(run->outputs[0]);
   ASSERT_EQ(got.size(), static_cast<std::size_t>(batch * 8));
@@ -126,8 +126,8 @@ TEST(GraphModel, RunsAreDeterministic) {
   ASSERT_TRUE(model.ok()) << model.status().toString();
   runtime::RunOptions options;
   options.mode = core::RunMode::kTimingOnly;
-  Result<runtime::RunResult> a = runModel(session, *model, {}, options);
-  Result<runtime::RunResult> b = runModel(session, *model, {}, options);
+  Result<ModelRun> a = runModel(session, *model, {}, options);
+  Result<ModelRun> b = runModel(session, *model, {}, options);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().toString();
   EXPECT_EQ(a->stats.total, b->stats.total);
   EXPECT_GT(a->stats.total.count(), 0);
@@ -140,9 +140,9 @@ TEST(GraphModel, EveryInstructionIsChargedToItsNode) {
   runtime::RunOptions options;
   options.mode = core::RunMode::kTimingOnly;
   options.record = true;
-  Result<runtime::RunResult> run = runModel(session, *model, {}, options);
+  Result<ModelRun> run = runModel(session, *model, {}, options);
   ASSERT_TRUE(run.ok()) << run.status().toString();
-  const std::vector<NodeTime> nodes = profileNodes(*model, run->stats);
+  const std::vector<NodeTime> nodes = profileNodes(*model, *run);
   ASSERT_EQ(nodes.size(), 30u);
   std::int64_t instructions = 0;
   for (const NodeTime& n : nodes) {
@@ -155,7 +155,8 @@ TEST(GraphModel, EveryInstructionIsChargedToItsNode) {
       EXPECT_GT(n.instructions, 0) << n.node;
     }
   }
-  EXPECT_EQ(instructions, static_cast<std::int64_t>(run->stats.records.size()));
+  ASSERT_EQ(run->parts.size(), 1u);
+  EXPECT_EQ(instructions, static_cast<std::int64_t>(run->parts[0].records.size()));
   // The first node is the first layer norm, and the model ends with the last residual add.
   EXPECT_EQ(nodes.front().node, "/ln1/LayerNormalization");
   EXPECT_EQ(nodes.front().first, Picoseconds(0));
@@ -181,7 +182,7 @@ TEST(GraphModel, DeadScratchIsReusedByLaterValuesOfItsShape) {
   Result<CompiledModel> model = compileBuilt(b, session);
   ASSERT_TRUE(model.ok()) << model.status().toString();
   int scratch = 0;
-  for (const auto& t : model->kernel->program.tensors) {
+  for (const auto& t : model->parts.at(0).kernel->program.tensors) {
     scratch += t.kind == isa::TensorKind::kScratch ? 1 : 0;
   }
   EXPECT_EQ(scratch, 2);  // seven intermediates, two buffers
@@ -246,15 +247,16 @@ TEST(GraphModel, AutoCastStoresProductWeightsInBf16) {
       compileModel(session, modelPath("torch_block.onnx"), atBatch(2), options);
   ASSERT_TRUE(model.ok()) << model.status().toString();
   int bf16 = 0;
-  for (const ModelTensor& t : model->lowered.inputs) {
-    const Value* v = model->lowered.graph->value(t.value);
+  const LoweredModel& lowered = model->parts.at(0).lowered;
+  for (const ModelTensor& t : lowered.inputs) {
+    const Value* v = lowered.graph->value(t.value);
     ASSERT_NE(v, nullptr);
     bool product = false;
-    for (const Node& n : model->lowered.graph->nodes) {
+    for (const Node& n : lowered.graph->nodes) {
       product = product || ((n.opType == "Gemm" || n.opType == "MatMul") && n.inputs.size() > 1 &&
                             n.inputs[1] == t.value);
     }
-    const bool weight = model->lowered.graph->initializer(t.value) != nullptr;
+    const bool weight = lowered.graph->initializer(t.value) != nullptr;
     EXPECT_EQ(t.spec.dtype, weight && product ? DType::kBf16 : DType::kFp32) << t.value;
     bf16 += t.spec.dtype == DType::kBf16 ? 1 : 0;
   }
@@ -262,7 +264,7 @@ TEST(GraphModel, AutoCastStoresProductWeightsInBf16) {
   Result<runtime::NpyArray> x = runtime::readNpy(modelPath("torch_block.x.npy"));
   Result<runtime::NpyArray> y = runtime::readNpy(modelPath("torch_block.y.npy"));
   ASSERT_TRUE(x.ok() && y.ok());
-  Result<runtime::RunResult> run = runModel(session, *model, {&*x, 1}, {});
+  Result<ModelRun> run = runModel(session, *model, {&*x, 1}, {});
   ASSERT_TRUE(run.ok()) << run.status().toString();
   // 8-bit operands in products of 16 and 32 terms, outputs up to ~3: within a few hundredths.
   const double error = fixtures::worstError(run->outputs[0], *y);
@@ -279,7 +281,7 @@ TEST(GraphModel, GatherOfKnownIndicesCopiesTheirSlices) {
   const runtime::Session session = trn2();
   Result<CompiledModel> model = compileBuilt(b, session);
   ASSERT_TRUE(model.ok()) << model.status().toString();
-  EXPECT_EQ(model->lowered.nodeLowerings.at(0), "tile loop (known indices)");
+  EXPECT_EQ(model->nodeLowerings().at(0).second, "tile loop (known indices)");
   std::vector<float> values(30);
   for (std::size_t i = 0; i < values.size(); ++i) {
     values[i] = static_cast<float>(i);
@@ -368,7 +370,7 @@ TEST(GraphModel, AnInputOfTheWrongShapeIsNamed) {
   ASSERT_TRUE(model.ok());
   const std::vector<float> values(3 * 16, 1.0f);
   const runtime::NpyArray x = runtime::floatArray({3, 16}, values);
-  Result<runtime::RunResult> run = runModel(session, *model, {&x, 1}, {});
+  Result<ModelRun> run = runModel(session, *model, {&x, 1}, {});
   ASSERT_FALSE(run.ok());
   EXPECT_NE(run.status().message().find("input 'x' has shape [3, 16]; the model (at the given "
                                         "--dim sizes) takes [4, 16]"),

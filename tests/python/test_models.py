@@ -38,6 +38,25 @@ def test_llama_decoder_with_grouped_query_attention_matches_pytorch():
     assert any(name.endswith("Expand") for name, _ in traced.nodes)
 
 
+def test_repeated_layers_compile_once_and_compute_what_one_kernel_computes():
+    torch.manual_seed(4)
+    tokens, d, heads, kv_heads = 24, 64, 8, 2
+    module = models.Llama(layers=3, d=d, heads=heads, kv_heads=kv_heads, ff=96)
+    cos, sin = models.rotary_tables(tokens, d // heads)
+    inputs = (torch.randn(2, tokens, d), cos, sin, models.causal_mask(tokens))
+    split = trnsim.trace(module, inputs)
+    whole = trnsim.trace(module, inputs, partition="one")
+    # Three decoder layers sharing one compiled kernel, then the final norm's own.
+    assert [(name, kernel) for name, kernel, _ in split.kernels] == [
+        ("layers.0", 0), ("layers.1", 0), ("layers.2", 0), ("norm", 1)]
+    assert len(whole.kernels) == 1
+    assert split.instructions == whole.instructions
+    got = split(*inputs)
+    assert torch.equal(got, whole(*inputs))
+    with torch.no_grad():
+        assert _max_error(got, module(*inputs)) < TOLERANCE
+
+
 def test_gpt2_decoder_with_boolean_mask_and_tied_head_matches_pytorch():
     torch.manual_seed(5)
     module = models.Gpt2(vocab=96, context=32, d=32, heads=4, layers=2)

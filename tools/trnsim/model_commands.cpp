@@ -35,6 +35,7 @@ struct ModelArgs {
   std::string report;
   std::uint64_t seed = 1;
   kernel::AutoCast autoCast = kernel::AutoCast::kNone;
+  std::string partition = "auto";
 };
 
 Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Session& session) {
@@ -46,27 +47,48 @@ Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Sessi
   };
   kernel::CompileOptions options;
   options.autoCast = args.autoCast;
+  TRN_ASSIGN_OR_RETURN(const graph::Partition partition, graph::parsePartition(args.partition));
   TRN_ASSIGN_OR_RETURN(graph::CompiledModel model,
-                       graph::compileModel(session, args.model, pipeline, options));
-  const kernel::CompileSummary& s = model.kernel->summary;
+                       graph::compileModel(session, args.model, pipeline, options, partition));
+  std::int64_t sbuf = 0;
+  std::int64_t psum = 0;
+  for (const graph::ModelPart& part : model.parts) {
+    sbuf = std::max(sbuf, part.kernel->summary.sbufPeakBytes);
+    psum = std::max(psum, part.kernel->summary.psumPeakBytes);
+  }
   fmt::print(
       "compiled {} for {}: {} nodes, {} instructions, SBUF {} B and PSUM {} B per "
       "partition at most\n",
-      args.model, session.chip().name, model.lowered.nodeNames.size(), s.instructions,
-      s.sbufPeakBytes, s.psumPeakBytes);
+      args.model, session.chip().name, model.graph->nodes.size(), model.launchedInstructions(),
+      sbuf, psum);
+  if (model.parts.size() > 1) {
+    fmt::print("{} kernels launched in order, {} of them distinct ({} instructions compiled)\n",
+               model.parts.size(), model.kernels, model.compiledInstructions());
+    for (const graph::ModelPart& part : model.parts) {
+      fmt::print("  {:<12} nodes {:>5}-{:<5} kernel {} ({} instructions)\n", part.name,
+                 part.nodes.first + 1, part.nodes.first + part.nodes.count, part.kernelIndex,
+                 part.kernel->summary.instructions);
+    }
+  }
   return model;
 }
 
 Status compileCommand(const ModelArgs& args) {
   TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(args.chip));
   TRN_ASSIGN_OR_RETURN(const graph::CompiledModel model, compile(args, session));
-  for (std::size_t n = 0; n < model.lowered.nodeNames.size(); ++n) {
-    fmt::print("  line {:>4}: {} ({})\n", n + 1, model.lowered.nodeNames[n],
-               model.lowered.nodeLowerings[n]);
+  const auto nodes = model.nodeLowerings();
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    fmt::print("  line {:>4}: {} ({})\n", n + 1, nodes[n].first, nodes[n].second);
   }
   if (!args.output.empty()) {
+    if (model.parts.size() > 1) {
+      return invalidArgument(
+          fmt::format("-o saves one program, and {} compiles to {} kernels launched in order; give "
+                      "--partition one to compile it as one",
+                      args.model, model.parts.size()));
+    }
     isa::ChipProgram chip;
-    chip.cores.push_back({0, model.kernel->program});
+    chip.cores.push_back({0, model.parts.front().kernel->program});
     TRN_RETURN_IF_ERROR(runtime::saveChipProgram(chip, args.output));
     fmt::print(
         "program: {} (its inputs are the graph inputs, then the weights; 'trnsim graph "
@@ -80,7 +102,7 @@ Status runCommand(const ModelArgs& args) {
   TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(args.chip));
   TRN_ASSIGN_OR_RETURN(const core::RunMode mode, core::parseRunMode(args.mode));
   TRN_ASSIGN_OR_RETURN(const graph::CompiledModel model, compile(args, session));
-  const graph::Graph& g = *model.lowered.graph;
+  const graph::Graph& g = *model.graph;
   std::vector<runtime::NpyArray> inputs;
   if (core::hasData(mode)) {
     for (const std::string& name : g.inputs) {
@@ -102,26 +124,39 @@ Status runCommand(const ModelArgs& args) {
   options.mode = mode;
   options.seed = args.seed;
   options.record = core::hasTiming(mode);
-  TRN_ASSIGN_OR_RETURN(const runtime::RunResult result,
+  TRN_ASSIGN_OR_RETURN(const graph::ModelRun result,
                        graph::runModel(session, model, inputs, options));
   if (core::hasTiming(mode)) {
     const profile::Report report = profile::makeReport(result.stats, session.chip());
     fmt::print("simulated time {}\n", profile::formatDuration(report.total));
-    TRN_ASSIGN_OR_RETURN(const profile::Verdict verdict,
-                         profile::explainRun(model.kernel->program, result.stats, session.chip()));
+    // One kernel: the verdict follows its critical path; several: the figures of all of them.
+    profile::Verdict verdict = profile::decideVerdict(
+        profile::verdictFigures(report, result.stats, session.chip(), nullptr));
+    if (model.parts.size() == 1) {
+      TRN_ASSIGN_OR_RETURN(verdict, profile::explainRun(model.parts[0].kernel->program,
+                                                        result.parts[0], session.chip()));
+    }
     fmt::print("{}\n", profile::formatVerdict(verdict));
     std::fputs(profile::formatReport(report).c_str(), stdout);
-    const std::vector<graph::NodeTime> nodes = graph::profileNodes(model, result.stats);
+    const std::vector<graph::NodeTime> nodes = graph::profileNodes(model, result);
     fmt::print("\nthe nodes with most engine and DMA time (line n of {} is node n):\n{}",
                args.model, graph::formatNodeProfile(nodes, 12));
     fmt::print("\nby layer:\n{}", graph::formatLayerProfile(graph::profileLayers(nodes), 40));
+    std::vector<profile::TraceSegment> segments;
+    std::vector<profile::PageRun> runs;
+    for (std::size_t p = 0; p < model.parts.size(); ++p) {
+      const isa::Program* program = &model.parts[p].kernel->program;
+      segments.push_back({model.parts[p].name, program, &result.parts[p], -1});
+      runs.push_back({model.parts[p].name, "core 0", program, &result.parts[p], result.starts[p]});
+    }
     if (!args.trace.empty()) {
-      TRN_RETURN_IF_ERROR(profile::writeTraceFile(args.trace, model.kernel->program, result.stats));
+      TRN_RETURN_IF_ERROR(
+          segments.size() == 1
+              ? profile::writeTraceFile(args.trace, *segments[0].program, *segments[0].stats)
+              : profile::writeSequenceTraceFile(args.trace, segments));
       fmt::print("trace: {}\n", args.trace);
     }
     if (!args.report.empty()) {
-      const std::vector<profile::PageRun> runs = {
-          {"core 0", "core 0", &model.kernel->program, &result.stats, {}}};
       TRN_RETURN_IF_ERROR(writeReport(args.report, runs, session.chip(),
                                       fmt::format("trnsim graph run {}", args.model)));
     }
@@ -131,8 +166,7 @@ Status runCommand(const ModelArgs& args) {
     const runtime::NpyArray& out = result.outputs[i];
     fmt::print("output {} [{}]\n", name, fmt::join(out.shape, ", "));
     if (!args.outputDir.empty()) {
-      const std::string path =
-          fmt::format("{}/{}.npy", args.outputDir, model.lowered.outputs[i].spec.name);
+      const std::string path = fmt::format("{}/{}.npy", args.outputDir, model.outputs[i].spec.name);
       TRN_RETURN_IF_ERROR(runtime::writeNpy(path, out));
       fmt::print("  written to {}\n", path);
     }
@@ -148,6 +182,10 @@ void addCommonOptions(CLI::App* cmd, ModelArgs& args) {
                   "print the graph after this pass (import, shapes, fold, fold-batchnorm, layout); "
                   "repeatable");
   addAutoCastOption(cmd, args.autoCast);
+  cmd->add_option("--partition", args.partition,
+                  "kernels to compile the model as: auto (one per layer when layers repeat, each "
+                  "distinct layer compiled once), one, or per-layer")
+      ->capture_default_str();
 }
 
 }  // namespace

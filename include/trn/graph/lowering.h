@@ -33,14 +33,18 @@ struct LoweredModel {
   std::vector<ModelTensor> inputs;
   /// The graph outputs in order.
   std::vector<ModelTensor> outputs;
-  /// The node traced at each source line of the model kernel (line n: nodeNames[n - 1]), and
-  /// how each was lowered ("library linear", "tile loop", "view").
+  /// The node traced at each source line of the model kernel (line firstNode + n: nodeNames[n -
+  /// 1]), and how each was lowered ("library linear", "tile loop", "view").
   std::vector<std::string> nodeNames;
   std::vector<std::string> nodeLowerings;
+  /// The index in the model of the graph's first node, when the graph is a part cut from a model
+  /// (partition.h): lines count the model's nodes.
+  std::size_t firstNode = 0;
 };
 
-/// Lowers a graph whose shapes are inferred and whose constants are folded. Operators without a
-/// lowering and values with no device type (int64, bool, fp64) are errors naming the node.
-Result<LoweredModel> lowerGraph(Graph graph);
+/// Lowers a graph whose shapes are inferred and whose constants are folded; `firstNode` is the
+/// index of its first node in the model it was cut from (0 for a whole model). Operators without
+/// a lowering and values with no device type (int64, bool, fp64) are errors naming the node.
+Result<LoweredModel> lowerGraph(Graph graph, std::size_t firstNode = 0);
 
 }  // namespace trn::graph

@@ -1,47 +1,93 @@
-// A model compiled for a simulated chip, end to end: import, the graph passes (pipeline.h),
-// lowering to the model kernel (lowering.h) and the kernel backend; then runs of it on a
-// runtime::Session with the graph's own weights, inputs and outputs in the graph's shapes.
+// A model compiled for a simulated chip, end to end: import, the graph passes (pipeline.h), the
+// split into kernels (partition.h: one per layer when layers repeat, each distinct layer compiled
+// once), lowering (lowering.h) and the kernel backend; then runs of it on a runtime::Session, the
+// kernels launched in order, with the graph's own weights, inputs and outputs in its shapes.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trn/base/status.h"
 #include "trn/graph/lowering.h"
+#include "trn/graph/partition.h"
 #include "trn/graph/pipeline.h"
 #include "trn/kernel/compiler.h"
 #include "trn/runtime/session.h"
 
 namespace trn::graph {
 
-struct CompiledModel {
+/// One kernel launch of a compiled model: the nodes `nodes` of the model graph lowered as a tile
+/// kernel of their own (partition.h) and the compiled kernel, which the parts that are the same
+/// kernel share. Its instructions carry as their line the model node they come from, counted in
+/// the part the kernel was compiled for (`compiledFor`): line n is node compiledFor.first + n - 1
+/// there, node nodes.first + (n - 1 - compiledFor.first) here.
+struct ModelPart {
+  NodeRange nodes;
+  NodeRange compiledFor;
+  /// The part's subgraph lowered: its inputs are the values it reads from the graph inputs and
+  /// earlier parts, then its weights; its outputs the values later parts or the graph read.
   LoweredModel lowered;
   std::shared_ptr<const kernel::CompiledKernel> kernel;
-  /// The weights as the host arrays their tensors are filled from, in kernel input order after
-  /// the graph inputs (flattened; bf16 widened to float32, which the runtime narrows back
-  /// exactly; int64 narrowed to int32): converted once, read by every run.
-  std::vector<runtime::NpyArray> weights;
+  std::size_t kernelIndex = 0;  ///< distinct kernels are numbered in order of first use
+  std::string name;             ///< its first node's layer ("layers.3", "norm"), or "model"
 };
 
-/// Compiles the model at `path` for one core of the session's chip. The pipeline's stopAfter
-/// must be empty (every pass runs).
+struct CompiledModel {
+  std::shared_ptr<const Graph> graph;  ///< the model after the passes
+  std::vector<ModelPart> parts;        ///< launched in this order
+  std::size_t kernels = 0;             ///< distinct compiled kernels
+  /// The graph outputs in order, with the program tensors that hold them.
+  std::vector<ModelTensor> outputs;
+  /// The weights by value name, as the host arrays their tensors are filled from (flattened;
+  /// bf16 widened to float32, which the runtime narrows back exactly; int64 narrowed to int32):
+  /// converted once, read by every run.
+  std::map<std::string, runtime::NpyArray> weights;
+
+  /// Instructions of the distinct compiled kernels, each counted once.
+  [[nodiscard]] std::int64_t compiledInstructions() const;
+  /// Instructions launched by one run of the model: every part's kernel.
+  [[nodiscard]] std::int64_t launchedInstructions() const;
+  /// Each node of the graph, in graph order, and how it was lowered.
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> nodeLowerings() const;
+};
+
+/// Compiles the model at `path` for one core of the session's chip, split into kernels as
+/// `partition` says. The pipeline's stopAfter must be empty (every pass runs).
 Result<CompiledModel> compileModel(const runtime::Session& session, const std::string& path,
                                    const PipelineOptions& pipeline,
-                                   const kernel::CompileOptions& compile = {});
+                                   const kernel::CompileOptions& compile = {},
+                                   Partition partition = Partition::kAuto);
 
 /// Compiles a graph the passes have run on (shapes inferred, constants folded: runPipeline, or a
 /// graph built in memory) for one core of the session's chip, with the graph's weights.
 Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
-                                   const kernel::CompileOptions& compile = {});
+                                   const kernel::CompileOptions& compile = {},
+                                   Partition partition = Partition::kAuto);
+
+/// A run of a compiled model: its parts launched one after another on one core, each starting
+/// when the one before has finished (as separate kernel launches do).
+struct ModelRun {
+  /// The whole model: the parts' statistics summed, their times one after another; no records.
+  core::RunStats stats;
+  /// Each part's run in launch order, with its records when they were kept, timed from its own
+  /// start; `starts` says when each began.
+  std::vector<core::RunStats> parts;
+  std::vector<Picoseconds> starts;
+  /// The graph outputs in order and in their graph shapes (empty in timing-only mode).
+  std::vector<runtime::NpyArray> outputs;
+};
 
 /// Runs a compiled model: `inputs` are the graph inputs in order, each in its graph shape
 /// (ignored in timing-only mode, where they may be empty); int64 ones (token ids) are narrowed
 /// to the device's int32, a value out of its range being an error. The weights come from the
-/// graph. The outputs come back in graph order and shape, floating-point ones as float32.
-Result<runtime::RunResult> runModel(const runtime::Session& session, const CompiledModel& model,
-                                    std::span<const runtime::NpyArray> inputs,
-                                    const runtime::RunOptions& options);
+/// graph. Values a part hands to later ones go through the host in their device types. The
+/// outputs come back in graph order and shape, floating-point ones as float32.
+Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& model,
+                          std::span<const runtime::NpyArray> inputs,
+                          const runtime::RunOptions& options);
 
 }  // namespace trn::graph

@@ -11,6 +11,7 @@
 #include "trn/base/units.h"
 #include "trn/core/timeline.h"
 #include "trn/graph/model.h"
+#include "trn/graph/partition.h"
 
 namespace trn::graph {
 
@@ -24,9 +25,9 @@ struct NodeTime {
   Picoseconds dmaBusy;            ///< summed over its transfers
 };
 
-/// One entry per node of the model, in graph order, from a run that kept records; nodes whose
-/// instructions did not run (views) have no instructions.
-std::vector<NodeTime> profileNodes(const CompiledModel& model, const core::RunStats& stats);
+/// One entry per node of the model, in graph order, from a run that kept records, timed from the
+/// start of the model's first kernel; nodes whose instructions did not run (views) have none.
+std::vector<NodeTime> profileNodes(const CompiledModel& model, const ModelRun& run);
 
 /// The table `trnsim graph run` prints: the `top` nodes with most engine and DMA time.
 std::string formatNodeProfile(const std::vector<NodeTime>& nodes, std::size_t top);
@@ -42,13 +43,7 @@ struct LayerTime {
   Picoseconds dmaBusy;
 };
 
-/// The layer a node's name places it in: exporters name nodes by module path
-/// ("/layers.3/mlp/down/MatMul", "/model/h.0/attn/Softmax"), and a layer is the first path
-/// component that is an indexed module ("layers.3", "h.0"), else the first component ("norm");
-/// names without a path are in "(graph)".
-std::string layerOf(const std::string& nodeName);
-
-/// The nodes grouped by layer, in the order layers first appear in the graph.
+/// The nodes grouped by layer (partition.h's layerOf), in the order layers first appear.
 std::vector<LayerTime> profileLayers(const std::vector<NodeTime>& nodes);
 
 /// The table `trnsim graph run` prints: every layer (at most `limit`, the rest summed in a last
