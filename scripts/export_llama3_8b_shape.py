@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Exports a Llama-3-8B-shaped decoder (32 layers, hidden 4096, 32 query and 8 key/value heads,
 MLP 14336; scripts/torch_reference_models.py's Llama) to ONNX without its weights, for the graph
-compiler's scale benchmark (bench/model_scale_bench.cpp): the weights are graph inputs, which a
+compiler's scale benchmark (bench/llama3_8b_timing.py): the weights are graph inputs, which a
 timing-only run does not need.
 
 PyTorch (1.13) cannot export 8 billion parameters on this machine: ``export_params=False`` still

@@ -92,10 +92,7 @@ py::dict reportOf(const Run& run, int c) {
   const core::RunStats& stats = c < 0 ? run.result.stats : run.result.cores.at(one);
   const profile::Report report = profile::makeReport(stats, *run.chip);
   profile::Verdict verdict;
-  if (report.timed && count > 1 && !run.launches.empty()) {
-    // Launches one after another: the figures of all of them, not the longest one's.
-    verdict = profile::decideVerdict(profile::verdictFigures(report, stats, *run.chip, nullptr));
-  } else if (report.timed) {
+  if (report.timed) {  // cores together or launches in turn: the longest one bounds the run
     std::vector<const isa::Program*> programs;
     for (std::size_t i = one; i < one + count; ++i) {
       programs.push_back(run.programs[i].get());

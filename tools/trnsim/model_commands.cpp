@@ -129,12 +129,19 @@ Status runCommand(const ModelArgs& args) {
   if (core::hasTiming(mode)) {
     const profile::Report report = profile::makeReport(result.stats, session.chip());
     fmt::print("simulated time {}\n", profile::formatDuration(report.total));
-    // One kernel: the verdict follows its critical path; several: the figures of all of them.
-    profile::Verdict verdict = profile::decideVerdict(
-        profile::verdictFigures(report, result.stats, session.chip(), nullptr));
-    if (model.parts.size() == 1) {
-      TRN_ASSIGN_OR_RETURN(verdict, profile::explainRun(model.parts[0].kernel->program,
-                                                        result.parts[0], session.chip()));
+    // The verdict follows the critical path of the kernel that took longest (with several, the
+    // layers are usually the same kernel).
+    std::size_t longest = 0;
+    for (std::size_t p = 1; p < result.parts.size(); ++p) {
+      longest = result.parts[p].total > result.parts[longest].total ? p : longest;
+    }
+    TRN_ASSIGN_OR_RETURN(const profile::Verdict verdict,
+                         profile::explainRun(model.parts[longest].kernel->program,
+                                             result.parts[longest], session.chip()));
+    if (model.parts.size() > 1) {
+      fmt::print("the longest kernel, {} ({} of the {} kernels' {}):\n", model.parts[longest].name,
+                 profile::formatDuration(result.parts[longest].total), model.parts.size(),
+                 profile::formatDuration(result.stats.total));
     }
     fmt::print("{}\n", profile::formatVerdict(verdict));
     std::fputs(profile::formatReport(report).c_str(), stdout);
