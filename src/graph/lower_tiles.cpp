@@ -120,7 +120,17 @@ void emitTileLoop(LoweringContext& ctx, const StridedOperand& out,
         };
         std::vector<kernel::Tensor> tiles;
         for (std::size_t o = 1; o < operands.size(); ++o) {
-          tiles.push_back(kernel::nl::load(view(o)));
+          if (space.strides[o][colDim] == 0 && f > 1) {
+            // Repeated along the row (a norm's per-row scale): one element per partition loaded,
+            // read back along the free dimension with stride 0, rather than a DMA descriptor per
+            // repeated element.
+            const Sizes& st = space.strides[o];
+            const kernel::Tensor column = kernel::nl::load(
+                stridedView(operands[o]->flat, base[o] + r0 * st[rowDim], st[rowDim], p, 0, 1));
+            tiles.push_back(column.broadcast(1, f));
+          } else {
+            tiles.push_back(kernel::nl::load(view(o)));
+          }
         }
         kernel::nl::store(view(0), fn(tiles));
       }

@@ -168,6 +168,17 @@ void LoweringContext::releaseDeadScratch() {
   }
 }
 
+std::vector<std::size_t> LoweringContext::fusedGroup() const {
+  const auto self = static_cast<std::size_t>(nodeIndex_);
+  if (fusion_ != nullptr) {
+    auto group = fusion_->groups.find(self);
+    if (group != fusion_->groups.end()) {
+      return group->second;
+    }
+  }
+  return {self};
+}
+
 bool LoweringContext::isGraphOutput(std::size_t i) const {
   const std::string& name = node_->outputs.at(i);
   return std::find(graph_.outputs.begin(), graph_.outputs.end(), name) != graph_.outputs.end();
@@ -334,6 +345,7 @@ Result<LoweredModel> lowerGraph(Graph graph, std::size_t firstNode) {
     TRN_ASSIGN_OR_RETURN(kernel::TensorSpec spec, specOf(g, in, names.at(in), "graph input"));
     model.inputs.push_back({in, std::move(spec)});
   }
+  auto fusion = std::make_shared<const detail::FusionPlan>(detail::planElementwiseFusion(g));
   std::set<std::string> weights;
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
@@ -345,8 +357,13 @@ Result<LoweredModel> lowerGraph(Graph graph, std::size_t firstNode) {
                       g.source, describeNode(g, node), node.opType));
     }
     model.nodeNames.push_back(node.name);
-    model.nodeLowerings.push_back(it->second.describe != nullptr ? it->second.describe(g, node)
-                                                                 : it->second.how);
+    const std::size_t by = fusion->computedBy[n];
+    auto group = fusion->groups.find(n);
+    model.nodeLowerings.push_back(
+        by != n ? fmt::format("fused into line {}", firstNode + by + 1)
+        : group != fusion->groups.end()
+            ? fmt::format("tile loop (fused, {} nodes)", group->second.size())
+            : (it->second.describe != nullptr ? it->second.describe(g, node) : it->second.how));
     for (std::size_t i = 0; i < node.inputs.size(); ++i) {
       if (node.hasInput(i) && !isShapeArgument(node.opType, i) &&
           g.initializer(node.inputs[i]) != nullptr && !weights.contains(node.inputs[i])) {
@@ -368,15 +385,18 @@ Result<LoweredModel> lowerGraph(Graph graph, std::size_t firstNode) {
   }
   model.kernel = kernel::KernelDef{
       g.name.empty() ? "model" : g.name,
-      [shared, names = std::move(names), inputValues, firstNode](
+      [shared, names = std::move(names), inputValues, firstNode, fusion](
           kernel::Kernel& k, std::span<const kernel::Tensor> in) {
         const Graph& modelGraph = *shared;
         detail::LoweringContext ctx(k, modelGraph);
         ctx.setProgramNames(names);
+        ctx.setFusion(fusion.get());
+        // A fused node's inputs are read when its group's last node is lowered.
         std::map<std::string, std::int64_t> lastUses;
         for (std::size_t n = 0; n < modelGraph.nodes.size(); ++n) {
           for (const std::string& value : modelGraph.nodes[n].inputs) {
-            lastUses[value] = static_cast<std::int64_t>(n);
+            lastUses[value] =
+                std::max(lastUses[value], static_cast<std::int64_t>(fusion->computedBy[n]));
           }
         }
         for (const std::string& out : modelGraph.outputs) {
@@ -392,6 +412,9 @@ Result<LoweredModel> lowerGraph(Graph graph, std::size_t firstNode) {
         const detail::OpLowerings& ops = detail::opLowerings();
         for (std::size_t n = 0; n < modelGraph.nodes.size(); ++n) {
           const Node& node = modelGraph.nodes[n];
+          if (fusion->computedBy[n] != n) {
+            continue;  // computed in the tile loop of a later node
+          }
           const kernel::CallSite site(modelGraph.source,
                                       static_cast<std::int32_t>(firstNode + n + 1));
           ctx.setNode(node, static_cast<std::int64_t>(n));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fusion.h"
 #include "trn/graph/graph.h"
 #include "trn/kernel/kernel.h"
 #include "trn/kernel/tensor.h"
@@ -65,6 +66,12 @@ class LoweringContext {
     node_ = &node;
     nodeIndex_ = index;
   }
+  [[nodiscard]] std::int64_t nodeIndex() const { return nodeIndex_; }
+  /// The element-wise fusion groups of the graph (fusion.h).
+  void setFusion(const FusionPlan* fusion) { fusion_ = fusion; }
+  /// The nodes the current node's tile loop computes, in graph order, the current node last:
+  /// its fusion group, or the node alone.
+  [[nodiscard]] std::vector<std::size_t> fusedGroup() const;
   /// The index of the last node that reads each value (graph outputs: never released).
   void setLastUses(std::map<std::string, std::int64_t> lastUses) {
     lastUses_ = std::move(lastUses);
@@ -128,6 +135,7 @@ class LoweringContext {
   const Graph& graph_;
   const Node* node_ = nullptr;
   std::int64_t nodeIndex_ = 0;
+  const FusionPlan* fusion_ = nullptr;
   std::map<std::string, DeviceValue> values_;
   std::map<std::string, std::string> programNames_;
   std::map<std::string, std::int64_t> lastUses_;
