@@ -8,7 +8,7 @@ and CPU time of each with the command's own summary (kernels, instructions, simu
 
 Run from the source tree against a release build:
   /usr/bin/python3 bench/llama3_8b_timing.py [--trnsim build/release/tools/trnsim/trnsim]
-      [--runs 3] [--auto-cast none|matmult]
+      [--runs 3] [--auto-cast none|matmult|all]
 """
 import argparse
 import os
@@ -34,7 +34,7 @@ def main():
                                                          "trnsim", "trnsim"))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=2048)
-    parser.add_argument("--auto-cast", default="none", choices=["none", "matmult"])
+    parser.add_argument("--auto-cast", default="none", choices=["none", "matmult", "all"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="trnsim-llama8b-") as directory:
         model = os.path.join(directory, "llama3_8b_shape.onnx")

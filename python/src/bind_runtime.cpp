@@ -387,10 +387,11 @@ void bindRuntime(py::module_& m) {
              const std::string& partition) {
             graph::PipelineOptions pipeline;
             pipeline.shapes.symbols = symbols;
-            if (autoCast != "none" && autoCast != "matmult") {
-              throw py::value_error("auto_cast must be 'none' or 'matmult', not '" + autoCast +
-                                    "'");
+            if (autoCast != "none" && autoCast != "matmult" && autoCast != "all") {
+              throw py::value_error("auto_cast must be 'none', 'matmult' or 'all', not '" +
+                                    autoCast + "'");
             }
+            pipeline.castAllToBf16 = autoCast == "all";
             kernel::CompileOptions options;
             options.autoCast =
                 autoCast == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;

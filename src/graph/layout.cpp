@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "trn/numerics/convert.h"
+#include "trn/graph/auto_cast.h"
 
 namespace trn::graph {
 namespace {
@@ -39,18 +39,6 @@ Tensor transposed(const Tensor& t) {
   }
   Tensor out = t;
   out.shape = Shape::of({sizes[1], sizes[0]});
-  out.bytes = std::move(bytes);
-  return out;
-}
-
-/// `t` (fp32) rounded to bf16, nearest even.
-Tensor toBf16(const Tensor& t) {
-  std::vector<float> values(t.data().size() / sizeof(float));
-  std::memcpy(values.data(), t.data().data(), values.size() * sizeof(float));
-  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * 2);
-  convertFromFloat(values, DType::kBf16, *bytes);
-  Tensor out = t;
-  out.type = ElementType::kBf16;
   out.bytes = std::move(bytes);
   return out;
 }

@@ -104,6 +104,14 @@ DType LoweringContext::outputDType(std::size_t i) const {
 
 std::optional<float> LoweringContext::scalarConstant(std::size_t i) const {
   const Tensor* t = node_->hasInput(i) ? graph_.initializer(node_->inputs[i]) : nullptr;
+  if (t != nullptr && t->type == ElementType::kBf16 && t->data().size() == 2) {
+    std::uint16_t half = 0;  // a bf16 scalar (auto-cast all) widens exactly
+    std::memcpy(&half, t->data().data(), sizeof(half));
+    const std::uint32_t bits = static_cast<std::uint32_t>(half) << 16;
+    float value = 0;
+    std::memcpy(&value, &bits, sizeof(value));
+    return value;
+  }
   if (t == nullptr || t->data().size() != sizeof(float) || t->type != ElementType::kFp32) {
     return std::nullopt;
   }

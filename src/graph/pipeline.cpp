@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "trn/graph/auto_cast.h"
 #include "trn/graph/conv_layout.h"
 #include "trn/graph/fold.h"
 #include "trn/graph/fold_batchnorm.h"
@@ -12,8 +13,8 @@
 namespace trn::graph {
 
 const std::vector<std::string>& passNames() {
-  static const std::vector<std::string> names = {"import", "shapes", "fold", "fold-batchnorm",
-                                                 "layout"};
+  static const std::vector<std::string> names = {"import",         "shapes", "fold",
+                                                 "fold-batchnorm", "layout", "auto-cast"};
   return names;
 }
 
@@ -54,7 +55,13 @@ Result<Graph> runPipeline(const std::string& path, const PipelineOptions& option
   }
   TRN_RETURN_IF_ERROR(chooseLayouts(graph, options.layout));
   TRN_RETURN_IF_ERROR(layOutConvWeights(graph));
-  after("layout", graph);
+  if (after("layout", graph)) {
+    return graph;
+  }
+  if (options.castAllToBf16) {
+    TRN_RETURN_IF_ERROR(castAllToBf16(graph));
+  }
+  after("auto-cast", graph);
   return graph;
 }
 

@@ -1,5 +1,6 @@
 """Whole decoder models from scripts/torch_reference_models.py, traced and run on a simulated
 trn2 core, checked against PyTorch's own CPU outputs; and their timing-only runs, per layer."""
+import copy
 import os
 import sys
 
@@ -116,6 +117,25 @@ def test_auto_cast_computes_the_products_in_bf16():
         trnsim.trace(module, inputs, auto_cast="fp8")
 
 
+def test_auto_cast_all_computes_everything_in_bf16():
+    torch.manual_seed(12)
+    module = models.Gpt2(vocab=96, context=32, d=32, heads=4, layers=2)
+    tokens = torch.randint(0, 96, (2, 20))
+    traced = trnsim.trace(module, tokens, auto_cast="all")
+    got = traced(tokens)
+    with torch.no_grad():
+        want = module(tokens)
+        in_bf16 = copy.deepcopy(module).to(torch.bfloat16)(tokens).float()
+    # Every value is rounded to bf16 (8 significant bits) after each node, as PyTorch's own bf16
+    # run rounds it (log-probabilities up to ~47 in magnitude: a bf16 ulp there is 0.25); the
+    # error is of the size of PyTorch's own bf16 error, not fp32's.
+    assert got.dtype == torch.float32 and got.shape == want.shape
+    assert 1e-3 < _max_error(got, want) < 1.5 * _max_error(in_bf16, want)
+    # The model's own fp32 interface stays: only the casts on entry and exit were added.
+    names = [name for name, _ in traced.nodes]
+    assert names[-1].startswith("/auto_cast/")
+
+
 def test_auto_cast_speeds_up_a_compute_heavy_layer():
     # bf16 operands stream through the tensor engine in one pass where fp32 takes four, and the
     # weights are stored in bf16; but this layer (1 x 512 tokens, hidden 1024) waits mostly on
@@ -126,11 +146,13 @@ def test_auto_cast_speeds_up_a_compute_heavy_layer():
     cos, sin = models.rotary_tables(tokens, d // 8)
     inputs = (torch.randn(1, tokens, d), cos, sin, models.causal_mask(tokens))
     times = {}
-    for cast in ("none", "matmult"):
+    for cast in ("none", "matmult", "all"):
         traced = trnsim.trace(module, inputs, mode="timing-only", auto_cast=cast)
         traced(*inputs)
         times[cast] = traced.last_report.time_us
     assert times["matmult"] < 0.95 * times["none"], times
+    # Everything in bf16 halves the bytes every node moves as well.
+    assert times["all"] < 0.9 * times["matmult"], times
 
 
 class LastToken(torch.nn.Module):

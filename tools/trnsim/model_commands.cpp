@@ -34,7 +34,7 @@ struct ModelArgs {
   std::string trace;
   std::string report;
   std::uint64_t seed = 1;
-  kernel::AutoCast autoCast = kernel::AutoCast::kNone;
+  std::string autoCast = "none";
   std::string partition = "auto";
 };
 
@@ -46,7 +46,9 @@ Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Sessi
     fmt::print("// after {}\n{}", pass, graph::formatGraph(g));
   };
   kernel::CompileOptions options;
-  options.autoCast = args.autoCast;
+  options.autoCast =
+      args.autoCast == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
+  pipeline.castAllToBf16 = args.autoCast == "all";
   TRN_ASSIGN_OR_RETURN(const graph::Partition partition, graph::parsePartition(args.partition));
   TRN_ASSIGN_OR_RETURN(graph::CompiledModel model,
                        graph::compileModel(session, args.model, pipeline, options, partition));
@@ -188,7 +190,12 @@ void addCommonOptions(CLI::App* cmd, ModelArgs& args) {
   cmd->add_option("--dump-after", args.dumpAfter,
                   "print the graph after this pass (import, shapes, fold, fold-batchnorm, layout); "
                   "repeatable");
-  addAutoCastOption(cmd, args.autoCast);
+  cmd->add_option(
+         "--auto-cast", args.autoCast,
+         "matmult: matrix products of fp32 tensors in bf16 with fp32 accumulation (neuronx-cc's "
+         "default); all: every fp32 computation in bf16; none: as the model is written")
+      ->check(CLI::IsMember({"none", "matmult", "all"}))
+      ->capture_default_str();
   cmd->add_option("--partition", args.partition,
                   "kernels to compile the model as: auto (one per layer when layers repeat, each "
                   "distinct layer compiled once), one, or per-layer")

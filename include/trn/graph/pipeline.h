@@ -1,5 +1,5 @@
 // The graph compiler's graph-level pass pipeline: import, shape inference, constant folding,
-// batch-norm folding into convolutions and layout choice (lowering to the model kernel follows:
+// batch-norm folding into convolutions, layout choice and auto-cast (lowering follows:
 // lowering.h, model.h). Each pass has a name for --dump-after; the pipeline stops after the last
 // pass asked for.
 #pragma once
@@ -21,6 +21,8 @@ struct PipelineOptions {
   ImportOptions import;
   ShapeOptions shapes;
   LayoutOptions layout;
+  /// Run the auto-cast pass (auto_cast.h, `--auto-cast all`): every fp32 computation in bf16.
+  bool castAllToBf16 = false;
   /// Pass names after which the graph is handed to `dump`, in pipeline order.
   std::vector<std::string> dumpAfter;
   /// Receives the pass name and the graph after each pass in dumpAfter.

@@ -1,0 +1,123 @@
+#include "trn/graph/auto_cast.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "trn/numerics/convert.h"
+
+namespace trn::graph {
+
+namespace {
+
+constexpr std::int64_t kOnnxBf16 = 16;  // TensorProto.DataType.BFLOAT16
+
+/// A name for `base` no value of `graph` has.
+std::string freshName(const Graph& graph, const std::string& base) {
+  std::string name = base;
+  for (int n = 1; graph.values.contains(name) || graph.initializers.contains(name); ++n) {
+    name = fmt::format("{}_{}", base, n);
+  }
+  return name;
+}
+
+Node castNode(const std::string& name, const std::string& from, const std::string& to,
+              std::int64_t type) {
+  Node cast;
+  cast.name = name;
+  cast.opType = "Cast";
+  cast.inputs = {from};
+  cast.outputs = {to};
+  cast.attributes.push_back({"to", type});
+  return cast;
+}
+
+}  // namespace
+
+Tensor toBf16(const Tensor& t) {
+  std::vector<float> values(t.data().size() / sizeof(float));
+  std::memcpy(values.data(), t.data().data(), values.size() * sizeof(float));
+  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * 2);
+  convertFromFloat(values, DType::kBf16, *bytes);
+  Tensor out = t;
+  out.type = ElementType::kBf16;
+  out.bytes = std::move(bytes);
+  return out;
+}
+
+Status castAllToBf16(Graph& graph) {
+  for (auto& [name, weight] : graph.initializers) {
+    if (weight.type == ElementType::kFp32) {
+      weight = toBf16(weight);
+      graph.values[name].type = ElementType::kBf16;
+    }
+  }
+  const std::set<std::string> interface = [&] {
+    std::set<std::string> names(graph.inputs.begin(), graph.inputs.end());
+    names.insert(graph.outputs.begin(), graph.outputs.end());
+    return names;
+  }();
+  for (auto& [name, value] : graph.values) {
+    if (value.type == ElementType::kFp32 && !interface.contains(name)) {
+      value.type = ElementType::kBf16;
+    }
+  }
+  for (Node& node : graph.nodes) {
+    for (Attribute& a : node.attributes) {
+      if (node.opType == "Cast" && a.name == "to" &&
+          std::get_if<std::int64_t>(&a.value) != nullptr &&
+          fromOnnxDataType(static_cast<int>(std::get<std::int64_t>(a.value))) ==
+              ElementType::kFp32) {
+        a.value = kOnnxBf16;
+      }
+    }
+  }
+  // The interface: fp32 inputs cast to bf16 on entry, each just before the first node that reads
+  // it and named in that node's module ("/layers.3/mlp/up/auto_cast_x"), so that a layer's
+  // weights are cast in the layer (partition.h); fp32 outputs cast back on exit.
+  for (const std::string& in : graph.inputs) {
+    if (graph.values[in].type != ElementType::kFp32) {
+      continue;
+    }
+    auto first = std::find_if(graph.nodes.begin(), graph.nodes.end(), [&](const Node& node) {
+      return std::find(node.inputs.begin(), node.inputs.end(), in) != node.inputs.end();
+    });
+    if (first == graph.nodes.end()) {
+      continue;
+    }
+    const std::string cast = freshName(graph, in + "_bf16");
+    Value v = graph.values[in];
+    v.name = cast;
+    v.type = ElementType::kBf16;
+    graph.values[cast] = v;
+    for (Node& node : graph.nodes) {
+      std::replace(node.inputs.begin(), node.inputs.end(), in, cast);
+    }
+    const std::size_t slash = first->name.rfind('/');
+    const std::string module =
+        slash == std::string::npos || slash == 0 ? "/auto_cast" : first->name.substr(0, slash);
+    graph.nodes.insert(first, castNode(module + "/auto_cast_" + in, in, cast, kOnnxBf16));
+  }
+  for (const std::string& out : graph.outputs) {
+    if (graph.values[out].type != ElementType::kFp32) {
+      continue;
+    }
+    const std::string inner = freshName(graph, out + "_bf16");
+    Value v = graph.values[out];
+    v.name = inner;
+    v.type = ElementType::kBf16;
+    graph.values[inner] = v;
+    for (Node& node : graph.nodes) {
+      std::replace(node.outputs.begin(), node.outputs.end(), out, inner);
+      std::replace(node.inputs.begin(), node.inputs.end(), out, inner);
+    }
+    graph.nodes.push_back(castNode("/auto_cast/" + out, inner, out, 1));
+  }
+  return Status();
+}
+
+}  // namespace trn::graph
