@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Exports two small PyTorch models to ONNX for tests/graph/models/ with Debian's python3-torch
+"""Exports small PyTorch models to ONNX for tests/graph/models/ with Debian's python3-torch
 (1.13): a pre-norm transformer block (multi-head attention and a GELU MLP, with a dynamic batch
-dimension, so the exporter builds the reshape targets with Shape/Gather/Unsqueeze/Concat) and a
-small CNN (conv, batch norm, relu, max pool, adaptive average pool, linear).
+dimension, so the exporter builds the reshape targets with Shape/Gather/Unsqueeze/Concat), two
+such blocks in an nn.Sequential (a model whose layers repeat: "/0/...", "/1/...") and a small CNN
+(conv, batch norm, relu, max pool, adaptive average pool, linear).
 
 Beside each model it saves the example input and PyTorch's own CPU output for it, NAME.x.npy and
 NAME.y.npy (float32), the reference the compiled model's outputs are checked against.
@@ -71,3 +72,5 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     export(Block(), torch.randn(2, 8, 16), "torch_block.onnx", {"x": {0: "batch"}, "y": {0: "batch"}})
     export(Cnn(), torch.randn(1, 3, 32, 32), "torch_cnn.onnx")
+    export(nn.Sequential(Block(), Block()), torch.randn(2, 8, 16), "torch_stack.onnx",
+           {"x": {0: "batch"}, "y": {0: "batch"}})

@@ -25,6 +25,16 @@ std::string freshName(const Graph& graph, const std::string& base) {
   return name;
 }
 
+/// A new bf16 value of `value`'s shape, named after it; returns its name.
+std::string addBf16Twin(Graph& graph, const std::string& value) {
+  const std::string name = freshName(graph, value + "_bf16");
+  Value twin = graph.values[value];
+  twin.name = name;
+  twin.type = ElementType::kBf16;
+  graph.values[name] = twin;
+  return name;
+}
+
 Node castNode(const std::string& name, const std::string& from, const std::string& to,
               std::int64_t type) {
   Node cast;
@@ -89,11 +99,7 @@ Status castAllToBf16(Graph& graph) {
     if (first == graph.nodes.end()) {
       continue;
     }
-    const std::string cast = freshName(graph, in + "_bf16");
-    Value v = graph.values[in];
-    v.name = cast;
-    v.type = ElementType::kBf16;
-    graph.values[cast] = v;
+    const std::string cast = addBf16Twin(graph, in);
     for (Node& node : graph.nodes) {
       std::replace(node.inputs.begin(), node.inputs.end(), in, cast);
     }
@@ -106,11 +112,7 @@ Status castAllToBf16(Graph& graph) {
     if (graph.values[out].type != ElementType::kFp32) {
       continue;
     }
-    const std::string inner = freshName(graph, out + "_bf16");
-    Value v = graph.values[out];
-    v.name = inner;
-    v.type = ElementType::kBf16;
-    graph.values[inner] = v;
+    const std::string inner = addBf16Twin(graph, out);
     for (Node& node : graph.nodes) {
       std::replace(node.outputs.begin(), node.outputs.end(), out, inner);
       std::replace(node.inputs.begin(), node.inputs.end(), out, inner);

@@ -315,7 +315,10 @@ Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& 
     if (data) {
       for (const ModelTensor& t : part.lowered.inputs) {
         auto weight = model.weights.find(t.value);
-        bound.push_back(weight != model.weights.end() ? &weight->second : &values.at(t.value));
+        auto value = values.find(t.value);
+        TRN_CHECK(weight != model.weights.end() || value != values.end())
+            << part.name << " reads '" << t.value << "', which no earlier part kept";
+        bound.push_back(weight != model.weights.end() ? &weight->second : &value->second);
       }
     }
     runtime::CompiledLaunch launch;

@@ -28,10 +28,12 @@ std::vector<std::string> modulePath(const std::string& nodeName) {
   return parts;
 }
 
+/// "layers.3", "h.0" (a module list's entries) or "3" (an nn.Sequential's children).
 bool isIndexedModule(const std::string& component) {
   const std::size_t dot = component.rfind('.');
-  return dot != std::string::npos && dot + 1 < component.size() &&
-         component.find_first_not_of("0123456789", dot + 1) == std::string::npos;
+  const std::size_t digits = dot == std::string::npos ? 0 : dot + 1;
+  return digits < component.size() &&
+         component.find_first_not_of("0123456789", digits) == std::string::npos;
 }
 
 /// Appends `bytes` to `key`, preceded by their length so that fields cannot run together.

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "scratch_dir.h"
@@ -73,6 +76,44 @@ TEST(CliGraph, RunWritesOutputsAndExplainsTheTime) {
   Result<runtime::NpyArray> y = runtime::readNpy(dir.file("y.npy"));
   ASSERT_TRUE(y.ok()) << y.status().toString();
   EXPECT_EQ(y->shape, (std::vector<std::int64_t>{2, 8, 16}));
+}
+
+// Two identical blocks in an nn.Sequential: one kernel compiled once and launched twice, the
+// outputs PyTorch's (the output directory made when missing), the trace one process per launch,
+// the report one lane; `compile -o` asks for one kernel, and gets it with --partition one.
+TEST(CliGraph, RepeatedLayersRunAsOneKernelLaunchedPerLayer) {
+  const testing::ScratchDir dir;
+  const std::string models = std::string(TRN_SOURCE_DIR) + "/tests/graph/models/";
+  const testing::CliRun run =
+      trnsim("graph run " + model("torch_stack") + " --dim batch=2 --input x=" + models +
+             "torch_stack.x.npy --output-dir " + dir.file("out") + " --trace " +
+             dir.file("t.json") + " --report " + dir.file("r.html"));
+  EXPECT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("2 kernels launched in order, 1 of them distinct"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("the longest kernel, "), std::string::npos);
+  Result<runtime::NpyArray> y = runtime::readNpy(dir.file("out/y.npy"));
+  Result<runtime::NpyArray> want = runtime::readNpy(models + "torch_stack.y.npy");
+  ASSERT_TRUE(y.ok() && want.ok()) << y.status().toString();
+  const std::vector<float> got = runtime::floatValues(*y);
+  const std::vector<float> ref = runtime::floatValues(*want);
+  ASSERT_EQ(got.size(), ref.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], ref[i], 1e-5) << i;
+  }
+  std::ifstream file(dir.file("t.json"));
+  const std::string trace((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(trace.find("\"name\":\"0\""), std::string::npos);
+  EXPECT_NE(trace.find("\"name\":\"1\""), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("r.html")));
+
+  const testing::CliRun saved =
+      trnsim("compile " + model("torch_stack") + " --dim batch=2 -o " + dir.file("s.tprog"));
+  EXPECT_EQ(saved.exitCode, 3) << saved.output;
+  EXPECT_NE(saved.output.find("give --partition one"), std::string::npos) << saved.output;
+  const testing::CliRun one = trnsim("compile " + model("torch_stack") +
+                                     " --dim batch=2 --partition one -o " + dir.file("s.tprog"));
+  EXPECT_EQ(one.exitCode, 0) << one.output;
 }
 
 TEST(CliGraph, CompileListsEachNodesLoweringAndSavesTheProgram) {

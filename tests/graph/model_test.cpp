@@ -120,6 +120,24 @@ TEST(GraphModel, MlpMatchesAFloat64Reference) {
   EXPECT_LT(worst, 1e-5);
 }
 
+// Two identical transformer blocks (an nn.Sequential): one kernel, compiled once, launched for
+// each; the output is PyTorch's.
+TEST(GraphModel, StackedBlocksShareOneKernelAndMatchPyTorch) {
+  const runtime::Session session = trn2();
+  Result<CompiledModel> model = compileModel(session, modelPath("torch_stack.onnx"), atBatch(2));
+  ASSERT_TRUE(model.ok()) << model.status().toString();
+  ASSERT_EQ(model->parts.size(), 2u);
+  EXPECT_EQ(model->kernels, 1u);
+  EXPECT_EQ(model->parts[0].name, "0");
+  EXPECT_EQ(model->parts[1].name, "1");
+  Result<runtime::NpyArray> x = runtime::readNpy(modelPath("torch_stack.x.npy"));
+  Result<runtime::NpyArray> y = runtime::readNpy(modelPath("torch_stack.y.npy"));
+  ASSERT_TRUE(x.ok() && y.ok());
+  Result<ModelRun> run = runModel(session, *model, {&*x, 1}, {});
+  ASSERT_TRUE(run.ok()) << run.status().toString();
+  EXPECT_LT(fixtures::worstError(run->outputs[0], *y), 1e-5);
+}
+
 TEST(GraphModel, RunsAreDeterministic) {
   const runtime::Session session = trn2();
   Result<CompiledModel> model = compileModel(session, modelPath("attention.onnx"), atBatch(3));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -175,6 +176,11 @@ Status runCommand(const ModelArgs& args) {
     const runtime::NpyArray& out = result.outputs[i];
     fmt::print("output {} [{}]\n", name, fmt::join(out.shape, ", "));
     if (!args.outputDir.empty()) {
+      std::error_code made;
+      std::filesystem::create_directories(args.outputDir, made);
+      if (made) {
+        return ioError(fmt::format("--output-dir {}: {}", args.outputDir, made.message()));
+      }
       const std::string path = fmt::format("{}/{}.npy", args.outputDir, model.outputs[i].spec.name);
       TRN_RETURN_IF_ERROR(runtime::writeNpy(path, out));
       fmt::print("  written to {}\n", path);

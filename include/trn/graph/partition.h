@@ -20,9 +20,10 @@
 namespace trn::graph {
 
 /// The layer a node's name places it in: exporters name nodes by module path
-/// ("/layers.3/mlp/down/MatMul", "/model/h.0/attn/Softmax"), and a layer is the first path
-/// component that is an indexed module ("layers.3", "h.0"), else the first component ("norm");
-/// names without a path are in "(graph)".
+/// ("/layers.3/mlp/down/MatMul", "/model/h.0/attn/Softmax", "/0/ln1/LayerNormalization"), and a
+/// layer is the first path component that is an indexed module ("layers.3", "h.0", or "0" for
+/// an nn.Sequential's child), else the first component ("norm"); names without a path are in
+/// "(graph)".
 std::string layerOf(const std::string& nodeName);
 
 /// The indexed module ("layers.3") a node's name places it in, or nullopt when it is in none.
