@@ -205,6 +205,7 @@ void addCommonOptions(CLI::App* cmd, ModelArgs& args) {
   cmd->add_option("--partition", args.partition,
                   "kernels to compile the model as: auto (one per layer when layers repeat, each "
                   "distinct layer compiled once), one, or per-layer")
+      ->check(CLI::IsMember({"auto", "one", "per-layer"}))
       ->capture_default_str();
 }
 
