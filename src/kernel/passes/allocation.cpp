@@ -6,8 +6,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <map>
+#include <span>
 #include <tuple>
 
 #include "passes/operands.h"
@@ -35,18 +37,125 @@ struct Claim {
 
 std::int64_t alignUp(std::int64_t v, std::int64_t a) { return (v + a - 1) / a * a; }
 
+/// Per buffer, when the space it is placed in is live. A tile whose space another tile takes
+/// over (spaceOf, the in-place rule) has no space of its own (first is kUnused); the tile whose
+/// space it is stays live until the last use of the last tile computed in place over it.
 struct LiveRanges {
   std::vector<std::int64_t> first;
   std::vector<std::int64_t> last;
   std::vector<std::uint8_t> feedsPe;     ///< per buffer: an nc_matmul reads it
   std::vector<std::uint8_t> dmaTouched;  ///< per buffer: a DMA reads or writes it
+  std::vector<std::int32_t> spaceOf;     ///< the tile whose space it is placed in (often itself)
+  std::vector<std::int64_t> ownFirst;    ///< the tile's own first use
+  std::vector<std::int64_t> ownLast;     ///< the tile's own last use
 };
+
+/// The instructions that compute each result element from the input elements at the same index
+/// only, reading them before writing it, on any engine: a result may overwrite such an input.
+bool elementWise(const isa::InstructionBody& body) {
+  return std::holds_alternative<isa::TensorTensor>(body) ||
+         std::holds_alternative<isa::TensorScalar>(body) ||
+         std::holds_alternative<isa::ScalarTensorTensor>(body) ||
+         std::holds_alternative<isa::TensorCopy>(body) ||
+         std::holds_alternative<isa::Reciprocal>(body) ||
+         std::holds_alternative<isa::Activation>(body) ||
+         std::holds_alternative<isa::ActivationReduce>(body);
+}
+
+/// The in-place rule. An element-wise instruction outside any dynamic loop that writes all of an
+/// automatically placed tile, at that tile's first use, may write it over an input tile that dies
+/// there (its last use) when the two have one memory, dtype, partition count and size per
+/// partition, and the instruction reads the input with exactly the pattern it writes the result
+/// with: element k is then read before element k is written, at the same address, as an in-place
+/// NKI step (`nisa.tensor_tensor(dst=x, data1=x, ...)`) does. The result takes the input's space.
+/// Returns, per buffer, the tile whose space it takes (itself when none), through chains of such
+/// steps.
+std::vector<std::int32_t> inPlaceSpaces(const KernelIR& ir, const LiveRanges& live) {
+  std::vector<std::int32_t> spaceOf(ir.buffers.size());
+  for (std::size_t b = 0; b < spaceOf.size(); ++b) {
+    spaceOf[b] = static_cast<std::int32_t>(b);
+  }
+  std::vector<std::uint8_t> inLoop(ir.ops.size(), 0);
+  for (const DynamicLoop& loop : ir.loops) {
+    std::fill(inLoop.begin() + loop.begin, inLoop.begin() + loop.end, 1);
+  }
+  auto automatic = [&](std::int32_t b) {
+    const Buffer& buf = ir.buffers[static_cast<std::size_t>(b)];
+    return buf.memory != isa::Memory::kHbm && !buf.address;
+  };
+  constexpr std::size_t kMaxOperands = 8;
+  std::array<const isa::AccessPattern*, kMaxOperands> inputs{};
+  std::array<const isa::AccessPattern*, kMaxOperands> outputs{};
+  for (std::size_t i = 0; i < ir.ops.size(); ++i) {
+    const isa::InstructionBody& body = ir.ops[i].instr.body;
+    if (inLoop[i] != 0 || !elementWise(body)) {
+      continue;
+    }
+    std::size_t numInputs = 0;
+    std::size_t numOutputs = 0;
+    bool listed = true;
+    forEachOperand(body, [&](isa::FieldRole role, const isa::AccessPattern& ap) {
+      std::size_t& count = role == isa::FieldRole::kOutput ? numOutputs : numInputs;
+      if (count == kMaxOperands) {
+        listed = false;
+      } else {
+        (role == isa::FieldRole::kOutput ? outputs : inputs)[count++] = &ap;
+      }
+    });
+    if (!listed) {
+      continue;
+    }
+    const auto op = static_cast<std::int64_t>(i);
+    const auto readInputs = std::span(inputs).first(numInputs);
+    auto reads = [&](std::int32_t tile) {
+      return std::any_of(readInputs.begin(), readInputs.end(),
+                         [&](const isa::AccessPattern* in) { return in->tensor == tile; });
+    };
+    // Every read of `tile` here uses `pattern` (the result's, but for the tensor).
+    auto readsOnlyAs = [&](std::int32_t tile, const isa::AccessPattern& pattern) {
+      return std::all_of(readInputs.begin(), readInputs.end(), [&](const isa::AccessPattern* in) {
+        isa::AccessPattern same = *in;
+        same.tensor = pattern.tensor;
+        return in->tensor != tile || same == pattern;
+      });
+    };
+    std::array<std::int32_t, kMaxOperands> given{};
+    std::size_t numGiven = 0;
+    for (const isa::AccessPattern* out : std::span(outputs).first(numOutputs)) {
+      const auto result = static_cast<std::size_t>(out->tensor);
+      const Buffer& resultBuf = ir.buffers[result];
+      if (live.first[result] != op || !automatic(out->tensor) ||
+          !coversWholeTile(*out, resultBuf) || reads(out->tensor)) {
+        continue;
+      }
+      for (const isa::AccessPattern* in : readInputs) {
+        const std::int32_t input = in->tensor;
+        const Buffer& inputBuf = ir.buffers[static_cast<std::size_t>(input)];
+        const auto givenTiles = std::span(given).first(numGiven);
+        if (live.last[static_cast<std::size_t>(input)] != op || !automatic(input) ||
+            std::find(givenTiles.begin(), givenTiles.end(), input) != givenTiles.end() ||
+            inputBuf.memory != resultBuf.memory || inputBuf.dtype != resultBuf.dtype ||
+            inputBuf.shape.front() != resultBuf.shape.front() ||
+            inputBuf.partitionBytes() != resultBuf.partitionBytes() || !readsOnlyAs(input, *out)) {
+          continue;
+        }
+        spaceOf[result] = spaceOf[static_cast<std::size_t>(input)];
+        given[numGiven++] = input;
+        break;
+      }
+    }
+  }
+  return spaceOf;
+}
 
 LiveRanges liveRanges(const KernelIR& ir) {
   LiveRanges r{std::vector<std::int64_t>(ir.buffers.size(), kUnused),
                std::vector<std::int64_t>(ir.buffers.size(), kUnused),
                std::vector<std::uint8_t>(ir.buffers.size(), 0),
-               std::vector<std::uint8_t>(ir.buffers.size(), 0)};
+               std::vector<std::uint8_t>(ir.buffers.size(), 0),
+               {},
+               {},
+               {}};
   for (std::size_t i = 0; i < ir.ops.size(); ++i) {
     const bool matmul = std::holds_alternative<isa::NcMatmul>(ir.ops[i].instr.body);
     const bool dma = isa::info(ir.ops[i].instr.body).viaDma;
@@ -70,6 +179,18 @@ LiveRanges liveRanges(const KernelIR& ir) {
         r.first[b] = std::min(r.first[b], loop.begin);
         r.last[b] = std::max(r.last[b], loop.end - 1);
       }
+    }
+  }
+  r.spaceOf = inPlaceSpaces(ir, r);
+  r.ownFirst = r.first;
+  r.ownLast = r.last;
+  for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
+    const auto space = static_cast<std::size_t>(r.spaceOf[b]);
+    if (space != b) {
+      r.last[space] = std::max(r.last[space], r.last[b]);
+      r.feedsPe[space] |= r.feedsPe[b];
+      r.dmaTouched[space] |= r.dmaTouched[b];
+      r.first[b] = kUnused;
     }
   }
   return r;
@@ -422,10 +543,12 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
   TRN_RETURN_IF_ERROR(status);
   for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
     Buffer& buf = ir.buffers[b];
-    if (placement[b] != kUnused) {
-      buf.placement = Address{buf.address ? buf.address->partition : 0, placement[b]};
+    const std::int64_t at = placement[static_cast<std::size_t>(live.spaceOf[b])];
+    if (live.ownFirst[b] != kUnused && at != kUnused) {
+      buf.placement = Address{buf.address ? buf.address->partition : 0, at};
       summary.tiles.push_back(TilePlacement{static_cast<std::int32_t>(b), *buf.placement,
-                                            buf.partitionBytes(), live.first[b], live.last[b]});
+                                            buf.partitionBytes(), live.ownFirst[b],
+                                            live.ownLast[b]});
     }
   }
   for (Op& op : ir.ops) {
