@@ -130,12 +130,10 @@ KernelDef twoSpillsOfOneLine() {
     Tensor st = k.sbuf({128, 16896}, DType::kFp32, "sum_tile");
     nisa::dmaCopy(yt, y);
     nisa::dmaCopy(zt, z);
-    // In two halves, so that the sum is not computed in place over y (each half's first write
-    // covers only half of the sum tile).
-    for (std::int64_t c = 0; c < 16896; c += 8448) {
-      nisa::tensorTensor(st(all, ds(c, 8448)), yt(all, ds(c, 8448)), zt(all, ds(c, 8448)),
-                         AluOp::kAdd);
-    }
+    // Cleared first, so that the sum is not computed in place over y (the allocator's in-place
+    // rule takes only a result first written by an element-wise instruction).
+    nisa::memset(st, 0.0f);
+    nisa::tensorTensor(st, yt, zt, AluOp::kAdd);
     nisa::dmaCopy(sum, st);
     Tensor kt = k.sbuf({128, 8192}, DType::kFp32, "kept_tile");
     nisa::tensorTensor(kt, held[0], held[0], AluOp::kAdd);

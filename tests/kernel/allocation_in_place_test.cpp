@@ -1,7 +1,8 @@
 // Tests of the allocator's in-place rule: an element-wise instruction's result takes the space
-// of an input tile that dies there when the two have one size, dtype and pattern, so that a
-// chain of element-wise steps holds one tile instead of one per step; and the cases the rule must
-// leave alone (the input still read later, an input read in another order). Each kernel's
+// of an input tile that dies there when the two have one size, dtype and pattern (or the result
+// is written in pieces that way), so that a chain of element-wise steps holds one tile instead of
+// one per step; and the cases the rule must leave alone (the input still read later, read between
+// the pieces, or read in another order). Each kernel's
 // output is checked against a float64 CPU reference and run with race detection on.
 #include <gtest/gtest.h>
 
@@ -130,6 +131,49 @@ TEST(AllocationInPlace, AnInputReadAfterTheStepKeepsItsOwnSpace) {
   EXPECT_EQ(offsets["shifted"], offsets["doubled"]);
   EXPECT_EQ(offsets["result"], offsets["doubled"]);
   checkChain(*compiled, true);
+}
+
+/// x [128, 4096] fp32 loaded, y = x * 3 written in two halves of 2048 columns (as a kernel does
+/// that multiplies by a PSUM broadcast of a bounded width), stored. With `readBetween`, a copy of
+/// the input's last column is taken between the halves, so the input is read by an instruction
+/// that writes no piece of the result.
+KernelDef halvesKernel(bool readBetween) {
+  return makeKernel("halves", [readBetween](Kernel& k, Tensor x) {
+    Tensor out = k.output("out", x.shape(), x.dtype());
+    Tensor loaded = k.sbuf({128, 4096}, DType::kFp32, "loaded");
+    nisa::dmaCopy(loaded, x);
+    Tensor tripled = k.sbuf({128, 4096}, DType::kFp32, "tripled");
+    Tensor lastColumn = k.sbuf({128, 1}, DType::kFp32, "last_column");
+    for (std::int64_t c = 0; c < 4096; c += 2048) {
+      nisa::tensorScalar(tripled(all, ds(c, 2048)), loaded(all, ds(c, 2048)), AluOp::kMultiply,
+                         3.0f);
+      if (readBetween && c == 0) {
+        nisa::tensorCopy(lastColumn, loaded(all, ds(4095, 1)));
+      }
+    }
+    if (readBetween) {
+      nisa::tensorScalar(tripled(all, ds(4095, 1)), lastColumn, AluOp::kMultiply, 3.0f);
+    }
+    nisa::dmaCopy(out, tripled);
+    return out;
+  });
+}
+
+TEST(AllocationInPlace, AResultWrittenInPiecesOverItsInputTakesItsSpace) {
+  const std::vector<TensorSpec> specs = {{"x", {128, 4096}, DType::kFp32}};
+  const std::vector<float> x = randomValues(128 * 4096, 3);
+  for (const bool readBetween : {false, true}) {
+    SCOPED_TRACE(readBetween ? "input read between the pieces" : "pieces only");
+    auto compiled = compile(halvesKernel(readBetween), specs, limits());
+    ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+    auto offsets = offsetsByName(*compiled);
+    EXPECT_EQ(offsets["tripled"] == offsets["loaded"], !readBetween);
+    const std::vector<float> y = runOutput(*compiled, x, 128, 4096);
+    ASSERT_EQ(y.size(), x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(y[i], x[i] * 3.0f) << i;
+    }
+  }
 }
 
 TEST(AllocationInPlace, AStepThatReadsItsInputInAnotherOrderIsNotComputedInPlace) {
