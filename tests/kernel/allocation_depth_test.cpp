@@ -18,6 +18,7 @@ namespace trn::kernel {
 namespace {
 
 using testutil::limits;
+using testutil::offsetsByName;
 using testutil::randomValues;
 
 using isa::AluOp;
@@ -49,15 +50,6 @@ KernelDef partialKernel() {
 }
 
 const std::vector<TensorSpec> kPartialSpecs = {{"x", {kIterations * 128, kCols}, DType::kFp32}};
-
-/// The distinct byte offsets of each tile name of `compiled`.
-std::map<std::string, std::set<std::int64_t>> offsetsByName(const CompiledKernel& compiled) {
-  std::map<std::string, std::set<std::int64_t>> offsets;
-  for (const CompiledTile& tile : compiled.tiles) {
-    offsets[tile.name].insert(tile.byte);
-  }
-  return offsets;
-}
 
 runtime::RunResult run(const CompiledKernel& compiled, const std::vector<runtime::NpyArray>& inputs,
                        core::RunMode mode) {

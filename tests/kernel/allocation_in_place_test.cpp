@@ -21,6 +21,7 @@ namespace trn::kernel {
 namespace {
 
 using testutil::limits;
+using testutil::offsetsByName;
 using testutil::randomValues;
 
 using isa::AluOp;
@@ -55,15 +56,6 @@ KernelDef chainKernel(bool keepInput) {
 }
 
 const std::vector<TensorSpec> kSpecs = {{"x", {kIterations * 128, kCols}, DType::kFp32}};
-
-/// The distinct byte offsets of each tile name of `compiled`.
-std::map<std::string, std::set<std::int64_t>> offsetsByName(const CompiledKernel& compiled) {
-  std::map<std::string, std::set<std::int64_t>> offsets;
-  for (const CompiledTile& tile : compiled.tiles) {
-    offsets[tile.name].insert(tile.byte);
-  }
-  return offsets;
-}
 
 /// Runs `compiled` functionally with race detection and returns its one output.
 std::vector<float> runOutput(const CompiledKernel& compiled, const std::vector<float>& x,
