@@ -1,13 +1,18 @@
-// Helpers every kernel test shares: the trn2 chip, a session on it and its core limits, and seeded random inputs.
+// Helpers every kernel test shares: the trn2 chip, a session on it and its core limits, seeded
+// random inputs, and where a compiled kernel placed its tiles.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <random>
+#include <set>
+#include <string>
 #include <vector>
 
+#include "trn/kernel/compiler.h"
 #include "trn/runtime/host_io.h"
 #include "trn/runtime/session.h"
 #include "trn/spec/loader.h"
@@ -43,6 +48,15 @@ inline std::vector<float> randomValues(std::size_t n, std::uint32_t seed, float 
     x = dist(rng);
   }
   return v;
+}
+
+/// The distinct byte offsets of each tile name of `compiled`.
+inline std::map<std::string, std::set<std::int64_t>> offsetsByName(const CompiledKernel& compiled) {
+  std::map<std::string, std::set<std::int64_t>> offsets;
+  for (const CompiledTile& tile : compiled.tiles) {
+    offsets[tile.name].insert(tile.byte);
+  }
+  return offsets;
 }
 
 }  // namespace trn::kernel::testutil

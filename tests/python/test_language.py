@@ -122,7 +122,9 @@ def test_spmd_grid_and_lnc2_are_bit_identical(rng):
     np.testing.assert_allclose(one, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
     t1 = trnsim.benchmark(softmax_rows[2], x).time_us
     t2 = trnsim.benchmark(softmax_rows[2], x, lnc=2).time_us
-    assert t2 < 0.75 * t1, (t1, t2)
+    # Since the allocator computes element-wise steps in place (2026-12-03), one core runs the
+    # two programs in 5.38 us (7.10 before) and two cores in 4.23 us (unchanged).
+    assert t2 < 0.85 * t1, (t1, t2)
 
 
 def test_errors_name_the_python_line():

@@ -3,7 +3,8 @@
 // every instruction onto those physical addresses.
 //
 // Guarantees:
-// - Two tiles that are live at the same time never share a byte. With multi-buffering
+// - Two tiles that are live at the same time never share a byte (but for the in-place rule
+//   below). With multi-buffering
 //   (bufs = n > 1), the tiles declared at one source line with one shape and dtype (one per loop
 //   iteration) share a ring of n slots (more when more of them are live at once), tile k in
 //   slot k mod slots, reserved from the first use of
@@ -17,6 +18,14 @@
 //   between more transfers, and the first tile arrives later. When the deeper rings do not fit,
 //   allocation is retried without them.
 // - With bufs = 1 every tile is reserved from its first to its last use only.
+// - In place: an element-wise instruction (tensor_tensor, tensor_scalar, scalar_tensor_tensor,
+//   tensor_copy, reciprocal, activation) outside any dynamic loop that writes all of a tile at
+//   its first use writes it over an input tile that dies there, when the two have one memory,
+//   dtype, partition count and size per partition and the instruction reads that input with
+//   exactly the pattern it writes the result with (element k read before element k is written,
+//   at the same address). The result takes the input's space (ring slot included), and that
+//   space stays live to the result's last use; chains of such steps hold one tile. Two tiles then
+//   share bytes at the one instruction where the first ends and the second starts.
 // - Tiles are aligned to kAllocationAlignment bytes; a PSUM tile of at most one bank never
 //   crosses a bank boundary, larger ones start on a bank.
 // - Author-placed tiles keep their address; the allocator works around them.

@@ -83,6 +83,19 @@ Op dmaOp(isa::AccessPattern dst, isa::AccessPattern src, const isa::SourceLocati
 
 }  // namespace
 
+bool coversWholeTile(const isa::AccessPattern& ap, const Buffer& buffer) {
+  if (ap.partitionStart != 0 || ap.partitionCount != buffer.shape.front() ||
+      ap.elementCount() != buffer.elementCount()) {
+    return false;
+  }
+  for (int d = 0; d < ap.numDims; ++d) {
+    if (ap.dims[static_cast<std::size_t>(d)].stride == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool spillAcross(KernelIR& ir, std::int64_t first, std::int64_t last,
                  std::int64_t freeDimMaxCount) {
   const std::size_t count = ir.buffers.size();
@@ -95,16 +108,9 @@ bool spillAcross(KernelIR& ir, std::int64_t first, std::int64_t last,
       if (u.empty() || u.back() != static_cast<std::int64_t>(i)) {
         u.push_back(static_cast<std::int64_t>(i));
       }
-      const Buffer& buffer = ir.buffers[b];
-      if (role == isa::FieldRole::kOutput && firstWholeWrite[b] < 0 && ap.partitionStart == 0 &&
-          ap.partitionCount == buffer.shape.front() && ap.elementCount() == buffer.elementCount()) {
-        bool strided = true;
-        for (int d = 0; d < ap.numDims; ++d) {
-          strided = strided && ap.dims[static_cast<std::size_t>(d)].stride != 0;
-        }
-        if (strided) {
-          firstWholeWrite[b] = static_cast<std::int64_t>(i);
-        }
+      if (role == isa::FieldRole::kOutput && firstWholeWrite[b] < 0 &&
+          coversWholeTile(ap, ir.buffers[b])) {
+        firstWholeWrite[b] = static_cast<std::int64_t>(i);
       }
     });
   }

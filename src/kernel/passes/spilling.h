@@ -16,6 +16,10 @@
 
 namespace trn::kernel {
 
+/// Whether `ap` (an operand of an on-chip tile `buffer`) covers every element of the tile: all its
+/// partitions and as many elements as the tile holds, with no broadcast (zero) stride.
+bool coversWholeTile(const isa::AccessPattern& ap, const Buffer& buffer);
+
 /// Spills one SBUF tile whose gap between two uses covers ops [first, last]; false when no tile
 /// qualifies. `freeDimMaxCount` bounds the one pattern dimension a tile's free elements take.
 bool spillAcross(KernelIR& ir, std::int64_t first, std::int64_t last, std::int64_t freeDimMaxCount);
