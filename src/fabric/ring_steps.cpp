@@ -85,21 +85,26 @@ std::int64_t ringSlices(const Plan& plan, std::span<const std::int64_t> ring,
   if (slices <= 1) {
     return 1;
   }
+  // The ring steps at the pace of its slowest hop: the least bandwidth and the most per-message
+  // overhead over its hops.
   const Topology& topology = plan.topology();
-  const Route route = topology.route(ring[0], ring[1], direction);
-  if (route.overhead > 0) {
-    // K slices pay K per-message overheads and hide all but 1/K of the shorter of the transfer
-    // and the reduction: the sum is least at K = sqrt(shorter / overhead).
-    double rate = topology.streamBandwidth() > 0 ? topology.streamBandwidth()
-                                                 : std::numeric_limits<double>::infinity();
+  double rate = topology.streamBandwidth() > 0 ? topology.streamBandwidth()
+                                               : std::numeric_limits<double>::infinity();
+  std::int64_t overhead = 0;
+  for (std::size_t p = 0; p < ring.size(); ++p) {
+    const Route route = topology.route(ring[p], ring[(p + 1) % ring.size()], direction);
+    overhead = std::max(overhead, route.overhead);
     for (const ResourceId link : route.links) {
       rate = std::min(rate, topology.bandwidth(link));
     }
+  }
+  if (overhead > 0) {
+    // K slices pay K per-message overheads and hide all but 1/K of the shorter of the transfer
+    // and the reduction: the sum is least at K = sqrt(shorter / overhead).
     const double transfer = bytes / rate;
     const double reduction =
         topology.reduceBandwidth() > 0 ? bytes / topology.reduceBandwidth() : 0.0;
-    const double best =
-        std::sqrt(std::min(transfer, reduction) / static_cast<double>(route.overhead));
+    const double best = std::sqrt(std::min(transfer, reduction) / static_cast<double>(overhead));
     slices = std::min(slices, std::max<std::int64_t>(1, std::llround(best)));
   }
   return slices;

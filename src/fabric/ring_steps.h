@@ -51,9 +51,9 @@ inline constexpr double kMinRingSliceBytes = 64.0 * 1024;
 Segment sliceOf(const Segment& s, std::int64_t k, std::int64_t slices);
 
 /// How many slices the steps of a ring reduce-scatter over `ring` with `pieces` are cut in: up to
-/// kMaxRingSlices of at least kMinRingSliceBytes and an element per run each; where the route
-/// has a per-message overhead, no more than sqrt(the shorter of a piece's transfer and its
-/// reduction / the overhead), the count that costs least.
+/// kMaxRingSlices of at least kMinRingSliceBytes and an element per run each; where a hop has a
+/// per-message overhead, no more than sqrt(the shorter of a piece's transfer over the slowest
+/// hop and its reduction / the largest overhead), the count that costs least.
 std::int64_t ringSlices(const Plan& plan, std::span<const std::int64_t> ring,
                         std::span<const Segment> pieces, int direction);
 
