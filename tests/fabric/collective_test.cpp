@@ -68,6 +68,32 @@ TEST(RingCollective, SlicedStepsOverlapOneSlicesReductionWithTheNextsTransfer) {
   EXPECT_LT(sliced, 70'500'000);
 }
 
+// With a per-message overhead (EFA's 2 us host proxy), K slices cost K overheads and hide all but
+// 1/K of the shorter of a piece's transfer and its reduction: K = sqrt(shorter / overhead). Four
+// chips on a switch of 25 GB/s links; a 5.12 MB reduce-scatter has pieces of 640 KB per channel,
+// 25.6 us to send and 8 us to reduce at 0.08 byte/ps: sqrt(8 / 2) = 2 slices (8 without the
+// overhead). Each slice past the first adds a copy and a reduction per member, step and channel,
+// and slicing adds a join per member and channel.
+TEST(RingCollective, APerMessageOverheadLimitsTheSlicesToTheCheapestCount) {
+  const auto system = [](std::int64_t overheadPs) {
+    return grid({{"node", 4, spec::DimensionKind::kSwitch, "efa"}},
+                {{"efa", BytesPerSecond(25'000'000'000), Picoseconds(15 * kMicrosecond),
+                  Picoseconds(overheadPs)}});
+  };
+  const spec::ChipSpec chip = testing::chipWithCollectiveCores(16, 16, 160'000'000'000);
+  const Topology efa = topologyOf(system(2 * kMicrosecond), chip);
+  const Topology free = topologyOf(system(0), chip);
+  const auto opsOf = [](const Topology& t, std::int64_t bytes) {
+    const Result<Plan> plan =
+        buildPlan(t, request(CollectiveOp::kReduceScatter, 4, bytes), Algorithm::kRing);
+    EXPECT_TRUE(plan.ok()) << plan.status().toString();
+    return plan.ok() ? static_cast<std::int64_t>(plan->ops().size()) : 0;
+  };
+  const std::int64_t whole = opsOf(efa, 8 * 4 * 2);  // pieces of 8 bytes: one slice
+  EXPECT_EQ(opsOf(efa, 5'120'000) - whole, 2 * 3 * 4 * (2 - 1) * 2 + 2 * 4);
+  EXPECT_EQ(opsOf(free, 5'120'000) - whole, 2 * 3 * 4 * (8 - 1) * 2 + 2 * 4);
+}
+
 // Recursive doubling on 4 chips of a ring: the all-gather's partners are 1 apart (1 hop) with
 // 2 MB, then 2 apart (2 hops, halfway round) with 4 MB. Halfway round, chips 0 and 2 send
 // forward and 1 and 3 back, so no link carries two messages.
