@@ -103,6 +103,10 @@ struct ExchangeState {
   std::vector<Party> parties;
   std::int64_t lastArrival = 0;
   std::int64_t doneAt = -1;  ///< -1 until both have arrived
+  /// A collective whose streams share its ranks' DMA (simulation_meetings.inc): the end of the
+  /// fabric's time, and the streams still moving; doneAt is set when the last of them ends.
+  std::int64_t fabricDoneAt = -1;
+  std::uint32_t streamsLeft = 0;
 };
 
 /// The k-th collective of every rank of a run: the replica groups the first rank to reach it

@@ -151,7 +151,7 @@ TransferShape transferShape(const isa::InstructionBody& body, std::int64_t maxBu
 DmaModel::DmaModel(const spec::ChipSpec& chip, std::vector<int> physicalCores,
                    std::vector<int> deviceOfSlot)
     : enginesPerCore_(static_cast<int>(chip.core.dma.enginesPerCore)),
-      queuesPerCore_(static_cast<std::size_t>(chip.core.dma.queuesPerEngine)),
+      queuesPerCore_(static_cast<std::size_t>(chip.core.dma.queuesPerEngine) + 1),
       dgeBlocks_(static_cast<std::size_t>(chip.core.dma.dge.hardwareBlocks)),
       fixedCost_(chip.core.dma.fixedCost.count()),
       dgeCost_(chip.core.dma.dge.instructionCost.count()),
@@ -200,8 +200,9 @@ std::uint32_t DmaModel::submit(int slot, int queue, Picoseconds issued,
   if (nextEngine >= enginesPerCore_) {
     nextEngine -= enginesPerCore_;
   }
-  std::int64_t queued = issued.count() + fixedCost_;
-  if (dgeBlocks_ > 0) {
+  const bool collectiveStream = queue == collectiveQueue();
+  std::int64_t queued = issued.count() + (collectiveStream ? 0 : fixedCost_);
+  if (dgeBlocks_ > 0 && !collectiveStream) {
     // The block that frees first builds the descriptors.
     std::int64_t* blocks = dgeFree_.data() + static_cast<std::size_t>(slot) * dgeBlocks_;
     std::int64_t* block = std::min_element(blocks, blocks + dgeBlocks_);

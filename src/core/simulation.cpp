@@ -109,7 +109,14 @@ class Simulation {
   Result<bool> arriveAtCollective(std::uint32_t c, Engine engine, std::int64_t now);
   /// Every member is at collective `x`: hands it to the service, sets when it is done and wakes the
   /// engines then.
-  Status runCollective(ExchangeState& x, std::span<const std::int32_t> members);
+  Status runCollective(ExchangeState& x, std::span<const std::int32_t> members,
+                       std::uint32_t round);
+  /// Issues the DMA streams of collective `round` (meeting `x`, keyed `meeting`) on its ranks'
+  /// cores (simulation_meetings.inc); x's end then waits for them as well as for the fabric.
+  void startCollectiveStreams(ExchangeState& x, std::span<const CollectiveChipLoad> loads,
+                              std::uint32_t round, std::int32_t meeting);
+  /// DMA transfer `id`, a collective's stream, ended at `now`.
+  void endCollectiveStream(std::uint32_t id, std::int64_t now);
   /// Wakes every party of meeting `x` when it is done (they see it as a remote semaphore write).
   void wakeParties(const ExchangeState& x);
   /// Stores `value` at `slot` of `slots` (growing it) when races are checked.
@@ -147,6 +154,12 @@ class Simulation {
   std::array<std::int64_t, isa::kNumEngines> latency_{};         ///< ps
   std::optional<DmaModel> dma_;
   std::vector<Completion> transferCompletions_;  ///< by DMA transfer id
+  /// By DMA transfer id: the collective (number - 1, meeting key) whose stream it is, if any.
+  struct StreamOwner {
+    std::uint32_t round = kNoRecord;
+    std::int32_t meeting = 0;
+  };
+  std::vector<StreamOwner> streamOwners_;
   std::int64_t dmaScheduledAt_ = kNever;
   std::vector<Completion> completions_;
   std::vector<VectorClock> completionClocks_;  ///< by completion slot, when races are checked
@@ -605,6 +618,10 @@ Status Simulation::advanceDma(std::int64_t now) {
   finished_.clear();
   dma_->advance(Picoseconds(now), finished_);
   for (const std::uint32_t id : finished_) {
+    if (id < streamOwners_.size() && streamOwners_[id].round != kNoRecord) {
+      endCollectiveStream(id, now);
+      continue;
+    }
     const DmaModel::Transfer& t = dma_->transfer(id);
     const Completion& done = transferCompletions_[id];
     CoreRun& cr = cores_[done.core];

@@ -70,12 +70,30 @@ class Simulator {
         successors_[fill[p]++] = static_cast<OpId>(i);
       }
     }
+    // The operations queued behind each (PlanOp::queuedBehind), released at its last byte.
+    behindStart_.assign(ops.size() + 1, 0);
+    for (const PlanOp& op : ops) {
+      if (op.queuedBehind != kNoMove) {
+        ++behindStart_[op.queuedBehind + 1];
+      }
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      behindStart_[i + 1] += behindStart_[i];
+    }
+    behind_.resize(behindStart_.back());
+    fill.assign(behindStart_.begin(), behindStart_.end() - 1);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].queuedBehind != kNoMove) {
+        ++states_[i].waiting;
+        behind_[fill[ops[i].queuedBehind]++] = static_cast<OpId>(i);
+      }
+    }
   }
 
   Result<PlanTiming> run() {
     const std::vector<PlanOp>& ops = plan_.ops();
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].predecessorCount == 0) {
+      if (states_[i].waiting == 0) {
         schedule(ops[i].startDelay, EventKind::kStart, static_cast<OpId>(i), 0);
       }
     }
@@ -134,6 +152,7 @@ class Simulator {
     timing_.opStart[id] = now;
     if (resources.empty() || op.bytes <= 0) {
       schedule(now + op.endDelay, EventKind::kEnd, id, 0);
+      releaseQueued(id, now);
       return {};
     }
     const std::span<const double> weights = plan_.weightsOf(op);
@@ -171,6 +190,7 @@ class Simulator {
     }
     ++states_[id].version;  // no further transmission events
     schedule(now + op.endDelay, EventKind::kEnd, id, 0);
+    releaseQueued(id, now);
     TRN_RETURN_IF_ERROR(updateRates(resources, now));
     if (needsCollectiveCore(op)) {
       // Its collective core goes to the longest-waiting stream of the chip.
@@ -191,12 +211,23 @@ class Simulator {
     timing_.makespan = std::max(timing_.makespan, now);
     timing_.opEnd[id] = now;
     for (std::uint32_t k = successorStart_[id]; k < successorStart_[id + 1]; ++k) {
-      const OpId next = successors_[k];
-      OpState& s = states_[next];
-      s.ready = std::max(s.ready, now);
-      if (--s.waiting == 0) {
-        schedule(s.ready + plan_.ops()[next].startDelay, EventKind::kStart, next, 0);
-      }
+      waited(successors_[k], now);
+    }
+  }
+
+  /// `id`'s last byte has left at `now`: the operations queued behind it may start.
+  void releaseQueued(OpId id, std::int64_t now) {
+    for (std::uint32_t k = behindStart_[id]; k < behindStart_[id + 1]; ++k) {
+      waited(behind_[k], now);
+    }
+  }
+
+  /// One of the things `next` waits for happened at `now`; it starts when the last has.
+  void waited(OpId next, std::int64_t now) {
+    OpState& s = states_[next];
+    s.ready = std::max(s.ready, now);
+    if (--s.waiting == 0) {
+      schedule(s.ready + plan_.ops()[next].startDelay, EventKind::kStart, next, 0);
     }
   }
 
@@ -256,6 +287,8 @@ class Simulator {
   std::vector<std::uint32_t> slot_;               ///< per plan resource entry: its place in active_
   std::vector<std::uint32_t> successorStart_;
   std::vector<OpId> successors_;
+  std::vector<std::uint32_t> behindStart_;  ///< into behind_, per operation
+  std::vector<OpId> behind_;                ///< the operations queued behind each
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t sequence_ = 0;
   std::uint32_t stamp_ = 0;

@@ -43,6 +43,39 @@ Status copyWithin(core::DeviceMemory& device, std::int64_t to, std::int64_t from
   return device.write(to, copy);
 }
 
+/// Per member of `group`, what `plan` asks of the DMA engines of one of its chip's NeuronCores
+/// (the collective cores share every core's engines evenly, as Topology::streamBandwidth assumes)
+/// and of its HBM: the bytes each operation the chip issues moves, a reduction counting as many
+/// more as DMA compute is slower than a copy, over the chip's cores; and every byte any operation
+/// reads or writes in the chip's HBM.
+std::vector<core::CollectiveChipLoad> chipLoads(const Plan& plan,
+                                                std::span<const std::int64_t> group) {
+  const Topology& topology = plan.topology();
+  std::vector<core::CollectiveChipLoad> byChip(static_cast<std::size_t>(topology.chips()));
+  for (const PlanOp& op : plan.ops()) {
+    if (op.issuer >= 0) {
+      const double slower = op.rateLimit > 0 && topology.streamBandwidth() > 0
+                                ? topology.streamBandwidth() / op.rateLimit
+                                : 1.0;
+      byChip[static_cast<std::size_t>(op.issuer)].engineBytes +=
+          op.bytes * slower / static_cast<double>(topology.neuronCoresPerChip());
+    }
+    const std::span<const ResourceId> resources = plan.resourcesOf(op);
+    const std::span<const double> weights = plan.weightsOf(op);
+    for (std::size_t k = 0; k < resources.size(); ++k) {
+      if (!topology.isLink(resources[k])) {
+        byChip[static_cast<std::size_t>(topology.chipOf(resources[k]))].hbmBytes +=
+            op.bytes * weights[k];
+      }
+    }
+  }
+  std::vector<core::CollectiveChipLoad> loads;
+  for (const std::int64_t chip : group) {
+    loads.push_back(byChip[static_cast<std::size_t>(chip)]);
+  }
+  return loads;
+}
+
 }  // namespace
 
 Result<ConcurrentResult> FabricCollectives::timeAmongInFlight(const CollectiveRequest& request,
@@ -81,6 +114,7 @@ Result<ConcurrentResult> FabricCollectives::timeAmongInFlight(const CollectiveRe
 
 Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall> calls,
                                             bool withData) {
+  lastLoads_.clear();
   const auto n = static_cast<std::int64_t>(calls.size());
   if (n > topology_.chips()) {
     return invalidArgument(fmt::format("{} ranks, but the system has {} chips (a rank per chip)", n,
@@ -132,12 +166,13 @@ Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall
                        timeAmongInFlight(request, calls.front().start));
   const Algorithm algorithm = timing.algorithms.back();
   const std::int64_t picoseconds = timing.together.back();
-  records_.push_back({request.op, request.bytes, algorithm, picoseconds, timing.alone.back(),
-                      request.group});
+  records_.push_back(
+      {request.op, request.bytes, algorithm, picoseconds, timing.alone.back(), request.group});
+  TRN_ASSIGN_OR_RETURN(const Plan plan, buildPlan(topology_, request, algorithm));
+  lastLoads_ = chipLoads(plan, request.group);
   if (!withData) {
     return picoseconds;
   }
-  TRN_ASSIGN_OR_RETURN(const Plan plan, buildPlan(topology_, request, algorithm));
   // Scratch buffers in each rank's HBM (stack 0), given back at the end.
   std::vector<RankMemory> ranks;
   std::vector<std::int64_t> tops;

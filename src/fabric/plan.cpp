@@ -183,6 +183,11 @@ OpId Plan::reduceInto(std::int64_t chip, const Segment& destination, std::span<c
 
 OpId Plan::join(std::span<const OpId> after) { return add({}, {}, 0, 0, 0, after); }
 
+void Plan::queueBehind(OpId op, OpId ahead) {
+  TRN_CHECK(ahead < op && op < ops_.size()) << "an operation queued behind one not added before it";
+  ops_[op].queuedBehind = ahead;
+}
+
 OpId Plan::append(const Plan& other, std::int64_t delay) {
   TRN_CHECK(&other.topology() == topology_ && delay >= 0) << "plans appended must share a topology";
   const auto first = static_cast<OpId>(ops_.size());
@@ -198,6 +203,7 @@ OpId Plan::append(const Plan& other, std::int64_t delay) {
                         op.startDelay + (op.predecessorCount == 0 ? delay : 0), op.endDelay, after);
     ops_[id].issuer = op.issuer;
     ops_[id].rateLimit = op.rateLimit;
+    ops_[id].queuedBehind = op.queuedBehind == kNoMove ? kNoMove : op.queuedBehind + first;
   }
   messages_ += other.messages_;
   return first;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace trn::fabric::detail {
@@ -62,22 +64,101 @@ Segment backHalf(const Segment& s) {
   return half;
 }
 
+Segment sliceOf(const Segment& s, std::int64_t k, std::int64_t slices) {
+  Segment slice = s;
+  slice.begin = s.begin + s.length * k / slices;
+  slice.length = s.length * (k + 1) / slices - s.length * k / slices;
+  return slice;
+}
+
+std::int64_t ringSlices(const Plan& plan, std::span<const std::int64_t> ring,
+                        std::span<const Segment> pieces, int direction) {
+  std::int64_t length = std::numeric_limits<std::int64_t>::max();
+  std::int64_t count = std::numeric_limits<std::int64_t>::max();
+  for (const Segment& piece : pieces) {
+    length = std::min(length, piece.length);
+    count = std::min(count, piece.count());
+  }
+  const double bytes = static_cast<double>(count) * static_cast<double>(plan.elementBytes());
+  std::int64_t slices = std::min<std::int64_t>(
+      {kMaxRingSlices, length, static_cast<std::int64_t>(bytes / kMinRingSliceBytes)});
+  if (slices <= 1) {
+    return 1;
+  }
+  // The ring steps at the pace of its slowest hop: the least bandwidth and the most per-message
+  // overhead over its hops.
+  const Topology& topology = plan.topology();
+  double rate = topology.streamBandwidth() > 0 ? topology.streamBandwidth()
+                                               : std::numeric_limits<double>::infinity();
+  std::int64_t overhead = 0;
+  for (std::size_t p = 0; p < ring.size(); ++p) {
+    const Route route = topology.route(ring[p], ring[(p + 1) % ring.size()], direction);
+    overhead = std::max(overhead, route.overhead);
+    for (const ResourceId link : route.links) {
+      rate = std::min(rate, topology.bandwidth(link));
+    }
+  }
+  if (overhead > 0) {
+    // K slices pay K per-message overheads and hide all but 1/K of the shorter of the transfer
+    // and the reduction: the sum is least at K = sqrt(shorter / overhead).
+    const double transfer = bytes / rate;
+    const double reduction =
+        topology.reduceBandwidth() > 0 ? bytes / topology.reduceBandwidth() : 0.0;
+    const double best = std::sqrt(std::min(transfer, reduction) / static_cast<double>(overhead));
+    slices = std::min(slices, std::max<std::int64_t>(1, std::llround(best)));
+  }
+  return slices;
+}
+
 void ringReduceScatter(Plan& plan, std::span<const std::int64_t> ring,
                        std::span<const Segment> pieces, Ready& ready, int direction) {
   const std::size_t n = ring.size();
-  std::vector<OpId> sent(n);
+  const auto slices = static_cast<std::size_t>(ringSlices(plan, ring, pieces, direction));
+  // Per member and slice, the reduction after which the member holds that slice of the piece it
+  // reduced last (at first, its own data).
+  std::vector<OpId> sliceReady(n * slices);
+  for (std::size_t p = 0; p < n; ++p) {
+    std::fill_n(sliceReady.begin() + static_cast<std::ptrdiff_t>(p * slices), slices,
+                ready[static_cast<std::size_t>(ring[p])]);
+  }
+  // Per member, the last transfer it sent and the last reduction it ran: its two DMA queues.
+  std::vector<OpId> lastSent(n, kNone);
+  std::vector<OpId> lastReduced(n, kNone);
+  std::vector<OpId> sent(n * slices);
+  const auto queue = [&plan](OpId id, OpId& last) {
+    if (last != kNone) {
+      plan.queueBehind(id, last);
+    }
+    last = id;
+  };
   for (std::size_t s = 0; s + 1 < n; ++s) {
     for (std::size_t p = 0; p < n; ++p) {
       const Segment& piece = pieces[(p + 2 * n - s - 1) % n];
-      sent[p] = plan.copy(ring[p], ring[(p + 1) % n], piece, stagingFor(piece),
-                          present({ready[static_cast<std::size_t>(ring[p])]}), direction);
+      for (std::size_t k = 0; k < slices; ++k) {
+        const Segment slice =
+            sliceOf(piece, static_cast<std::int64_t>(k), static_cast<std::int64_t>(slices));
+        sent[p * slices + k] = plan.copy(ring[p], ring[(p + 1) % n], slice, stagingFor(slice),
+                                         present({sliceReady[p * slices + k]}), direction);
+        queue(sent[p * slices + k], lastSent[p]);
+      }
     }
     for (std::size_t p = 0; p < n; ++p) {
-      const std::int64_t to = ring[(p + 1) % n];
-      OpId& r = ready[static_cast<std::size_t>(to)];
-      r = plan.reduceInto(to, pieces[(p + 2 * n - s - 1) % n], std::span(&sent[p], 1),
-                          present({r}));
+      const std::size_t to = (p + 1) % n;
+      const Segment& piece = pieces[(p + 2 * n - s - 1) % n];
+      for (std::size_t k = 0; k < slices; ++k) {
+        OpId& r = sliceReady[to * slices + k];
+        r = plan.reduceInto(
+            ring[to],
+            sliceOf(piece, static_cast<std::int64_t>(k), static_cast<std::int64_t>(slices)),
+            std::span(&sent[p * slices + k], 1), present({r}));
+        queue(r, lastReduced[to]);
+      }
     }
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    const auto first = sliceReady.begin() + static_cast<std::ptrdiff_t>(p * slices);
+    ready[static_cast<std::size_t>(ring[p])] =
+        slices == 1 ? *first : plan.join(std::span(&*first, slices));
   }
 }
 

@@ -42,11 +42,30 @@ inline Segment stagingFor(const Segment& s) {
 Segment frontHalf(const Segment& s);
 Segment backHalf(const Segment& s);
 
+/// Most slices a ring step is cut in, and the fewest bytes a slice has (assumed: R2 says a step
+/// goes in slices, not how many).
+inline constexpr std::int64_t kMaxRingSlices = 8;
+inline constexpr double kMinRingSliceBytes = 64.0 * 1024;
+
+/// Slice k of `slices` of `s`: that part of each of its runs.
+Segment sliceOf(const Segment& s, std::int64_t k, std::int64_t slices);
+
+/// How many slices the steps of a ring reduce-scatter over `ring` with `pieces` are cut in: up to
+/// kMaxRingSlices of at least kMinRingSliceBytes and an element per run each; where a hop has a
+/// per-message overhead, no more than sqrt(the shorter of a piece's transfer over the slowest
+/// hop and its reduction / the largest overhead), the count that costs least.
+std::int64_t ringSlices(const Plan& plan, std::span<const std::int64_t> ring,
+                        std::span<const Segment> pieces, int direction);
+
 /// A ring reduce-scatter over `ring` (chips in ring order) with `direction` (Topology::route):
 /// the member at position p ends holding `pieces[p]` of the buffer reduced over the ring. Step s,
 /// member p sends pieces[p - s - 1] (its own data at s = 0, then what it reduced last) to member
-/// p + 1, which reduces it into its copy, so piece o accumulates from member o + 1 round to o. On
-/// return ready[c] is the reduction after which member c holds its piece.
+/// p + 1, which reduces it into its copy, so piece o accumulates from member o + 1 round to o.
+/// Each step goes in ringSlices() slices, each sent and then reduced on its own: a member's
+/// transfers follow one another on one DMA queue and its reductions on another, so that the
+/// reduction of one slice overlaps the transfer of the next (R2), and a slice goes on to the next
+/// member as soon as it is reduced. Slicing splits elements, not their order of reduction. On
+/// return ready[c] is the operation after which member c holds its piece.
 void ringReduceScatter(Plan& plan, std::span<const std::int64_t> ring,
                        std::span<const Segment> pieces, Ready& ready, int direction);
 

@@ -63,16 +63,16 @@ Result<Topology> Topology::create(const spec::SystemSpec& system, const spec::Ch
   }
   for (std::size_t h = 0; h < hbms; ++h) {
     t.bandwidth_[t.linkCount() + h] = static_cast<double>(chip.hbm.bandwidth.count()) /
-                                      kPicosecondsPerSecond /
-                                      static_cast<double>(t.hbmStacks_);
+                                      kPicosecondsPerSecond / static_cast<double>(t.hbmStacks_);
   }
   const spec::Dma& dma = chip.core.dma;
   t.collectiveCores_ = std::max<std::int64_t>(chip.chip.collectiveCores, 0);
+  t.neuronCores_ = std::max<std::int64_t>(chip.chip.neuronCores, 1);
   if (t.collectiveCores_ > 0 && chip.chip.neuronCores > 0 && dma.enginesPerCore > 0 &&
       dma.engineBandwidth.count() > 0) {
     t.streamBandwidth_ = static_cast<double>(chip.chip.neuronCores * dma.enginesPerCore) *
-                         static_cast<double>(dma.engineBandwidth.count()) /
-                         kPicosecondsPerSecond / static_cast<double>(t.collectiveCores_);
+                         static_cast<double>(dma.engineBandwidth.count()) / kPicosecondsPerSecond /
+                         static_cast<double>(t.collectiveCores_);
     const double efficiency = dma.computeEfficiency.toDouble();
     t.reduceBandwidth_ = t.streamBandwidth_ * (efficiency > 0 ? efficiency : 1.0);
   }

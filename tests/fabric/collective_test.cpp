@@ -27,26 +27,71 @@ CollectiveRequest request(CollectiveOp op, std::int64_t ranks, std::int64_t byte
   return r;
 }
 
-// A ring of 4 chips, 8 MB: each of the two channels (one per direction, so no link is shared)
-// moves 8 MB / 4 / 2 = 1 MB per step in 10 us, plus 1 us per hop, over 3 steps.
+// A ring of 4 chips, 800 KB: each of the two channels (one per direction, so no link is shared)
+// moves 800 KB / 4 / 2 = 100 KB per step in 1 us, plus 1 us per hop, over 3 steps.
 TEST(RingCollective, AnAllGatherOnFourChipsTakesThreeStepsOfOneChunkEach) {
   const Topology t = topologyOf(grid({ring("x", 4)}));
-  EXPECT_EQ(timeOf(t, request(CollectiveOp::kAllGather, 4, 8'000'000), Algorithm::kRing),
-            3 * 11 * kMicrosecond);
+  EXPECT_EQ(timeOf(t, request(CollectiveOp::kAllGather, 4, 800'000), Algorithm::kRing),
+            3 * 2 * kMicrosecond);
 }
 
-// A reduce-scatter adds, after each step, the reduction of the chunk received: 3 MB of HBM
-// traffic per channel, both channels' reductions at once on 10 byte/ps: 0.6 us.
+// A reduce-scatter adds, after each step, the reduction of the chunk received: 300 KB of HBM
+// traffic per channel, both channels' reductions at once on 10 byte/ps: 60 ns. (Pieces of 100
+// KB are below two slices of 64 KiB: each step goes whole.)
 TEST(RingCollective, AReduceScatterAddsEachStepsReduction) {
   const Topology t = topologyOf(grid({ring("x", 4)}));
-  EXPECT_EQ(timeOf(t, request(CollectiveOp::kReduceScatter, 4, 8'000'000), Algorithm::kRing),
-            3 * (11 * kMicrosecond + 600'000));
+  EXPECT_EQ(timeOf(t, request(CollectiveOp::kReduceScatter, 4, 800'000), Algorithm::kRing),
+            3 * (2 * kMicrosecond + 60'000));
 }
 
 TEST(RingCollective, AnAllReduceIsAReduceScatterThenAnAllGather) {
   const Topology t = topologyOf(grid({ring("x", 4)}));
-  EXPECT_EQ(timeOf(t, request(CollectiveOp::kAllReduce, 4, 8'000'000), Algorithm::kRing),
-            3 * (11 * kMicrosecond + 600'000) + 3 * 11 * kMicrosecond);
+  EXPECT_EQ(timeOf(t, request(CollectiveOp::kAllReduce, 4, 800'000), Algorithm::kRing),
+            3 * (2 * kMicrosecond + 60'000) + 3 * 2 * kMicrosecond);
+}
+
+// Slices (R2): reductions on a collective core's DMA at 0.08 byte/ps, slower than the links' 0.1.
+// 8 MB on a ring of 4: per channel and step a piece of 1 MB, cut in 8 slices of 125 KB. A slice
+// moves in a = 1.25 us (+ 1 us hop) and reduces in b = 1.5625 us. The member's reductions run
+// back to back from the first slice's arrival (a + 1 us), each slice going on to the next
+// member as soon as it is reduced (its next reduction there is due 7 b = 10.9 us later, and
+// it arrives a + 1 us = 2.25 us after it leaves): a + 1 us + 3 steps x 8 slices x b = 39.75 us.
+// Unsliced, each step is its transfer, hop and reduction in turn: 3 x (10 + 1 + 12.5) = 70.5 us.
+TEST(RingCollective, SlicedStepsOverlapOneSlicesReductionWithTheNextsTransfer) {
+  const Topology t =
+      topologyOf(grid({ring("x", 4)}), testing::chipWithCollectiveCores(16, 16, 160'000'000'000));
+  ASSERT_DOUBLE_EQ(t.reduceBandwidth(), 0.08);
+  const std::int64_t sliced =
+      timeOf(t, request(CollectiveOp::kReduceScatter, 4, 8'000'000), Algorithm::kRing);
+  // Each operation's end is rounded up to the ps: at most one ps per operation of the chain.
+  EXPECT_NEAR(static_cast<double>(sliced), 39'750'000.0, 30.0);
+  EXPECT_LT(sliced, 70'500'000);
+}
+
+// With a per-message overhead (EFA's 2 us host proxy), K slices cost K overheads and hide all but
+// 1/K of the shorter of a piece's transfer and its reduction: K = sqrt(shorter / overhead). Four
+// chips on a switch of 25 GB/s links; a 5.12 MB reduce-scatter has pieces of 640 KB per channel,
+// 25.6 us to send and 8 us to reduce at 0.08 byte/ps: sqrt(8 / 2) = 2 slices (8 without the
+// overhead). Each slice past the first adds a copy and a reduction per member, step and channel,
+// and slicing adds a join per member and channel.
+TEST(RingCollective, APerMessageOverheadLimitsTheSlicesToTheCheapestCount) {
+  const auto system = [](std::int64_t overheadPs) {
+    return grid({{"node", 4, spec::DimensionKind::kSwitch, "efa"}},
+                {{"efa", BytesPerSecond(25'000'000'000), Picoseconds(15 * kMicrosecond),
+                  Picoseconds(overheadPs)}});
+  };
+  const spec::ChipSpec chip = testing::chipWithCollectiveCores(16, 16, 160'000'000'000);
+  const Topology efa = topologyOf(system(2 * kMicrosecond), chip);
+  const Topology free = topologyOf(system(0), chip);
+  const auto opsOf = [](const Topology& t, std::int64_t bytes) {
+    const Result<Plan> plan =
+        buildPlan(t, request(CollectiveOp::kReduceScatter, 4, bytes), Algorithm::kRing);
+    EXPECT_TRUE(plan.ok()) << plan.status().toString();
+    return plan.ok() ? static_cast<std::int64_t>(plan->ops().size()) : 0;
+  };
+  const std::int64_t whole = opsOf(efa, 8 * 4 * 2);  // pieces of 8 bytes: one slice
+  EXPECT_EQ(opsOf(efa, 5'120'000) - whole, 2 * 3 * 4 * (2 - 1) * 2 + 2 * 4);
+  EXPECT_EQ(opsOf(free, 5'120'000) - whole, 2 * 3 * 4 * (8 - 1) * 2 + 2 * 4);
 }
 
 // Recursive doubling on 4 chips of a ring: the all-gather's partners are 1 apart (1 hop) with

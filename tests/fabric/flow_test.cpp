@@ -103,6 +103,20 @@ TEST(FlowSimulator, AnOperationStartsWhenItsPredecessorsEnd) {
   EXPECT_EQ(timing->makespan, 11 * kMicrosecond + 300'000 + 11 * kMicrosecond);
 }
 
+TEST(FlowSimulator, AnOperationQueuedBehindAnotherStartsAtItsLastByteNotItsEnd) {
+  const Topology t = topologyOf(grid({ring("x", 4)}));
+  Plan plan(t);
+  const OpId first = plan.transfer(0, 1, 1e6, {});
+  const OpId second = plan.transfer(0, 3, 1e6, {});
+  plan.queueBehind(second, first);
+  const Result<PlanTiming> timing = simulate(plan);
+  ASSERT_TRUE(timing.ok()) << timing.status().toString();
+  // The first's last byte leaves at 10 us; the second moves from then (on another link, alone),
+  // 10 us, and ends 1 us of latency later. After the first's end it would end at 22 us.
+  EXPECT_EQ(timing->opStart[second], 10 * kMicrosecond);
+  EXPECT_EQ(timing->makespan, 21 * kMicrosecond);
+}
+
 TEST(FlowSimulator, HbmSharedWithTheLinksCanBeTheBottleneck) {
   // HBM of 0.15 byte/ps: the sender's HBM carries two outgoing 1 MB messages at once, each at
   // 0.075 byte/ps (below the links' 0.1): 1 MB / 0.075 = 13.333.. us, rounded up to the ps.

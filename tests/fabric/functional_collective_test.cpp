@@ -232,9 +232,10 @@ float bf16(float v) { return quantize(v, DType::kBf16); }
 // o + 1 round to o, rounding each partial to bf16; the backward channel from o - 1 round to o. The
 // torus algorithm over the same ring does the same. The mesh adds rank o's own value and then the
 // others in rank order in fp32 and rounds once.
-TEST(FunctionalCollectives, ReductionOrdersAreTheDocumentedOnes) {
+/// On a ring of 4 with chunks of `kChunk` bf16 elements, ring and torus give the documented ring
+/// order bit for bit and mesh its own; the forward channel takes the first half of each chunk.
+void expectTheDocumentedOrders(std::int64_t kChunk) {
   const Topology t = topologyOf(grid({ring("x", 4)}));
-  constexpr std::int64_t kChunk = 6;  // the forward channel takes elements 0..2 of each chunk
   const CollectiveRequest r =
       request(CollectiveOp::kAllReduce, firstChips(4), 4 * kChunk, DType::kBf16);
   const auto in = inputsFor(4, 4 * kChunk, DType::kBf16);
@@ -274,6 +275,26 @@ TEST(FunctionalCollectives, ReductionOrdersAreTheDocumentedOnes) {
       }
     }
   }
+}
+
+TEST(FunctionalCollectives, ReductionOrdersAreTheDocumentedOnes) { expectTheDocumentedOrders(6); }
+
+// Chunks of 512 Ki bf16 elements: each channel's piece is 512 KiB, so each ring step goes in 8
+// slices of 64 KiB (ring_steps.h), which split the elements but not their order of reduction.
+TEST(FunctionalCollectives, SlicedRingStepsKeepTheDocumentedOrder) {
+  constexpr std::int64_t kChunk = 512 * 1024;
+  const Topology t = topologyOf(grid({ring("x", 4)}));
+  const CollectiveRequest r =
+      request(CollectiveOp::kAllReduce, firstChips(4), 4 * kChunk, DType::kBf16);
+  const Result<Plan> sliced = buildPlan(t, r, Algorithm::kRing);
+  const Result<Plan> whole = buildPlan(
+      t, request(CollectiveOp::kAllReduce, firstChips(4), 4 * 6, DType::kBf16), Algorithm::kRing);
+  ASSERT_TRUE(sliced.ok() && whole.ok());
+  // Per channel, 3 steps x 4 members x 8 slices x (a copy and a reduction) in the reduce-scatter,
+  // where unsliced there is one of each.
+  EXPECT_EQ(sliced->ops().size() - whole->ops().size(), 2U * 3 * 4 * 7 * 2 + 2 * 4);
+  EXPECT_TRUE(checkPlanOrder(*sliced).ok());
+  expectTheDocumentedOrders(kChunk);
 }
 
 TEST(FunctionalCollectives, TheSameInputsGiveTheSameBytes) {

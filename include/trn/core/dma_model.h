@@ -72,8 +72,15 @@ class DmaModel {
   /// How long `shape` moves data alone on a core's idle engines, in ps (no queueing, no sharing).
   [[nodiscard]] std::int64_t aloneTime(const TransferShape& shape) const;
 
-  /// Issues a transfer at `issued` on `queue` of core `slot`; returns its id.
+  /// Issues a transfer at `issued` on `queue` of core `slot`; returns its id. On
+  /// collectiveQueue() it is a collective's stream, which the collective cores issue: it joins
+  /// the queue at `issued`, without the core's fixed cost or descriptor generation.
   std::uint32_t submit(int slot, int queue, Picoseconds issued, const TransferShape& shape);
+
+  /// The queue of each core kept for the streams of collectives (after the chip's own queues), so
+  /// that they share the engines and HBM stacks with the kernel's transfers without queueing
+  /// behind them.
+  [[nodiscard]] int collectiveQueue() const { return static_cast<int>(queuesPerCore_) - 1; }
 
   /// The next time the model changes state (a transfer joins its queue or finishes), if any.
   /// Inline: an optional returned out of line goes through the stack and stalls the caller on
@@ -177,8 +184,8 @@ class DmaModel {
   std::vector<std::int32_t> stackOfSlot_;      ///< the HBM stack of each simulated core
   std::vector<std::int32_t> stackBaseOfSlot_;  ///< its device's first entry of stackDemand_
   int enginesPerCore_;
-  std::size_t queuesPerCore_;
-  std::size_t dgeBlocks_;  ///< hardware descriptor-generation blocks per core
+  std::size_t queuesPerCore_;  ///< the chip's queues and collectiveQueue()
+  std::size_t dgeBlocks_;      ///< hardware descriptor-generation blocks per core
   std::int64_t fixedCost_;
   std::int64_t dgeCost_;    ///< per instruction and block
   double engineBandwidth_;  ///< bytes per second

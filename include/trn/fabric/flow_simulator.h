@@ -10,7 +10,9 @@
 // changed. Deterministic: ties are broken in the order events were scheduled. An operation issued
 // by a chip's collective cores (PlanOp::issuer) holds one from its start to its last byte; when all
 // of the chip's are held it waits, and the first to wait gets the next one freed. Its rate is also
-// at most its PlanOp::rateLimit (one collective core's DMA engines).
+// at most its PlanOp::rateLimit (one collective core's DMA engines). An operation queued behind
+// another (PlanOp::queuedBehind, the slices of a ring step on one DMA queue) also waits for that
+// one's last byte to leave.
 #pragma once
 
 #include <cstdint>

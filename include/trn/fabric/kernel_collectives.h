@@ -7,7 +7,8 @@
 // afterwards. Collectives of other groups still in flight when one starts (CollectiveCall::start)
 // share the fabric with it: it is timed together with them (concurrent_collectives.h), each
 // keeping the algorithm and start it had; a collective already timed is not slowed by one that
-// starts later. Every collective run is recorded, for reports.
+// starts later. Every collective run is recorded, for reports. Its load on each rank's chip (DMA
+// engine work and HBM bytes, lastLoads) is what the scheduler shares with the rank's own DMA.
 #pragma once
 
 #include <cstdint>
@@ -25,11 +26,11 @@ namespace trn::fabric {
 /// One collective a system run executed.
 struct CollectiveRecord {
   CollectiveOp op = CollectiveOp::kAllReduce;
-  std::int64_t bytes = 0;  ///< in the nccom-test sense (CollectiveRequest::bytes)
+  std::int64_t bytes = 0;              ///< in the nccom-test sense (CollectiveRequest::bytes)
   std::optional<Algorithm> algorithm;  ///< unset for a group of one rank (a copy)
-  std::int64_t picoseconds = 0;     ///< with the collectives in flight when it started
-  std::int64_t alonePicoseconds = 0;  ///< had it had the fabric to itself
-  std::vector<std::int64_t> group;  ///< the ranks (chips) it ran over, in group order
+  std::int64_t picoseconds = 0;        ///< with the collectives in flight when it started
+  std::int64_t alonePicoseconds = 0;   ///< had it had the fabric to itself
+  std::vector<std::int64_t> group;     ///< the ranks (chips) it ran over, in group order
 };
 
 class FabricCollectives final : public core::CollectiveService {
@@ -40,6 +41,13 @@ class FabricCollectives final : public core::CollectiveService {
   [[nodiscard]] Result<std::int64_t> run(std::span<const core::CollectiveCall> calls,
                                          bool withData) override;
 
+  /// Per call of the last run(), its collective's load on that rank's chip: the DMA work of its
+  /// streams on one NeuronCore's engines (the chip's cores share them evenly) and its bytes in
+  /// the chip's HBM. Empty after a group of one or an error.
+  [[nodiscard]] std::vector<core::CollectiveChipLoad> lastLoads() const override {
+    return lastLoads_;
+  }
+
   [[nodiscard]] const std::vector<CollectiveRecord>& records() const { return records_; }
 
  private:
@@ -48,6 +56,7 @@ class FabricCollectives final : public core::CollectiveService {
 
   const Topology& topology_;
   std::vector<CollectiveRecord> records_;
+  std::vector<core::CollectiveChipLoad> lastLoads_;
   /// Collectives timed so far whose end has not been passed by a later start (their `start` and
   /// algorithm as run), and their ends.
   std::vector<ConcurrentCollective> inFlight_;

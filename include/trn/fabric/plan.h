@@ -82,6 +82,9 @@ struct PlanOp {
   std::int64_t issuer = -1;
   /// Bytes per ps it moves at most (the DMA engines of one collective core), or 0: no limit.
   double rateLimit = 0;
+  /// The operation ahead of it in its DMA queue, or kNoMove: it starts no earlier than that
+  /// one's last byte has left (not its end, so that one slice's latency overlaps the next).
+  OpId queuedBehind = kNoMove;
 };
 
 class Plan {
@@ -119,6 +122,9 @@ class Plan {
   OpId reduce(std::int64_t chip, double bytes, std::span<const OpId> after);
   /// Nothing, after `after`: a point later operations can depend on.
   OpId join(std::span<const OpId> after);
+  /// Puts `op` behind `ahead` (an earlier operation) in a DMA queue: `op` starts no earlier than
+  /// `ahead`'s last byte (PlanOp::queuedBehind). Timing only: it orders no data.
+  void queueBehind(OpId op, OpId ahead);
 
   /// Adds every operation of `other` (a plan on the same topology) for timing only (without its
   /// data moves), its operations with no predecessor starting `delay` ps later than they would

@@ -78,10 +78,10 @@ class Topology {
   /// The HBM place `chip` reads and writes: its chip's, or with logical cores its stack.
   [[nodiscard]] ResourceId hbm(std::int64_t chip) const {
     return static_cast<ResourceId>(
-        linkCount() + (ranksPerChip_ == 1 ? chip
-                                          : physicalChipOf(chip) * hbmStacks_ +
-                                                stackOfRank_[static_cast<std::size_t>(
-                                                    chip % ranksPerChip_)]));
+        linkCount() + (ranksPerChip_ == 1
+                           ? chip
+                           : physicalChipOf(chip) * hbmStacks_ +
+                                 stackOfRank_[static_cast<std::size_t>(chip % ranksPerChip_)]));
   }
   /// The route from `from` to `to`. `direction` +1 or -1 sends the long way round a ring when
   /// the short way is the other direction (ring algorithms pick their direction); 0 takes the
@@ -96,6 +96,9 @@ class Topology {
   /// Bytes per ps one collective core's stream moves at most: the chip's DMA engines (cores x
   /// engines per core x engine bandwidth) shared evenly among its collective cores; 0: no limit.
   [[nodiscard]] double streamBandwidth() const { return streamBandwidth_; }
+  /// NeuronCores of a physical chip (at least 1): the cores whose DMA engines the collective cores
+  /// share evenly.
+  [[nodiscard]] std::int64_t neuronCoresPerChip() const { return neuronCores_; }
   /// Output bytes per ps of a reduction on one stream: DMA compute runs at the chip file's
   /// `compute_efficiency` of a copy; 0: no limit.
   [[nodiscard]] double reduceBandwidth() const { return reduceBandwidth_; }
@@ -136,9 +139,10 @@ class Topology {
   std::vector<double> linkBandwidth_;   ///< per dimension, bytes per ps of its links
   std::vector<double> bandwidth_;       ///< per resource: links, then each chip's HBM
   std::int64_t ranksPerChip_ = 1;
-  std::int64_t hbmStacks_ = 1;                ///< HBM resources per chip (stacks, or 1)
-  std::vector<std::int64_t> stackOfRank_;     ///< per logical core of a chip, its HBM stack
+  std::int64_t hbmStacks_ = 1;             ///< HBM resources per chip (stacks, or 1)
+  std::vector<std::int64_t> stackOfRank_;  ///< per logical core of a chip, its HBM stack
   std::int64_t collectiveCores_ = 0;
+  std::int64_t neuronCores_ = 1;
   double streamBandwidth_ = 0;
   double reduceBandwidth_ = 0;
 };
