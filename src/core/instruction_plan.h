@@ -134,7 +134,8 @@ struct PlanWindow {
   /// and its decoded body take 840 bytes: 8 cores x 5 engines x 256 would be 8.6 MB. Together
   /// their windows hold kSharedSize plans per engine in all (8 each for 8 cores: 270 KB), at
   /// least kMinSize each. Measured on 8 trn2 cores (BM_ChipTimingOnly, alternating builds,
-  /// 2026-12-03): 8 plans a window ran faster than 16, 16 faster than 32 and 32 faster than 64.
+  /// 2026-12-03, host load 8-16): 8 plans a window ran faster than 16 or 4, 16 faster than 32 and
+  /// 32 faster than 64; on a quiet host (2026-12-02) 8 and 32 measured the same (docs/timing.md).
   static constexpr std::size_t kSize = 256;
   static constexpr std::size_t kSharedSize = 64;
   static constexpr std::size_t kMinSize = 4;
