@@ -130,13 +130,17 @@ struct Planned {
 /// prefetcher keeps ahead), where the event loop would decode them one at a time between other
 /// work. The window is reused, so a long program costs no memory per instruction.
 struct PlanWindow {
-  /// Plans per window for one core. Cores run together share the cache: each gets a smaller
-  /// window (windowSize), so that all of them stay near the core (8 cores x 5 engines x 256
-  /// plans and bodies would be several MB).
+  /// Plans per window for one core run alone. Cores run together share the cache, and a plan
+  /// and its decoded body take 840 bytes: 8 cores x 5 engines x 256 would be 8.6 MB. Together
+  /// their windows hold kSharedSize plans per engine in all (8 each for 8 cores: 270 KB), at
+  /// least kMinSize each. Measured on 8 trn2 cores (BM_ChipTimingOnly, alternating builds,
+  /// 2026-12-03, host load 8-16): 8 plans a window ran faster than 16 or 4, 16 faster than 32 and
+  /// 32 faster than 64; on a quiet host (2026-12-02) 8 and 32 measured the same (docs/timing.md).
   static constexpr std::size_t kSize = 256;
-  static constexpr std::size_t kMinSize = 32;
+  static constexpr std::size_t kSharedSize = 64;
+  static constexpr std::size_t kMinSize = 4;
   [[nodiscard]] static std::size_t windowSize(std::size_t cores) {
-    return std::max(kMinSize, kSize / std::max<std::size_t>(cores, 1));
+    return cores <= 1 ? kSize : std::max(kMinSize, kSharedSize / cores);
   }
   std::vector<Planned> plans;  ///< windowSize entries, of which the first `count` are planned
   /// The decoded fields of the plans' instructions. Each keeps the alternative it last held, so
