@@ -47,6 +47,8 @@ bool reducesOrGathers(CollectiveOp op) {
          op == CollectiveOp::kReduceScatter;
 }
 
+}  // namespace
+
 Status checkRequest(const Topology& topology, const CollectiveRequest& r) {
   if (r.group.empty()) {
     return invalidArgument("a collective needs at least one rank");
@@ -79,8 +81,6 @@ Status checkRequest(const Topology& topology, const CollectiveRequest& r) {
   }
   return {};
 }
-
-}  // namespace
 
 std::string_view opName(CollectiveOp op) { return isa::enumName(op); }
 

@@ -55,7 +55,9 @@ TEST(CollectivesCli, BadInputsAreErrorsNotCrashes) {
                   "--report reports one size"},
         std::pair{"collectives run --size 1G", "keeps every rank's data in host memory"},
         std::pair{"collectives run --reduce prod", "unknown reduction 'prod'"},
-        std::pair{"collectives run --dtype fp8_e4m3", "reduce in fp32 or bf16, not fp8_e4m3"}}) {
+        std::pair{"collectives run --dtype fp8_e4m3", "reduce in fp32 or bf16, not fp8_e4m3"},
+        std::pair{"collectives run --size 1000001 --dtype bf16",
+                  "1000001 bytes is not a whole number of 2-byte elements"}}) {
     const auto r = trnsim(arguments);
     EXPECT_EQ(r.exitCode, 3) << arguments << "\n" << r.output;  // an input error (docs/cli.md)
     EXPECT_NE(r.output.find(expected), std::string::npos) << arguments << "\n" << r.output;

@@ -265,6 +265,7 @@ Status runFunctional(const RunOptions& o) {
   std::iota(request.group.begin(), request.group.end(), 0);
   request.elementBytes = byteSize(dtype);
   request.bytes = sizes[0];
+  TRN_RETURN_IF_ERROR(fabric::checkRequest(topology, request));  // before sizing the inputs
   std::vector<std::vector<std::byte>> inputs;
   for (std::int64_t r = 0; r < ranks; ++r) {
     inputs.push_back(randomInput(fabric::inputBytes(request), dtype, o.seed, r));

@@ -53,6 +53,11 @@ struct CollectiveRequest {
   std::int64_t root = 0;          ///< rank that broadcasts
 };
 
+/// An error unless `request` fits `topology`: at least one rank, each a chip of the system once,
+/// a whole number of elements that divides among the ranks where the operation divides it, a
+/// broadcast root among the ranks.
+Status checkRequest(const Topology& topology, const CollectiveRequest& request);
+
 /// Why an algorithm does not apply to a request, or "" when it does.
 std::string unsupportedReason(const Topology& topology, const CollectiveRequest& request,
                               Algorithm algorithm);
