@@ -189,6 +189,7 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
   if (options.dumpAfter && *options.dumpAfter == "lower" && options.dumpStream != nullptr) {
     *options.dumpStream << "// after pass 'lower'\n" << isa::formatProgramText(out.program);
   }
+  out.tiles.reserve(allocation.tiles.size());
   for (const TilePlacement& t : allocation.tiles) {
     const Buffer& b = ir.buffers[static_cast<std::size_t>(t.buffer)];
     out.tiles.push_back(CompiledTile{b.name, b.memory, b.shape, b.dtype, t.at.partition, t.at.byte,

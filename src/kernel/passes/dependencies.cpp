@@ -143,24 +143,37 @@ class Analysis {
         footprints.push_back(f);
       });
       const auto self = static_cast<std::int32_t>(i);
+      const bool viaDma = isa::info(op.instr.body).viaDma;
+      // One scan per operand finds the accesses it depends on and those it ends: a write ends
+      // what it covers, a read on an engine (not a DMA queue) the reads it covers on that engine.
+      // The ends apply once every operand has seen the accesses as they were before the op.
+      ends_.clear();
+      endsFrom_.clear();
       for (const isa::Footprint& f : footprints) {
         ++stamp_;
-        visit(f, f.write, [&](Access& a) {
-          if (a.op != self && isa::firstOverlap(a.footprint, f)) {
+        endsFrom_.push_back(ends_.size());
+        visit(f, f.write || !viaDma, [&](Access& a, std::int32_t id) {
+          if ((f.write || a.footprint.write) && a.op != self && isa::firstOverlap(a.footprint, f)) {
             producers_.push_back(a.op);
+          }
+          if (ends(f, viaDma, op.instr.engine, a)) {
+            ends_.push_back(id);
           }
         });
       }
-      const bool viaDma = isa::info(op.instr.body).viaDma;
-      for (const isa::Footprint& f : footprints) {
-        ++stamp_;
-        // Only a write, or a read on an engine (not a DMA queue), can drop an earlier read.
-        visit(f, f.write || !viaDma, [&](Access& a) {
-          const bool sameEngine = !viaDma && !a.viaDma && a.engine == op.instr.engine;
-          if (covers(f, a.footprint) && (f.write || (!a.footprint.write && sameEngine))) {
-            a.alive = false;
+      endsFrom_.push_back(ends_.size());
+      const std::size_t firstOwn = accesses_.size();
+      for (std::size_t k = 0; k < footprints.size(); ++k) {
+        const isa::Footprint& f = footprints[k];
+        for (std::size_t e = endsFrom_[k]; e < endsFrom_[k + 1]; ++e) {
+          accesses_[static_cast<std::size_t>(ends_[e])].alive = false;
+        }
+        // The op's own earlier operands, inserted after the scans.
+        for (std::size_t own = firstOwn; own < accesses_.size(); ++own) {
+          if (ends(f, viaDma, op.instr.engine, accesses_[own])) {
+            accesses_[own].alive = false;
           }
-        });
+        }
         insert(Access{f, self, op.instr.engine, viaDma});
       }
       if (touchesHbm) {
@@ -177,29 +190,41 @@ class Analysis {
   }
 
  private:
-  /// Marks the HBM tensors some op writes (the others are only ever read), and measures the
-  /// blocks the accesses to each take.
+  /// Marks the HBM tensors some op writes (the others are only ever read), measures the blocks
+  /// the accesses to the written ones take, and makes room for every access the analysis will
+  /// keep. One scan of the ops, which remembers where their HBM operands are.
   void findWrittenTensors() {
     tensors_.assign(ir_.buffers.size(), {});
+    std::vector<std::pair<std::size_t, const isa::AccessPattern*>> hbm;
+    std::size_t kept = 0;
     for (const Op& op : ir_.ops) {
       forEachOperand(op.instr.body, [&](isa::FieldRole role, const isa::AccessPattern& ap) {
-        if (ap.memory == isa::Memory::kHbm && role == isa::FieldRole::kOutput) {
-          tensors_[static_cast<std::size_t>(ap.tensor)].written = true;
+        if (ap.memory != isa::Memory::kHbm) {
+          ++kept;
+          return;
         }
-      });
-    }
-    // The blocks of the tensors the analysis keeps accesses of (the written ones).
-    for (const Op& op : ir_.ops) {
-      forEachOperand(op.instr.body, [&](isa::FieldRole, const isa::AccessPattern& ap) {
         const auto t = static_cast<std::size_t>(ap.tensor);
-        if (ap.memory == isa::Memory::kHbm && tensors_[t].written) {
-          TensorAccesses& a = tensors_[t];
-          const Block b = blockOf(isa::Footprint::of(ap, false), rowBytesOf(t));
-          a.rows.push_back(b.lastRow - b.firstRow + 1);
-          a.rowBytes.push_back(b.end - b.begin);
-        }
+        tensors_[t].written = tensors_[t].written || role == isa::FieldRole::kOutput;
+        hbm.emplace_back(t, &ap);
       });
     }
+    for (const auto& [t, ap] : hbm) {
+      TensorAccesses& a = tensors_[t];
+      if (a.written) {
+        const Block b = blockOf(isa::Footprint::of(*ap, false), rowBytesOf(t));
+        a.rows.push_back(b.lastRow - b.firstRow + 1);
+        a.rowBytes.push_back(b.end - b.begin);
+        ++kept;
+      }
+    }
+    accesses_.reserve(kept);
+  }
+
+  /// Whether footprint `f` of an op on `engine` (through a DMA queue: `viaDma`) ends access `a`:
+  /// a later access need not be ordered after `a` once it is ordered after the op.
+  static bool ends(const isa::Footprint& f, bool viaDma, isa::Engine engine, const Access& a) {
+    const bool sameEngine = !viaDma && !a.viaDma && a.engine == engine;
+    return covers(f, a.footprint) && (f.write || (!a.footprint.write && sameEngine));
   }
 
   [[nodiscard]] std::int64_t rowBytesOf(std::size_t buffer) const {
@@ -266,7 +291,7 @@ class Analysis {
     return range;
   }
 
-  /// Calls fn once for every live write (and read, with `reads`) whose box meets f's.
+  /// Calls fn(access, id) once for every live write (and read, with `reads`) whose box meets f's.
   template <typename Fn>
   void visit(const isa::Footprint& f, bool reads, Fn&& fn) {
     Region& r = regionOf(f);
@@ -281,7 +306,7 @@ class Analysis {
           Access& a = accesses_[static_cast<std::size_t>(id)];
           if (a.stamp != stamp_ && isa::boxesOverlap(a.footprint, f)) {
             a.stamp = stamp_;
-            fn(a);
+            fn(a, id);
           }
         }
       });
@@ -304,6 +329,8 @@ class Analysis {
   const KernelIR& ir_;
   Dependencies deps_;
   std::vector<std::int32_t> producers_;  ///< of the op being analysed
+  std::vector<std::int32_t> ends_;       ///< accesses its operands end, operand by operand:
+  std::vector<std::size_t> endsFrom_;    ///< operand k's are ends_[endsFrom_[k], endsFrom_[k + 1])
   LargeVector<Access> accesses_;
   std::vector<TensorAccesses> tensors_;  ///< by HBM tensor (buffer index)
   std::vector<Region> regions_;          ///< kFirstHbmRegion + buffer index for HBM

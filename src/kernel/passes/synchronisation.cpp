@@ -81,6 +81,7 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
   std::vector<std::int32_t> engineKnows(isa::kNumEngines * width, 0);
   std::vector<std::int32_t> queueKnows(static_cast<std::size_t>(queues) * width, 0);
   std::vector<int> agentOf(n);
+  std::vector<isa::Engine> engineOf(n);  // so that the main loop need not reread the ops
   std::vector<char> signals(n, 0);
   // The producers op i waits for: waitsOn[waitsFrom[i] .. waitsFrom[i + 1]).
   std::vector<std::int32_t> waitsOn;
@@ -102,10 +103,11 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
     const bool viaDma = isa::info(instr.body).viaDma;
     TRN_CHECK(!viaDma || (queue >= 0 && queue < queues)) << "DMA without a placed queue";
     agentOf[i] = viaDma ? isa::kNumEngines + queue : static_cast<int>(instr.engine);
+    engineOf[i] = instr.engine;
   }
   const std::vector<std::int32_t> rankOf = ranks(ir, agentOf, agents, std::vector<char>(n, 1));
   for (std::size_t i = 0; i < n; ++i) {
-    const auto engine = static_cast<std::size_t>(ir.ops[i].instr.engine);
+    const auto engine = static_cast<std::size_t>(engineOf[i]);
     const int agent = agentOf[i];
     const bool viaDma = agent >= isa::kNumEngines;
     const int queue = agent - isa::kNumEngines;
@@ -164,17 +166,17 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
   // Semaphore values count only the instructions that signal.
   const std::vector<std::int32_t> signalRank = ranks(ir, agentOf, agents, signals);
   for (std::size_t i = 0; i < n; ++i) {
+    isa::Sync& sync = ir.ops[i].instr.sync;
     if (signals[i]) {
-      ir.ops[i].instr.sync.updates.push_back(
-          isa::SemaphoreUpdate{agentOf[i], isa::SemaphoreUpdateOp::kAdd, 1});
+      sync.updates.push_back(isa::SemaphoreUpdate{agentOf[i], isa::SemaphoreUpdateOp::kAdd, 1});
     }
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    for (const std::int32_t p :
-         std::span(waitsOn).subspan(waitsFrom[i], waitsFrom[i + 1] - waitsFrom[i])) {
+    const std::span<const std::int32_t> producers =
+        std::span(waitsOn).subspan(waitsFrom[i], waitsFrom[i + 1] - waitsFrom[i]);
+    sync.waits.reserve(sync.waits.size() + producers.size());
+    for (const std::int32_t p : producers) {
       const auto producer = static_cast<std::size_t>(p);
-      ir.ops[i].instr.sync.waits.push_back(isa::SemaphoreWait{
-          agentOf[producer], isa::WaitCompare::kGreaterEqual, signalRank[producer]});
+      sync.waits.push_back(isa::SemaphoreWait{agentOf[producer], isa::WaitCompare::kGreaterEqual,
+                                              signalRank[producer]});
       ++summary.waits;
     }
   }
