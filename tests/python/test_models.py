@@ -23,12 +23,18 @@ def _max_error(got, want):
     return torch.max(torch.abs(got - want)).item()
 
 
-def test_llama_decoder_with_grouped_query_attention_matches_pytorch():
-    torch.manual_seed(3)
-    tokens, d, heads, kv_heads = 24, 64, 8, 2
-    module = models.Llama(layers=2, d=d, heads=heads, kv_heads=kv_heads, ff=96)
+def _small_llama(seed, layers):
+    """The reference Llama at 24 tokens, hidden 64, 8 query and 2 key/value heads, and its inputs
+    (a batch of 2, rotary tables, the causal mask)."""
+    torch.manual_seed(seed)
+    tokens, d, heads = 24, 64, 8
+    module = models.Llama(layers=layers, d=d, heads=heads, kv_heads=2, ff=96)
     cos, sin = models.rotary_tables(tokens, d // heads)
-    inputs = (torch.randn(2, tokens, d), cos, sin, models.causal_mask(tokens))
+    return module, (torch.randn(2, tokens, d), cos, sin, models.causal_mask(tokens))
+
+
+def test_llama_decoder_with_grouped_query_attention_matches_pytorch():
+    module, inputs = _small_llama(3, layers=2)
     traced = trnsim.trace(module, inputs)
     got = traced(*inputs)
     with torch.no_grad():
@@ -40,11 +46,7 @@ def test_llama_decoder_with_grouped_query_attention_matches_pytorch():
 
 
 def test_repeated_layers_compile_once_and_compute_what_one_kernel_computes():
-    torch.manual_seed(4)
-    tokens, d, heads, kv_heads = 24, 64, 8, 2
-    module = models.Llama(layers=3, d=d, heads=heads, kv_heads=kv_heads, ff=96)
-    cos, sin = models.rotary_tables(tokens, d // heads)
-    inputs = (torch.randn(2, tokens, d), cos, sin, models.causal_mask(tokens))
+    module, inputs = _small_llama(4, layers=3)
     split = trnsim.trace(module, inputs)
     whole = trnsim.trace(module, inputs, partition="one")
     # Three decoder layers sharing one compiled kernel, then the final norm's own.
