@@ -62,7 +62,18 @@ Status writeCollectiveTrace(std::ostream& out, const Plan& plan, const PlanTimin
   std::map<ResourceId, std::vector<std::int64_t>> laneEnds;
   std::map<std::pair<ResourceId, std::size_t>, int> tidOf;
   std::map<std::int64_t, int> tracksOfChip;
+  std::map<std::int64_t, std::vector<std::int64_t>> coreFreeAt;  // per chip, per collective core
+  std::map<std::pair<std::int64_t, std::size_t>, int> coreTid;
   std::string events;
+  // A track of chip `chip` named `track`, numbered after the chip's earlier tracks.
+  auto newTrack = [&](std::int64_t chip, const std::string& track) {
+    const int tid = tracksOfChip[chip]++;
+    events += fmt::format(
+        ",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},"
+        "\"args\":{{\"name\":\"{}\"}}}}",
+        chip, tid, track);
+    return tid;
+  };
   for (const OpId id : order) {
     const PlanOp& op = ops[id];
     if (op.resourceCount == 0 || op.bytes <= 0) {
@@ -85,19 +96,38 @@ Status writeCollectiveTrace(std::ostream& out, const Plan& plan, const PlanTimin
       const std::int64_t chip = topology.chipOf(r);
       auto [it, added] = tidOf.try_emplace({r, lane}, 0);
       if (added) {
-        it->second = tracksOfChip[chip]++;
-        const std::string track = lane == 0
-                                      ? trackName(topology, r)
-                                      : fmt::format("{} #{}", trackName(topology, r), lane + 1);
-        events += fmt::format(
-            ",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},"
-            "\"args\":{{\"name\":\"{}\"}}}}",
-            chip, it->second, track);
+        it->second =
+            newTrack(chip, lane == 0 ? trackName(topology, r)
+                                     : fmt::format("{} #{}", trackName(topology, r), lane + 1));
       }
       events += fmt::format(
           ",\n{{\"ph\":\"X\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},"
           "\"args\":{{\"operation\":{},\"bytes\":{}}}}}",
           name, chip, it->second, micros(start), micros(end - start), id, op.bytes);
+    }
+    if (op.issuer >= 0 && topology.collectiveCores() > 0) {
+      // It holds one of its chip's collective cores from its start to its last byte
+      // (flow_simulator.h): drawn on the lowest-numbered core free when it starts.
+      const std::int64_t chip = topology.physicalChipOf(op.issuer);
+      const std::int64_t lastByte = end - op.endDelay;
+      std::vector<std::int64_t>& cores = coreFreeAt[chip];
+      std::size_t core = 0;
+      while (core < cores.size() && cores[core] > start) {
+        ++core;
+      }
+      if (core == cores.size()) {
+        cores.push_back(lastByte);
+      } else {
+        cores[core] = lastByte;
+      }
+      auto [it, added] = coreTid.try_emplace({chip, core}, 0);
+      if (added) {
+        it->second = newTrack(chip, fmt::format("collective core {}", core + 1));
+      }
+      events += fmt::format(
+          ",\n{{\"ph\":\"X\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},"
+          "\"args\":{{\"operation\":{},\"bytes\":{}}}}}",
+          name, chip, it->second, micros(start), micros(lastByte - start), id, op.bytes);
     }
   }
   out << fmt::format(

@@ -84,5 +84,28 @@ TEST(CollectiveTrace, TransfersSharingALinkGoToSeparateLanes) {
   EXPECT_EQ(eventsOn(trace, 0, "x+ #2")[0]["dur"].get<double>(), 22.0);
 }
 
+// Chip 0 sends 1 MB to each of its 4 neighbours with 2 collective cores of 0.05 byte/ps each
+// (concurrent_test's hand-derived case): two streams hold the cores from 0 to 20 us (their last
+// byte), the other two from 20 to 40 us; two core tracks of two events each, and no third.
+TEST(CollectiveTrace, EachCollectiveCoreIsATrackOfTheStreamsItIssued) {
+  const Topology t = topologyOf(grid({ring("x", 4), ring("y", 4)}),
+                                testing::chipWithCollectiveCores(2, 2, 50'000'000'000));
+  Plan plan(t);
+  for (const std::int64_t to : {1, 3, 4, 12}) {
+    plan.transfer(0, to, 1e6, {});
+  }
+  const nlohmann::json trace = traceOf(plan, pairOf(1'000'000));
+  for (const char* track : {"collective core 1", "collective core 2"}) {
+    const auto held = eventsOn(trace, 0, track);
+    ASSERT_EQ(held.size(), 2U) << track;
+    EXPECT_EQ(held[0]["ts"].get<double>(), 0.0) << track;
+    EXPECT_EQ(held[0]["dur"].get<double>(), 20.0) << track;
+    EXPECT_EQ(held[1]["ts"].get<double>(), 20.0) << track;
+    EXPECT_EQ(held[1]["dur"].get<double>(), 20.0) << track;
+  }
+  EXPECT_TRUE(eventsOn(trace, 0, "collective core 3").empty());
+  EXPECT_TRUE(eventsOn(trace, 1, "collective core 1").empty());  // chip 1 issues nothing
+}
+
 }  // namespace
 }  // namespace trn::fabric

@@ -4,8 +4,10 @@
 // it streams (its route's links and both chips' HBM), from its first byte to its end, so shared
 // links show as overlapping transfers; a reduction appears on its chip's HBM. Transfers that
 // overlap on one resource go to extra lanes of it ("x+ #2"), each lane a track of nested events.
-// Times are microseconds; the exact picosecond makespan is in "otherData". The collective cores
-// have no track: a stream that waits for one shows as a later start.
+// On a chip with collective cores (chip.collective_cores), each core that issued something is a
+// track too ("collective core 2"), holding each stream from its start to its last byte; a stream
+// that waited for a core shows as a later start. Times are microseconds; the exact picosecond
+// makespan is in "otherData".
 #pragma once
 
 #include <ostream>
