@@ -103,6 +103,10 @@ std::vector<std::int64_t> sliceParameter(const LoweringContext& ctx, std::size_t
   return it->second;
 }
 
+/// Elements along axes sliced with negative steps (x.flip) are copied one index at a time, which
+/// is cheap for the small axes flips reverse (heads, a few positions) and not for long ones.
+constexpr std::int64_t kMaxReversedElements = 64;
+
 void slice(LoweringContext& ctx) {
   const DeviceValue& in = ctx.input(0);
   const std::vector<std::int64_t> starts = sliceParameter(ctx, 1, "starts");
@@ -110,25 +114,55 @@ void slice(LoweringContext& ctx) {
   std::vector<std::int64_t> axes = sliceParameter(ctx, 3, "axes");
   std::vector<std::int64_t> steps = sliceParameter(ctx, 4, "steps");
   const auto rank = static_cast<std::int64_t>(in.sizes.size());
-  Sizes strides = contiguousStrides(in.sizes);
+  const Sizes contiguous = contiguousStrides(in.sizes);
+  Sizes strides = contiguous;
   std::int64_t offset = 0;
+  struct Reversed {
+    std::size_t axis;
+    std::int64_t first;
+    std::int64_t step;
+  };
+  std::vector<Reversed> reversed;
   for (std::size_t k = 0; k < starts.size(); ++k) {
     // Shape inference checked the lengths, ranges and steps.
     std::int64_t axis = axes.empty() ? static_cast<std::int64_t>(k) : axes[k];
     axis = axis < 0 ? axis + rank : axis;
     const std::int64_t step = steps.empty() ? 1 : steps[k];
-    if (step < 0) {
-      ctx.unsupported("negative Slice steps are not lowered");
-    }
     const auto ax = static_cast<std::size_t>(axis);
     std::int64_t first = 0;
     sliceLength(in.sizes[ax], starts[k], ends[k], step, &first);
+    if (step < 0) {
+      reversed.push_back({ax, first, step});
+      continue;
+    }
     offset += first * strides[ax];
     strides[ax] *= step;
   }
   const DeviceValue out = ctx.declareOutput(0);
-  emitTileLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
-               {StridedOperand{in.flat, offset, strides}}, out.sizes, passTile);
+  const Sizes outStrides = contiguousStrides(out.sizes);
+  Sizes loop = out.sizes;
+  Sizes counts;
+  for (const Reversed& r : reversed) {
+    counts.push_back(out.sizes[r.axis]);
+    loop[r.axis] = 1;
+  }
+  if (!reversed.empty() && elementCount(counts) > kMaxReversedElements) {
+    ctx.unsupported(
+        fmt::format("negative Slice steps over {} elements are not lowered (at most {})",
+                    elementCount(counts), kMaxReversedElements));
+  }
+  // Each index of the reversed axes: the slab of the other axes, copied from its mirrored place.
+  std::vector<std::int64_t> index(counts.size(), 0);
+  do {
+    std::int64_t from = offset;
+    std::int64_t to = 0;
+    for (std::size_t r = 0; r < reversed.size(); ++r) {
+      from += (reversed[r].first + index[r] * reversed[r].step) * contiguous[reversed[r].axis];
+      to += index[r] * outStrides[reversed[r].axis];
+    }
+    emitTileLoop(ctx, StridedOperand{out.flat, to, outStrides},
+                 {StridedOperand{in.flat, from, strides}}, loop, passTile);
+  } while (!counts.empty() && nextIndex(index, counts));
 }
 
 /// Rows of a 2-D table picked by integer indices (an embedding lookup): a tile of indices at a time

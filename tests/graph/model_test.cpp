@@ -343,6 +343,50 @@ TEST(GraphModel, AutoCastStoresProductWeightsInBf16) {
   EXPECT_LT(error, 0.1);
 }
 
+// Slice with negative steps (x.flip, x[:, ::-2]): each index of the reversed axis copies its slab
+// from the mirrored place; here axis 1 of [2, 5, 3] from 4 down by 2 (4, 2, 0) and axis 2 by +2
+// (0, 2). A reversal over more than 64 elements is refused, naming the node.
+TEST(GraphModel, SliceWithNegativeStepsReversesTheAxis) {
+  fixtures::GraphBuilder b;
+  b.input("x", {2, 5, 3})
+      .ints("starts", {4, 0})
+      .ints("ends", {-6, 3})
+      .ints("axes", {1, 2})
+      .ints("steps", {-2, 2});
+  b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}).output("y");
+  const runtime::Session session = trn2();
+  Result<CompiledModel> model = compileBuilt(b, session);
+  ASSERT_TRUE(model.ok()) << model.status().toString();
+  std::vector<float> values(30);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<float>(i);
+  }
+  const std::vector<float> y =
+      runFunctional(session, *model, runtime::floatArray({2, 5, 3}, values));
+  ASSERT_EQ(y.size(), 12u);
+  std::size_t k = 0;
+  for (int n = 0; n < 2; ++n) {
+    for (const int row : {4, 2, 0}) {
+      for (const int col : {0, 2}) {
+        EXPECT_EQ(y[k++], static_cast<float>(n * 15 + row * 3 + col)) << n << row << col;
+      }
+    }
+  }
+
+  fixtures::GraphBuilder wide;
+  wide.input("x", {2, 100})
+      .ints("starts", {-1})
+      .ints("ends", {-101})
+      .ints("axes", {1})
+      .ints("steps", {-1});
+  wide.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}).output("y");
+  Result<CompiledModel> refused = compileBuilt(wide, session);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("negative Slice steps over 100 elements"),
+            std::string::npos)
+      << refused.status().message();
+}
+
 // Gather with indices known at compile time, along a middle axis, with a negative index: each
 // index copies its slice (the int64 index weight reaches the device narrowed, unused).
 TEST(GraphModel, GatherOfKnownIndicesCopiesTheirSlices) {

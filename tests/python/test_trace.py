@@ -116,6 +116,18 @@ def test_rotary_embedding_matches_pytorch():
     assert any(how == "tile loop (strided DMA)" for _, how in traced.nodes)
 
 
+class Flip(nn.Module):
+    """torch.flip, which the exporter writes as a Slice with step -1."""
+
+    def forward(self, x):
+        return x.flip(1) * 2 + x
+
+
+def test_flip_a_slice_with_negative_steps_matches_pytorch():
+    traced = _check(Flip(), torch.randn(2, 6, 8))
+    assert traced.nodes[0][0].endswith("Slice")
+
+
 class TinyEncoder(nn.Module):
     """A BERT-style encoder: token and position embeddings (Gather), an embedding LayerNorm and a
     post-norm self-attention block with a GELU MLP, no mask."""
