@@ -466,11 +466,8 @@ void bindRuntime(py::module_& m) {
           [](const graph::CompiledModel& c, const Run& run) {
             py::list out;
             const auto us = [](Picoseconds t) { return static_cast<double>(t.count()) * 1e-6; };
-            graph::ModelRun ran;
-            ran.parts = run.result.cores;
-            ran.starts = run.starts;
-            for (const graph::LayerTime& l :
-                 graph::profileLayers(graph::profileNodes(c, ran))) {
+            for (const graph::LayerTime& l : graph::profileLayers(
+                     graph::profileNodes(c, run.result.cores, run.starts))) {
               py::dict row;
               row["layer"] = l.layer;
               row["nodes"] = l.nodes;

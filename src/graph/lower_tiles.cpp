@@ -113,26 +113,22 @@ void emitTileLoop(LoweringContext& ctx, const StridedOperand& out,
       const std::int64_t p = std::min(kPartitions, rows - r0);
       for (std::int64_t c0 = 0; c0 < cols; c0 += kTileColumns) {
         const std::int64_t f = std::min(kTileColumns, cols - c0);
-        auto view = [&](std::size_t o) {
+        // Operand o's tile, `width` columns of it.
+        auto view = [&](std::size_t o, std::int64_t width) {
           const Sizes& st = space.strides[o];
           return stridedView(operands[o]->flat, base[o] + r0 * st[rowDim] + c0 * st[colDim],
-                             st[rowDim], p, st[colDim], f);
+                             st[rowDim], p, st[colDim], width);
         };
         std::vector<kernel::Tensor> tiles;
         for (std::size_t o = 1; o < operands.size(); ++o) {
-          if (space.strides[o][colDim] == 0 && f > 1) {
-            // Repeated along the row (a norm's per-row scale): one element per partition loaded,
-            // read back along the free dimension with stride 0, rather than a DMA descriptor per
-            // repeated element.
-            const Sizes& st = space.strides[o];
-            const kernel::Tensor column = kernel::nl::load(
-                stridedView(operands[o]->flat, base[o] + r0 * st[rowDim], st[rowDim], p, 0, 1));
-            tiles.push_back(column.broadcast(1, f));
-          } else {
-            tiles.push_back(kernel::nl::load(view(o)));
-          }
+          // Repeated along the row (a norm's per-row scale): one element per partition loaded and
+          // read back along the free dimension with stride 0, rather than a DMA descriptor per
+          // repeated element.
+          const bool column = space.strides[o][colDim] == 0 && f > 1;
+          tiles.push_back(column ? kernel::nl::load(view(o, 1)).broadcast(1, f)
+                                 : kernel::nl::load(view(o, f)));
         }
-        kernel::nl::store(view(0), fn(tiles));
+        kernel::nl::store(view(0, f), fn(tiles));
       }
     }
     if (!nextIndex(outer, space.sizes)) {

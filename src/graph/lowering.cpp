@@ -13,6 +13,7 @@
 #include "shape_rules.h"
 #include "trn/graph/fold.h"
 #include "trn/kernel/call_site.h"
+#include "trn/numerics/convert.h"
 
 namespace trn::graph {
 namespace detail {
@@ -105,11 +106,8 @@ DType LoweringContext::outputDType(std::size_t i) const {
 std::optional<float> LoweringContext::scalarConstant(std::size_t i) const {
   const Tensor* t = node_->hasInput(i) ? graph_.initializer(node_->inputs[i]) : nullptr;
   if (t != nullptr && t->type == ElementType::kBf16 && t->data().size() == 2) {
-    std::uint16_t half = 0;  // a bf16 scalar (auto-cast all) widens exactly
-    std::memcpy(&half, t->data().data(), sizeof(half));
-    const std::uint32_t bits = static_cast<std::uint32_t>(half) << 16;
-    float value = 0;
-    std::memcpy(&value, &bits, sizeof(value));
+    float value = 0;  // a bf16 scalar (auto-cast all) widens exactly
+    convertToFloat(t->data(), DType::kBf16, std::span<float>(&value, 1));
     return value;
   }
   if (t == nullptr || t->data().size() != sizeof(float) || t->type != ElementType::kFp32) {

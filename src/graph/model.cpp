@@ -8,6 +8,7 @@
 #include <set>
 
 #include "trn/core/timeline.h"
+#include "trn/numerics/convert.h"
 
 namespace trn::graph {
 
@@ -78,14 +79,10 @@ Result<runtime::NpyArray> weightArray(const Tensor& weight) {
     }
     case ElementType::kBf16: {
       array.type = runtime::NpyType::kFloat32;
-      array.data.resize(data.size() * 2);
-      for (std::size_t i = 0; i * 2 < data.size(); ++i) {
-        std::uint32_t bits = 0;
-        std::uint16_t half = 0;
-        std::memcpy(&half, data.data() + i * 2, 2);
-        bits = static_cast<std::uint32_t>(half) << 16;
-        std::memcpy(array.data.data() + i * 4, &bits, 4);
-      }
+      std::vector<float> widened(data.size() / 2);
+      convertToFloat(data, DType::kBf16, widened);
+      array.data.resize(widened.size() * sizeof(float));
+      std::memcpy(array.data.data(), widened.data(), array.data.size());
       break;
     }
     default:
@@ -160,7 +157,7 @@ std::vector<PlannedPart> planParts(const Graph& graph, Partition partition) {
   if (partition != Partition::kOne) {
     std::set<std::string> keys;
     bool repeats = false;
-    for (const NodeRange& range : partitionGraph(graph, Partition::kPerLayer)) {
+    for (const NodeRange& range : layerRanges(graph)) {
       Graph part = extractPart(graph, range);
       std::string key = partKey(part);
       repeats = !keys.insert(key).second || repeats;
@@ -173,12 +170,6 @@ std::vector<PlannedPart> planParts(const Graph& graph, Partition partition) {
   }
   planned.push_back({{0, graph.nodes.size()}, graph, ""});
   return planned;
-}
-
-/// A part is named by the layer of its first node ("layers.3", "norm").
-std::string partName(const Graph& graph, const PlannedPart& part) {
-  return part.nodes.count == 0 ? std::string("(empty)")
-                               : layerOf(graph.nodes[part.nodes.first].name);
 }
 
 }  // namespace
@@ -194,7 +185,9 @@ Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
     PlannedPart& plan = planned[p];
     ModelPart part;
     part.nodes = plan.nodes;
-    part.name = planned.size() == 1 ? std::string("model") : partName(g, plan);
+    // A part is named by the layer of its first node ("layers.3", "norm").
+    part.name =
+        planned.size() == 1 ? std::string("model") : layerOf(g.nodes[plan.nodes.first].name);
     TRN_ASSIGN_OR_RETURN(part.lowered, lowerGraph(std::move(plan.graph), plan.nodes.first));
     auto [it, added] = compiledParts.emplace(plan.key, p);
     if (added) {

@@ -10,6 +10,12 @@
 namespace trn::graph {
 
 std::vector<NodeTime> profileNodes(const CompiledModel& model, const ModelRun& run) {
+  return profileNodes(model, run.parts, run.starts);
+}
+
+std::vector<NodeTime> profileNodes(const CompiledModel& model,
+                                   std::span<const core::RunStats> parts,
+                                   std::span<const Picoseconds> starts) {
   std::vector<NodeTime> nodes;
   for (const auto& [name, lowering] : model.nodeLowerings()) {
     NodeTime node;
@@ -18,10 +24,10 @@ std::vector<NodeTime> profileNodes(const CompiledModel& model, const ModelRun& r
     node.first = Picoseconds(std::numeric_limits<std::int64_t>::max());
     nodes.push_back(std::move(node));
   }
-  for (std::size_t p = 0; p < run.parts.size() && p < model.parts.size(); ++p) {
+  for (std::size_t p = 0; p < parts.size() && p < model.parts.size(); ++p) {
     const ModelPart& part = model.parts[p];
-    const core::RunStats& stats = run.parts[p];
-    const Picoseconds start = run.starts[p];
+    const core::RunStats& stats = parts[p];
+    const Picoseconds start = starts[p];
     const isa::Program& program = part.kernel->program;
     // Instructions carry their node as its line in the part the kernel was compiled for
     // (model.h); the backend's own instructions (semaphore hand-offs it adds) carry the line of

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
 #include <map>
 #include <set>
 
@@ -79,13 +78,11 @@ void appendAttribute(std::string& key, const Attribute& attribute) {
       attribute.value);
 }
 
-/// Whether the lowering may read `weight`'s data at compile time, so that two parts are one
-/// kernel only if it is the same: one-element floating-point weights become immediates, and small
-/// integer ones are indices (Gather's known indices). Everything else the kernel reads from HBM.
-bool readAtCompileTime(const Tensor& weight) {
-  const std::int64_t count = weight.shape.elementCount().value_or(0);
-  return count == 1 || (isInteger(weight.type) && count <= 64);
-}
+/// Whether the lowering reads `weight`'s data at compile time, so that two parts are one kernel
+/// only if it is the same: one-element weights become immediates. Integer weights the lowering
+/// reads (Gather's known indices) are compile-time integers, which the key holds as such; every
+/// other weight the kernel reads from HBM.
+bool readAtCompileTime(const Tensor& weight) { return weight.shape.elementCount() == 1; }
 
 }  // namespace
 
@@ -120,12 +117,8 @@ Result<Partition> parsePartition(const std::string& text) {
       fmt::format("unknown partition '{}': expected auto, one or per-layer", text));
 }
 
-std::vector<NodeRange> partitionGraph(const Graph& graph, Partition partition) {
+std::vector<NodeRange> layerRanges(const Graph& graph) {
   std::vector<NodeRange> ranges;
-  if (partition == Partition::kOne) {
-    ranges.push_back({0, graph.nodes.size()});
-    return ranges;
-  }
   std::optional<std::string> current;
   for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
     const std::optional<std::string> layer = indexedLayerOf(graph.nodes[n].name);

@@ -59,6 +59,15 @@ std::vector<float> runFunctional(const runtime::Session& session, const Compiled
   return run.ok() ? runtime::floatValues(run->outputs.at(0)) : std::vector<float>();
 }
 
+/// A float32 array of `shape` holding 0, 1, 2, ... in row-major order.
+runtime::NpyArray counting(const std::vector<std::int64_t>& shape) {
+  std::vector<float> values(static_cast<std::size_t>(Shape::of(shape).elementCount().value()));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<float>(i);
+  }
+  return runtime::floatArray(shape, values);
+}
+
 TEST(GraphModel, TransformerBlockMatchesPyTorch) {
   const runtime::Session session = trn2();
   Result<CompiledModel> model = compileModel(session, modelPath("torch_block.onnx"), atBatch(2));
@@ -357,12 +366,7 @@ TEST(GraphModel, SliceWithNegativeStepsReversesTheAxis) {
   const runtime::Session session = trn2();
   Result<CompiledModel> model = compileBuilt(b, session);
   ASSERT_TRUE(model.ok()) << model.status().toString();
-  std::vector<float> values(30);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    values[i] = static_cast<float>(i);
-  }
-  const std::vector<float> y =
-      runFunctional(session, *model, runtime::floatArray({2, 5, 3}, values));
+  const std::vector<float> y = runFunctional(session, *model, counting({2, 5, 3}));
   ASSERT_EQ(y.size(), 12u);
   std::size_t k = 0;
   for (int n = 0; n < 2; ++n) {
@@ -397,12 +401,7 @@ TEST(GraphModel, GatherOfKnownIndicesCopiesTheirSlices) {
   Result<CompiledModel> model = compileBuilt(b, session);
   ASSERT_TRUE(model.ok()) << model.status().toString();
   EXPECT_EQ(model->nodeLowerings().at(0).second, "tile loop (known indices)");
-  std::vector<float> values(30);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    values[i] = static_cast<float>(i);
-  }
-  const std::vector<float> y =
-      runFunctional(session, *model, runtime::floatArray({2, 5, 3}, values));
+  const std::vector<float> y = runFunctional(session, *model, counting({2, 5, 3}));
   ASSERT_EQ(y.size(), 18u);
   const int picked[] = {4, 0, 2};
   for (int a = 0; a < 2; ++a) {

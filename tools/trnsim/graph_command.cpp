@@ -83,9 +83,9 @@ void registerGraphCommands(CLI::App& app, int& exitCode) {
       "show", "Import an ONNX model, infer its shapes and print the graph");
   showCommand->add_option("model", args->model, "the .onnx file")->required();
   showCommand->add_option("--dump-after", args->dumpAfter,
-                          "print the graph after this pass (import, shapes, fold, fold-batchnorm, layout) and stop "
-                          "there; "
-                          "repeatable");
+                          fmt::format("print the graph after this pass ({}) and stop there; "
+                                      "repeatable",
+                                      fmt::join(graph::passNames(), ", ")));
   showCommand->add_option("--dim", args->dims,
                           "the size of a symbolic input dimension, NAME=N; repeatable");
   showCommand->callback([args, &exitCode] { exitCode = show(*args); });

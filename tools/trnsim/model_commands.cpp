@@ -171,16 +171,18 @@ Status runCommand(const ModelArgs& args) {
                                       fmt::format("trnsim graph run {}", args.model)));
     }
   }
+  if (!args.outputDir.empty() && !result.outputs.empty()) {
+    std::error_code made;
+    std::filesystem::create_directories(args.outputDir, made);
+    if (made) {
+      return ioError(fmt::format("--output-dir {}: {}", args.outputDir, made.message()));
+    }
+  }
   for (std::size_t i = 0; i < result.outputs.size(); ++i) {
     const std::string& name = g.outputs[i];
     const runtime::NpyArray& out = result.outputs[i];
     fmt::print("output {} [{}]\n", name, fmt::join(out.shape, ", "));
     if (!args.outputDir.empty()) {
-      std::error_code made;
-      std::filesystem::create_directories(args.outputDir, made);
-      if (made) {
-        return ioError(fmt::format("--output-dir {}: {}", args.outputDir, made.message()));
-      }
       const std::string path = fmt::format("{}/{}.npy", args.outputDir, model.outputs[i].spec.name);
       TRN_RETURN_IF_ERROR(runtime::writeNpy(path, out));
       fmt::print("  written to {}\n", path);
@@ -194,8 +196,8 @@ void addCommonOptions(CLI::App* cmd, ModelArgs& args) {
   cmd->add_option("--dim", args.dims, "the size of a symbolic input dimension, NAME=N; repeatable");
   cmd->add_option("--chip", args.chip, "chip name or YAML path")->capture_default_str();
   cmd->add_option("--dump-after", args.dumpAfter,
-                  "print the graph after this pass (import, shapes, fold, fold-batchnorm, layout); "
-                  "repeatable");
+                  fmt::format("print the graph after this pass ({}); repeatable",
+                              fmt::join(graph::passNames(), ", ")));
   cmd->add_option(
          "--auto-cast", args.autoCast,
          "matmult: matrix products of fp32 tensors in bf16 with fp32 accumulation (neuronx-cc's "

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct NodeTime {
 /// One entry per node of the model, in graph order, from a run that kept records, timed from the
 /// start of the model's first kernel; nodes whose instructions did not run (views) have none.
 std::vector<NodeTime> profileNodes(const CompiledModel& model, const ModelRun& run);
+/// The same from each launch's statistics (`parts`, with records) and start time.
+std::vector<NodeTime> profileNodes(const CompiledModel& model,
+                                   std::span<const core::RunStats> parts,
+                                   std::span<const Picoseconds> starts);
 
 /// The table `trnsim graph run` prints: the `top` nodes with most engine and DMA time.
 std::string formatNodeProfile(const std::vector<NodeTime>& nodes, std::size_t top);

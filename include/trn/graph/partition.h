@@ -5,8 +5,8 @@
 // ("/layers.3/mlp/down/MatMul"); the nodes between layers (embeddings, the final norm and head,
 // shared shape arithmetic) form parts of their own. Two parts are the same kernel when their
 // subgraphs are equal but for value and node names: the same operators, attributes, shapes and
-// types, wired the same way, reading the same scalar constants and compile-time integers; other
-// weights may differ in data, which the kernel reads from HBM.
+// types, wired the same way, reading the same one-element constants and compile-time integers;
+// other weights may differ in data, which the kernel reads from HBM.
 #pragma once
 
 #include <cstddef>
@@ -45,8 +45,9 @@ struct NodeRange {
   std::size_t count = 0;
 };
 
-/// The parts of `graph` under `partition`, in graph order, covering every node once.
-std::vector<NodeRange> partitionGraph(const Graph& graph, Partition partition);
+/// The parts of `graph` one per layer, in graph order, covering every node once (how
+/// Partition::kAuto and kPerLayer split a model; compileGraph decides between them and one part).
+std::vector<NodeRange> layerRanges(const Graph& graph);
 
 /// The nodes `range` of `graph` as a graph of their own: its inputs are the values the nodes read
 /// as data that no node of the range produces and that are not initializers (graph inputs and
