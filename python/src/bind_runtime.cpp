@@ -45,6 +45,8 @@ struct Run {
   /// each launch's statistics): their names and start times. Empty for cores run together.
   std::vector<std::string> launches;
   std::vector<Picoseconds> starts;
+  /// Cores of each launch: the entries of launch p are p × lnc ... p × lnc + lnc - 1.
+  int lnc = 1;
 };
 
 kernel::CompileOptions toCompileOptions(const py::dict& options, std::ostream* dump) {
@@ -107,7 +109,8 @@ Status writeTrace(const Run& run, const std::string& path) {
   std::vector<profile::TraceSegment> segments;
   if (run.launches.size() > 1) {
     for (std::size_t i = 0; i < run.programs.size(); ++i) {
-      segments.push_back({run.launches[i], run.programs[i].get(), &run.result.cores[i], -1});
+      segments.push_back({run.launches[i], run.programs[i].get(), &run.result.cores[i],
+                          run.lnc > 1 ? static_cast<int>(i) / run.lnc : -1});
     }
     return profile::writeSequenceTraceFile(path, segments);
   }
@@ -384,7 +387,7 @@ void bindRuntime(py::module_& m) {
           "compile_model",
           [](const Session& s, const std::string& path,
              const std::map<std::string, std::int64_t>& symbols, const std::string& autoCast,
-             const std::string& partition) {
+             const std::string& partition, int lnc) {
             graph::PipelineOptions pipeline;
             pipeline.shapes.symbols = symbols;
             if (autoCast != "none" && autoCast != "matmult" && autoCast != "all") {
@@ -397,11 +400,11 @@ void bindRuntime(py::module_& m) {
                 autoCast == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
             const graph::Partition split = take(graph::parsePartition(partition));
             return std::make_shared<graph::CompiledModel>(
-                take(graph::compileModel(s, path, pipeline, options, split)));
+                take(graph::compileModel(s, path, pipeline, options, {split, lnc})));
           },
           py::arg("path"), py::arg("symbols"), py::arg("auto_cast") = "none",
-          py::arg("partition") = "auto",
-          "Compiles an ONNX model for one core of the chip (docs/compiler.md).")
+          py::arg("partition") = "auto", py::arg("lnc") = 1,
+          "Compiles an ONNX model for a logical core of the chip (docs/compiler.md).")
       .def(
           "run_model",
           [](const Session& s, const graph::CompiledModel& model, const py::list& arrays,
@@ -419,22 +422,33 @@ void bindRuntime(py::module_& m) {
             graph::ModelRun ran = take(std::move(result));
             auto run = std::make_shared<Run>();
             run->chip = s.sharedChip();
-            for (const graph::ModelPart& part : model.parts) {
-              run->programs.push_back(
-                  std::shared_ptr<const isa::Program>(part.kernel, &part.kernel->program));
-              run->launches.push_back(part.name);
-              run->result.physicalCores.push_back(0);
+            run->lnc = model.lnc;
+            for (std::size_t p = 0; p < model.parts.size(); ++p) {
+              const graph::ModelPart& part = model.parts[p];
+              for (std::size_t c = 0; c < part.launch.cores.size(); ++c) {
+                const auto& core = part.launch.cores[c];
+                run->programs.push_back(std::shared_ptr<const isa::Program>(core, &core->program));
+                run->launches.push_back(model.lnc > 1 ? part.name + " core " + std::to_string(c)
+                                                      : part.name);
+                run->result.physicalCores.push_back(static_cast<int>(c));
+                run->starts.push_back(ran.starts.at(p));
+              }
+              if (model.lnc > 1) {
+                for (core::RunStats& stats : ran.cores.at(p)) {
+                  run->result.cores.push_back(std::move(stats));
+                }
+              } else {
+                run->result.cores.push_back(std::move(ran.parts.at(p)));
+              }
             }
             run->result.stats = std::move(ran.stats);
-            run->result.cores = std::move(ran.parts);
             run->result.outputs = std::move(ran.outputs);
-            run->starts = std::move(ran.starts);
             return run;
           },
           py::arg("model"), py::arg("arrays"), py::arg("run_options"));
 
   py::class_<graph::CompiledModel, std::shared_ptr<graph::CompiledModel>>(
-      m, "Model", "An ONNX model compiled for one core of a chip.")
+      m, "Model", "An ONNX model compiled for a logical core of a chip.")
       .def_property_readonly("inputs",
                              [](const graph::CompiledModel& c) { return c.graph->inputs; })
       .def_property_readonly("outputs",
@@ -456,7 +470,7 @@ void bindRuntime(py::module_& m) {
                                py::list out;
                                for (const graph::ModelPart& part : c.parts) {
                                  out.append(py::make_tuple(part.name, part.kernelIndex,
-                                                           part.kernel->summary.instructions));
+                                                           part.instructions()));
                                }
                                return out;
                              },

@@ -2,7 +2,7 @@
 
 ``trnsim.trace(module, example_inputs)`` exports the module through ONNX (``torch.onnx.export``,
 opset 17: the same interchange ``trnsim compile`` reads), compiles it with the graph compiler for
-one core of the chip (docs/compiler.md) and returns a TracedModel: call it with torch tensors or
+a logical core of the chip (docs/compiler.md: one core, or two with ``lnc=2``) and returns a TracedModel: call it with torch tensors or
 numpy arrays of the example shapes and it runs on the simulated chip, returning what the module
 returns (torch tensors for torch inputs). Each call's timing is in ``last_report``.
 """
@@ -76,9 +76,10 @@ def _host_array(x):
 
 
 def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
-          rounding="nearest_even", auto_cast="none", partition="auto"):
+          rounding="nearest_even", auto_cast="none", partition="auto", lnc=1):
     """Compiles ``module`` (a torch.nn.Module, put in eval mode) for ``example_inputs`` (a tensor
-    or a tuple of them) onto one core of ``chip``; returns a TracedModel. ``auto_cast="matmult"``
+    or a tuple of them) onto a logical core of ``chip``; returns a TracedModel. ``lnc=2`` launches
+    each kernel over the two cores of a logical core, each computing its share of every node. ``auto_cast="matmult"``
     computes the matrix products of fp32 tensors in bf16 with fp32 accumulation, as neuronx-cc
     does by default (``--auto-cast matmult``). ``partition`` splits the model into kernels:
     "auto" (one per layer when layers repeat, each distinct layer compiled once), "one" or
@@ -95,6 +96,6 @@ def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
         with torch.no_grad():
             torch.onnx.export(module, tuple(example_inputs), path, opset_version=17,
                               input_names=[f"input{i}" for i in range(len(example_inputs))])
-        model = session.compile_model(path, {}, auto_cast, partition)
+        model = session.compile_model(path, {}, auto_cast, partition, lnc)
     options = {"mode": mode, "seed": seed, "rounding": rounding, "record": mode != "functional-only"}
     return TracedModel(session, model, name, options)

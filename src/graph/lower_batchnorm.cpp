@@ -46,6 +46,9 @@ void batchNormalization(LoweringContext& ctx) {
         nl::multiply(channelColumn(ctx, 3, c0, cs), scale, DType::kFp32), DType::kFp32);
     for (std::int64_t n = 0; n < batch; ++n) {
       for (std::int64_t f0 = 0; f0 < size; f0 += kColumns) {
+        if (!ctx.takeUnit()) {
+          continue;
+        }
         const std::int64_t fs = std::min(kColumns, size - f0);
         const std::int64_t offset = (n * channels + c0) * size + f0;
         const Tensor tile = nl::load(hbmView(in.flat, offset, size, cs, {isa::Dim{1, fs}}));

@@ -161,14 +161,22 @@ void conv(LoweringContext& ctx) {
     for (std::int64_t o0 = 0; o0 < s.outPerGroup; o0 += kConvOutputBlock) {
       const std::int64_t os = std::min(kConvOutputBlock, s.outPerGroup - o0);
       const std::int64_t out0 = group * s.outPerGroup + o0;
-      const std::vector<WeightBlock> blocks = loadWeights(weight, s, out0, os);
+      // Loaded when this core first takes a band of the block (on a logical core of two, a
+      // block whose bands all go to the other core loads nothing here).
+      std::vector<WeightBlock> blocks;
       std::optional<Tensor> bias;
-      if (node.hasInput(2)) {
-        bias = nl::load(hbmView(ctx.input(2).flat, out0, 1, os, {isa::Dim{1, 1}}));
-      }
       for (std::int64_t n = 0; n < g.batch; ++n) {
         const std::int64_t inputOffset = (n * g.channels + group * s.channelsPerGroup) * inPlane;
         for (const OutputTile& bandTile : bandTiles) {
+          if (!ctx.takeUnit()) {
+            continue;
+          }
+          if (blocks.empty()) {
+            blocks = loadWeights(weight, s, out0, os);
+            if (node.hasInput(2)) {
+              bias = nl::load(hbmView(ctx.input(2).flat, out0, 1, os, {isa::Dim{1, 1}}));
+            }
+          }
           const Band band = bandOf(g, bandTile, reachRows, reachCols);
           const std::vector<OutputTile> tiles = splitTile(bandTile, kTilePositions);
           std::vector<Tensor> accs;
@@ -191,7 +199,12 @@ void conv(LoweringContext& ctx) {
           }
           for (std::size_t j = 0; j < tiles.size(); ++j) {
             const OutputTile& tile = tiles[j];
-            const Tensor result = bias ? nl::add(accs[j], *bias, dtype) : nl::copy(accs[j], dtype);
+            // A bias column is added along the free dimension, or element for element where
+            // the tile is one position (a 1 x 1 output, where both are columns).
+            const std::optional<Tensor> shift =
+                bias && tile.rows * tile.cols == 1 ? bias->reshape({os, 1, 1}) : bias;
+            const Tensor result =
+                shift ? nl::add(accs[j], *shift, dtype) : nl::copy(accs[j], dtype);
             nl::store(
                 hbmView(out.flat,
                         (n * s.outChannels + out0) * outPlane + tile.row0 * g.outW + tile.col0,

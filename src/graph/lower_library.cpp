@@ -65,6 +65,9 @@ void batchedMatmul(LoweringContext& ctx) {
     for (std::int64_t m0 = 0; m0 < m; m0 += kPartitions) {
       const std::int64_t mt = std::min(kPartitions, m - m0);
       for (std::int64_t n0 = 0; n0 < n; n0 += kMatmulColumns) {
+        if (!ctx.takeUnit()) {
+          continue;
+        }
         const std::int64_t nt = std::min(kMatmulColumns, n - n0);
         const Tensor acc = ctx.kernel().psum({mt, nt});
         for (std::int64_t k0 = 0; k0 < k; k0 += kPartitions) {
@@ -185,6 +188,9 @@ void layerNormalization(LoweringContext& ctx) {
   const DeviceValue& in = ctx.input(0);
   const DeviceValue out = ctx.declareOutput(0);
   for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
+    if (!ctx.takeUnit()) {
+      continue;
+    }
     const std::int64_t p = std::min(kPartitions, rows - r0);
     const Tensor tile = nl::load(stridedView(in.flat, r0 * h, h, p, 1, h));
     nl::store(stridedView(out.flat, r0 * h, h, p, 1, h),
@@ -217,6 +223,9 @@ void logSoftmax(LoweringContext& ctx) {
   const DeviceValue& in = ctx.input(0);
   const DeviceValue out = ctx.declareOutput(0);
   for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
+    if (!ctx.takeUnit()) {
+      continue;
+    }
     const std::int64_t p = std::min(kPartitions, rows - r0);
     auto chunk = [&](const kernel::Tensor& flat, std::int64_t c0) {
       return stridedView(flat, r0 * h + c0, h, p, 1, std::min(kLogSoftmaxColumns, h - c0));
@@ -268,6 +277,9 @@ void reduceLastAxis(LoweringContext& ctx) {
   const DeviceValue& in = ctx.input(0);
   const DeviceValue out = ctx.declareOutput(0);
   for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
+    if (!ctx.takeUnit()) {
+      continue;
+    }
     const std::int64_t p = std::min(kPartitions, rows - r0);
     const Tensor tile = nl::load(stridedView(in.flat, r0 * h, h, p, 1, h));
     nl::store(stridedView(out.flat, r0, 1, p, 1, 1), kOp(tile));

@@ -222,6 +222,9 @@ void gather(LoweringContext& ctx) {
   const Tensor table = data.flat.reshape({data.sizes[0], width});
   const DeviceValue out = ctx.declareOutput(0);
   for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
+    if (!ctx.takeUnit()) {
+      continue;
+    }
     const std::int64_t p = std::min(kPartitions, rows - r0);
     const Tensor index = kernel::nl::load(stridedView(indices.flat, r0, 1, p, 1, 1));
     const Tensor picked = ctx.kernel().sbuf({p, width}, data.flat.dtype());

@@ -100,6 +100,9 @@ void pool(LoweringContext& ctx) {
   for (std::int64_t p0 = 0; p0 < planes; p0 += kPartitions) {
     const std::int64_t ps = std::min(kPartitions, planes - p0);
     for (const OutputTile& tile : tiles) {
+      if (!ctx.takeUnit()) {
+        continue;
+      }
       const Band b = bandOf(g, tile, g.kernelH, g.kernelW);
       const Tensor band = k.sbuf({ps, b.rows, b.cols}, x.flat.dtype(), "pool_in");
       if (bandIsClipped(g, b)) {
@@ -135,6 +138,9 @@ void globalPool(LoweringContext& ctx) {
   const std::int64_t chunks = (size + kGlobalColumns - 1) / kGlobalColumns;
   kernel::Kernel& k = ctx.kernel();
   for (std::int64_t p0 = 0; p0 < planes; p0 += kPartitions) {
+    if (!ctx.takeUnit()) {
+      continue;
+    }
     const std::int64_t ps = std::min(kPartitions, planes - p0);
     const Tensor partial = k.sbuf({ps, chunks}, DType::kFp32, "global_partial");
     for (std::int64_t j = 0; j < chunks; ++j) {

@@ -112,6 +112,9 @@ void emitTileLoop(LoweringContext& ctx, const StridedOperand& out,
     for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
       const std::int64_t p = std::min(kPartitions, rows - r0);
       for (std::int64_t c0 = 0; c0 < cols; c0 += kTileColumns) {
+        if (!ctx.takeUnit()) {
+          continue;  // another core of the logical core computes this tile
+        }
         const std::int64_t f = std::min(kTileColumns, cols - c0);
         // Operand o's tile, `width` columns of it.
         auto view = [&](std::size_t o, std::int64_t width) {

@@ -11,8 +11,10 @@
 
 #include "lowering_context.h"
 #include "shape_rules.h"
+#include "trn/base/check.h"
 #include "trn/graph/fold.h"
 #include "trn/kernel/call_site.h"
+#include "trn/kernel/nisa.h"
 #include "trn/numerics/convert.h"
 
 namespace trn::graph {
@@ -174,6 +176,11 @@ void LoweringContext::releaseDeadScratch() {
   }
 }
 
+bool LoweringContext::takeUnit() {
+  const std::int64_t cores = k_.numPrograms(0);
+  return cores <= 1 || unit_++ % cores == k_.programId(0);
+}
+
 std::vector<std::size_t> LoweringContext::fusedGroup() const {
   const auto self = static_cast<std::size_t>(nodeIndex_);
   if (fusion_ != nullptr) {
@@ -245,6 +252,19 @@ kernel::Tensor stridedView(const kernel::Tensor& flat, std::int64_t offset, std:
   kernel::Tensor base = rowStride == 0 ? flat.reshape({1, n}).broadcast(0, rows)
                                        : flat.reshape({n / rowStride, rowStride});
   return base.pattern(rows, {isa::Dim{colStride, cols}}, offset);
+}
+
+void meetOtherCores(LoweringContext& ctx) {
+  const Node& node = ctx.node();
+  const DeviceValue* result = ctx.find(node.outputs.at(0));
+  TRN_CHECK(result != nullptr) << "node '" << node.name << "' bound no result";
+  for (const std::string& in : node.inputs) {
+    const DeviceValue* input = in.empty() ? nullptr : ctx.find(in);
+    if (input != nullptr && input->flat.buffer() == result->flat.buffer()) {
+      return;  // a view of its input: nothing was computed
+    }
+  }
+  kernel::nisa::coreBarrier(result->flat);
 }
 
 const OpLowerings& opLowerings() {
@@ -425,6 +445,9 @@ Result<LoweredModel> lowerGraph(Graph graph, std::size_t firstNode) {
                                       static_cast<std::int32_t>(firstNode + n + 1));
           ctx.setNode(node, static_cast<std::int64_t>(n));
           ops.at(node.opType).emit(ctx);
+          if (k.numPrograms(0) > 1) {
+            detail::meetOtherCores(ctx);
+          }
           ctx.releaseDeadScratch();
         }
         std::vector<kernel::Tensor> outputs;

@@ -65,8 +65,15 @@ class LoweringContext {
   void setNode(const Node& node, std::int64_t index) {
     node_ = &node;
     nodeIndex_ = index;
+    unit_ = index;  // each node deals its first unit to the next core, so one-tile nodes spread
   }
   [[nodiscard]] std::int64_t nodeIndex() const { return nodeIndex_; }
+  /// Whether this core computes the next unit of the current node's work (an output tile, one
+  /// product of a batch). A kernel launched over the cores of a logical core is traced once per
+  /// core, each tracing the same units in the same order: they are dealt to the cores in turn,
+  /// so that each core computes its share and the cores' shares make the whole. Every generated
+  /// loop asks before it emits a unit; on one core every unit is taken.
+  [[nodiscard]] bool takeUnit();
   /// The element-wise fusion groups of the graph (fusion.h).
   void setFusion(const FusionPlan* fusion) { fusion_ = fusion; }
   /// The nodes the current node's tile loop computes, in graph order, the current node last:
@@ -135,6 +142,7 @@ class LoweringContext {
   const Graph& graph_;
   const Node* node_ = nullptr;
   std::int64_t nodeIndex_ = 0;
+  std::int64_t unit_ = 0;  ///< units of work dealt so far, counted from the node's index
   const FusionPlan* fusion_ = nullptr;
   std::map<std::string, DeviceValue> values_;
   std::map<std::string, std::string> programNames_;
@@ -155,6 +163,12 @@ class LoweringContext {
 /// broadcasts) starting `offset` elements in.
 kernel::Tensor stridedView(const kernel::Tensor& flat, std::int64_t offset, std::int64_t rowStride,
                            std::int64_t rows, std::int64_t colStride, std::int64_t cols);
+
+/// After a node that computed its result on a launch over several cores (each its share of the
+/// units, LoweringContext::takeUnit): a barrier with the other cores of the logical core, so that
+/// every later node, on any core, reads the whole result, and a buffer the node read is reused
+/// only after every core has read it. Views of an input compute nothing and need none.
+void meetOtherCores(LoweringContext& ctx);
 
 /// Computes one on-chip result tile from the loaded tiles of the inputs, in input order.
 using TileFn = std::function<kernel::Tensor(const std::vector<kernel::Tensor>& tiles)>;

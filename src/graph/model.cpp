@@ -99,12 +99,20 @@ Result<runtime::NpyArray> weightArray(const Tensor& weight) {
 
 }  // namespace
 
+std::int64_t ModelPart::instructions() const {
+  std::int64_t total = 0;
+  for (const auto& core : launch.cores) {
+    total += core->summary.instructions;
+  }
+  return total;
+}
+
 std::int64_t CompiledModel::compiledInstructions() const {
   std::int64_t total = 0;
   std::size_t counted = 0;
   for (const ModelPart& part : parts) {
     if (part.kernelIndex == counted) {
-      total += part.kernel->summary.instructions;
+      total += part.instructions();
       ++counted;
     }
   }
@@ -114,9 +122,13 @@ std::int64_t CompiledModel::compiledInstructions() const {
 std::int64_t CompiledModel::launchedInstructions() const {
   std::int64_t total = 0;
   for (const ModelPart& part : parts) {
-    total += part.kernel->summary.instructions;
+    total += part.instructions();
   }
   return total;
+}
+
+std::span<const core::RunStats> ModelRun::coresOf(std::size_t p) const {
+  return cores.empty() ? std::span(&parts.at(p), 1) : std::span(cores.at(p));
 }
 
 std::vector<std::pair<std::string, std::string>> CompiledModel::nodeLowerings() const {
@@ -131,7 +143,7 @@ std::vector<std::pair<std::string, std::string>> CompiledModel::nodeLowerings() 
 
 Result<CompiledModel> compileModel(const runtime::Session& session, const std::string& path,
                                    const PipelineOptions& pipeline,
-                                   const kernel::CompileOptions& compile, Partition partition) {
+                                   const kernel::CompileOptions& compile, Placement placement) {
   if (!pipeline.stopAfter.empty()) {
     return invalidArgument("compileModel runs every pass; stopAfter must be empty");
   }
@@ -139,7 +151,7 @@ Result<CompiledModel> compileModel(const runtime::Session& session, const std::s
   PipelineOptions passes = pipeline;
   passes.layout.bf16Weights = compile.autoCast == kernel::AutoCast::kMatmult;
   TRN_ASSIGN_OR_RETURN(Graph graph, runPipeline(path, passes));
-  return compileGraph(session, std::move(graph), compile, partition);
+  return compileGraph(session, std::move(graph), compile, placement);
 }
 
 namespace {
@@ -175,12 +187,15 @@ std::vector<PlannedPart> planParts(const Graph& graph, Partition partition) {
 }  // namespace
 
 Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
-                                   const kernel::CompileOptions& compile, Partition partition) {
+                                   const kernel::CompileOptions& compile, Placement placement) {
   CompiledModel model;
   model.graph = std::make_shared<const Graph>(std::move(graph));
+  model.lnc = placement.lnc;
   const Graph& g = *model.graph;
+  runtime::RunOptions launchOptions;
+  launchOptions.lnc = placement.lnc;
   std::map<std::string, std::size_t> compiledParts;  // key -> the part compiled for it
-  std::vector<PlannedPart> planned = planParts(g, partition);
+  std::vector<PlannedPart> planned = planParts(g, placement.partition);
   for (std::size_t p = 0; p < planned.size(); ++p) {
     PlannedPart& plan = planned[p];
     ModelPart part;
@@ -195,12 +210,13 @@ Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
       for (const ModelTensor& t : part.lowered.inputs) {
         specs.push_back(t.spec);
       }
-      TRN_ASSIGN_OR_RETURN(part.kernel, session.compile(part.lowered.kernel, specs, compile));
+      TRN_ASSIGN_OR_RETURN(
+          part.launch, session.compileLaunch(part.lowered.kernel, specs, launchOptions, compile));
       part.compiledFor = part.nodes;
       part.kernelIndex = model.kernels++;
     } else {
       const ModelPart& first = model.parts[it->second];
-      part.kernel = first.kernel;
+      part.launch = first.launch;
       part.compiledFor = first.nodes;
       part.kernelIndex = first.kernelIndex;
       TRN_CHECK(part.lowered.inputs.size() == first.lowered.inputs.size() &&
@@ -232,15 +248,15 @@ Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
 
 namespace {
 
-/// The statistics of runs one after another on one core: counts and busy times summed, the
-/// total the sum of the totals.
+/// The statistics of runs one after another on one logical core: counts and busy times summed,
+/// the total the sum of the totals.
 core::RunStats chainStats(std::span<const core::RunStats> runs) {
   core::RunStats chained = core::mergeStats(runs);
   chained.total = Picoseconds(0);
   for (const core::RunStats& run : runs) {
     chained.total += run.total;
   }
-  chained.cores = 1;
+  chained.cores = runs.empty() ? 1 : runs.front().cores;
   return chained;
 }
 
@@ -299,8 +315,8 @@ Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& 
     lastReader[out] = model.parts.size();
   }
   ModelRun run;
-  runtime::RunOptions one = options;
-  one.lnc = 1;  // a part's kernel is one core's program
+  runtime::RunOptions launchOptions = options;
+  launchOptions.lnc = model.lnc;
   Picoseconds start(0);
   for (std::size_t p = 0; p < model.parts.size(); ++p) {
     const ModelPart& part = model.parts[p];
@@ -314,10 +330,8 @@ Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& 
         bound.push_back(weight != model.weights.end() ? &weight->second : &value->second);
       }
     }
-    runtime::CompiledLaunch launch;
-    launch.cores.push_back(part.kernel);
-    Result<runtime::RunResult> ran =
-        session.runLaunch(launch, std::span<const runtime::NpyArray* const>(bound), one);
+    Result<runtime::RunResult> ran = session.runLaunch(
+        part.launch, std::span<const runtime::NpyArray* const>(bound), launchOptions);
     if (!ran.ok()) {
       if (model.parts.size() == 1) {
         return ran.status();
@@ -342,8 +356,18 @@ Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& 
     run.starts.push_back(start);
     start += ran->stats.total;
     run.parts.push_back(std::move(ran->stats));
+    if (model.lnc > 1) {
+      run.cores.push_back(std::move(ran->cores));
+    }
   }
   run.stats = chainStats(run.parts);
+  for (int c = 0; c < model.lnc && model.lnc > 1; ++c) {
+    std::vector<core::RunStats> parts;
+    for (const std::vector<core::RunStats>& cores : run.cores) {
+      parts.push_back(core::mergeStats(std::span(&cores.at(static_cast<std::size_t>(c)), 1)));
+    }
+    run.coreTotals.push_back(chainStats(parts));
+  }
   if (data) {
     for (const std::string& out : graph.outputs) {
       runtime::NpyArray& array = values.at(out);

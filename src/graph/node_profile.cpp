@@ -9,13 +9,38 @@
 
 namespace trn::graph {
 
-std::vector<NodeTime> profileNodes(const CompiledModel& model, const ModelRun& run) {
-  return profileNodes(model, run.parts, run.starts);
+namespace {
+
+/// The records of one core's run of `part`, which began at `start`, added to their nodes.
+void addCoreRun(const ModelPart& part, const isa::Program& program, const core::RunStats& stats,
+                Picoseconds start, std::vector<NodeTime>& nodes) {
+  // Instructions carry their node as its line in the part the kernel was compiled for (model.h);
+  // the backend's own instructions (semaphore hand-offs it adds) carry the line of the node they
+  // serve.
+  auto nodeOf = [&](const core::InstructionRecord& r) -> NodeTime* {
+    const std::int64_t line = program.stream(r.engine).locationLine(r.index);
+    const std::int64_t inPart = line - 1 - static_cast<std::int64_t>(part.compiledFor.first);
+    return inPart >= 0 && inPart < static_cast<std::int64_t>(part.nodes.count)
+               ? &nodes[part.nodes.first + static_cast<std::size_t>(inPart)]
+               : nullptr;
+  };
+  for (const core::InstructionRecord& r : stats.records) {
+    if (NodeTime* node = nodeOf(r)) {
+      ++node->instructions;
+      node->first = std::min(node->first, start + r.start);
+      node->last = std::max(node->last, start + r.end);
+      node->engineBusy += r.end - r.start;
+    }
+  }
+  for (const core::TransferRecord& t : stats.transfers) {
+    if (NodeTime* node = nodeOf(stats.records[t.instruction])) {
+      node->last = std::max(node->last, start + t.end);
+      node->dmaBusy += t.end - t.start;
+    }
+  }
 }
 
-std::vector<NodeTime> profileNodes(const CompiledModel& model,
-                                   std::span<const core::RunStats> parts,
-                                   std::span<const Picoseconds> starts) {
+std::vector<NodeTime> emptyProfile(const CompiledModel& model) {
   std::vector<NodeTime> nodes;
   for (const auto& [name, lowering] : model.nodeLowerings()) {
     NodeTime node;
@@ -24,41 +49,44 @@ std::vector<NodeTime> profileNodes(const CompiledModel& model,
     node.first = Picoseconds(std::numeric_limits<std::int64_t>::max());
     nodes.push_back(std::move(node));
   }
-  for (std::size_t p = 0; p < parts.size() && p < model.parts.size(); ++p) {
-    const ModelPart& part = model.parts[p];
-    const core::RunStats& stats = parts[p];
-    const Picoseconds start = starts[p];
-    const isa::Program& program = part.kernel->program;
-    // Instructions carry their node as its line in the part the kernel was compiled for
-    // (model.h); the backend's own instructions (semaphore hand-offs it adds) carry the line of
-    // the node they serve.
-    auto nodeOf = [&](const core::InstructionRecord& r) -> NodeTime* {
-      const std::int64_t line = program.stream(r.engine).locationLine(r.index);
-      const std::int64_t inPart = line - 1 - static_cast<std::int64_t>(part.compiledFor.first);
-      return inPart >= 0 && inPart < static_cast<std::int64_t>(part.nodes.count)
-                 ? &nodes[part.nodes.first + static_cast<std::size_t>(inPart)]
-                 : nullptr;
-    };
-    for (const core::InstructionRecord& r : stats.records) {
-      if (NodeTime* node = nodeOf(r)) {
-        ++node->instructions;
-        node->first = std::min(node->first, start + r.start);
-        node->last = std::max(node->last, start + r.end);
-        node->engineBusy += r.end - r.start;
-      }
-    }
-    for (const core::TransferRecord& t : stats.transfers) {
-      if (NodeTime* node = nodeOf(stats.records[t.instruction])) {
-        node->last = std::max(node->last, start + t.end);
-        node->dmaBusy += t.end - t.start;
-      }
-    }
-  }
+  return nodes;
+}
+
+void finishProfile(std::vector<NodeTime>& nodes) {
   for (NodeTime& node : nodes) {
     if (node.instructions == 0) {
       node.first = Picoseconds(0);
     }
   }
+}
+
+}  // namespace
+
+std::vector<NodeTime> profileNodes(const CompiledModel& model, const ModelRun& run) {
+  std::vector<NodeTime> nodes = emptyProfile(model);
+  for (std::size_t p = 0; p < run.parts.size() && p < model.parts.size(); ++p) {
+    const ModelPart& part = model.parts[p];
+    const std::span<const core::RunStats> cores = run.coresOf(p);
+    for (std::size_t c = 0; c < cores.size() && c < part.launch.cores.size(); ++c) {
+      addCoreRun(part, part.launch.cores[c]->program, cores[c], run.starts[p], nodes);
+    }
+  }
+  finishProfile(nodes);
+  return nodes;
+}
+
+std::vector<NodeTime> profileNodes(const CompiledModel& model,
+                                   std::span<const core::RunStats> coreRuns,
+                                   std::span<const Picoseconds> starts) {
+  std::vector<NodeTime> nodes = emptyProfile(model);
+  const auto lnc = static_cast<std::size_t>(model.lnc);
+  for (std::size_t i = 0; i < coreRuns.size() && i < starts.size(); ++i) {
+    if (i / lnc < model.parts.size()) {
+      const ModelPart& part = model.parts[i / lnc];
+      addCoreRun(part, part.launch.cores[i % lnc]->program, coreRuns[i], starts[i], nodes);
+    }
+  }
+  finishProfile(nodes);
   return nodes;
 }
 

@@ -213,7 +213,7 @@ TEST(GraphModel, DeadScratchIsReusedByLaterValuesOfItsShape) {
   Result<CompiledModel> model = compileBuilt(b, session);
   ASSERT_TRUE(model.ok()) << model.status().toString();
   int scratch = 0;
-  for (const auto& t : model->parts.at(0).kernel->program.tensors) {
+  for (const auto& t : model->parts.at(0).kernel().program.tensors) {
     scratch += t.kind == isa::TensorKind::kScratch ? 1 : 0;
   }
   EXPECT_EQ(scratch, 4);  // fifteen intermediates, two buffers of each shape
@@ -289,7 +289,7 @@ TEST(GraphModel, ElementwiseChainsAreFusedIntoOneLoop) {
     EXPECT_EQ(lowerings[n].second, "fused into line 8") << n;
   }
   EXPECT_EQ(lowerings.back().second, "tile loop (fused, 8 nodes)");
-  for (const auto& t : model->parts.at(0).kernel->program.tensors) {
+  for (const auto& t : model->parts.at(0).kernel().program.tensors) {
     EXPECT_NE(t.kind, isa::TensorKind::kScratch) << t.name;
   }
   std::vector<float> xs(256 * 512);

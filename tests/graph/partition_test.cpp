@@ -135,16 +135,16 @@ TEST(GraphPartition, RepeatedLayersCompileOnceAndComputeWhatOneKernelComputes) {
   const runtime::Session session = trn2();
   Result<CompiledModel> split = compileGraph(session, residualModel({1.0f, 1.0f, 1.0f}));
   Result<CompiledModel> whole =
-      compileGraph(session, residualModel({1.0f, 1.0f, 1.0f}), {}, Partition::kOne);
+      compileGraph(session, residualModel({1.0f, 1.0f, 1.0f}), {}, {.partition = Partition::kOne});
   ASSERT_TRUE(split.ok() && whole.ok()) << split.status().toString() << whole.status().toString();
   ASSERT_EQ(split->parts.size(), 4u);
   EXPECT_EQ(split->kernels, 2u);
-  EXPECT_EQ(split->parts[2].kernel, split->parts[0].kernel);
+  EXPECT_EQ(split->parts[2].launch.cores, split->parts[0].launch.cores);
   EXPECT_EQ(split->parts[2].compiledFor.first, 0u);
   EXPECT_EQ(split->parts[3].name, "norm");
   EXPECT_EQ(whole->parts.size(), 1u);
-  EXPECT_EQ(split->compiledInstructions(), split->parts[0].kernel->summary.instructions +
-                                               split->parts[3].kernel->summary.instructions);
+  EXPECT_EQ(split->compiledInstructions(),
+            split->parts[0].instructions() + split->parts[3].instructions());
 
   const runtime::NpyArray x = inputArray();
   runtime::RunOptions options;

@@ -22,8 +22,9 @@ Status runDemoModel(const runtime::Session& session, core::RunMode mode, bool& p
   }
   graph::PipelineOptions pipeline;
   pipeline.shapes.symbols = {{"batch", 2}};
-  TRN_ASSIGN_OR_RETURN(const graph::CompiledModel compiled,
-                       graph::compileModel(session, model, pipeline, {}, graph::Partition::kOne));
+  TRN_ASSIGN_OR_RETURN(
+      const graph::CompiledModel compiled,
+      graph::compileModel(session, model, pipeline, {}, {.partition = graph::Partition::kOne}));
   const graph::ModelPart& kernel = compiled.parts.front();
   TRN_ASSIGN_OR_RETURN(const runtime::NpyArray x, runtime::readNpy(dir + "/torch_block.x.npy"));
   TRN_ASSIGN_OR_RETURN(const runtime::NpyArray y, runtime::readNpy(dir + "/torch_block.y.npy"));
@@ -35,7 +36,7 @@ Status runDemoModel(const runtime::Session& session, core::RunMode mode, bool& p
   fmt::print(
       "  pre-norm transformer block (LayerNorm, 4-head attention, GELU MLP), fp32, "
       "x [2, 8, 16]: {} nodes after folding, {} instructions\n",
-      compiled.graph->nodes.size(), kernel.kernel->summary.instructions);
+      compiled.graph->nodes.size(), kernel.instructions());
   if (core::hasData(mode)) {
     const std::vector<float> got = runtime::floatValues(run.outputs.at(0));
     const std::vector<float> want = runtime::floatValues(y);
@@ -52,7 +53,7 @@ Status runDemoModel(const runtime::Session& session, core::RunMode mode, bool& p
     const profile::Report report = profile::makeReport(run.stats, session.chip());
     TRN_ASSIGN_OR_RETURN(
         const profile::Verdict verdict,
-        profile::explainRun(kernel.kernel->program, run.parts.front(), session.chip()));
+        profile::explainRun(kernel.kernel().program, run.parts.front(), session.chip()));
     fmt::print("  simulated time {}, {}\n", profile::formatDuration(report.total),
                profile::verdictLabel(verdict));
   }

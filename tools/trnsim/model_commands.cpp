@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "trn/graph/model.h"
 #include "trn/graph/node_profile.h"
 #include "trn/graph/printer.h"
+#include "trn/profile/chip_summary.h"
 #include "trn/profile/report.h"
 #include "trn/profile/trace.h"
 #include "trn/profile/verdict.h"
@@ -37,6 +39,7 @@ struct ModelArgs {
   std::uint64_t seed = 1;
   std::string autoCast = "none";
   std::string partition = "auto";
+  int lnc = 1;
 };
 
 Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Session& session) {
@@ -51,26 +54,32 @@ Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Sessi
       args.autoCast == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
   pipeline.castAllToBf16 = args.autoCast == "all";
   TRN_ASSIGN_OR_RETURN(const graph::Partition partition, graph::parsePartition(args.partition));
-  TRN_ASSIGN_OR_RETURN(graph::CompiledModel model,
-                       graph::compileModel(session, args.model, pipeline, options, partition));
+  TRN_ASSIGN_OR_RETURN(
+      graph::CompiledModel model,
+      graph::compileModel(session, args.model, pipeline, options, {partition, args.lnc}));
   std::int64_t sbuf = 0;
   std::int64_t psum = 0;
   for (const graph::ModelPart& part : model.parts) {
-    sbuf = std::max(sbuf, part.kernel->summary.sbufPeakBytes);
-    psum = std::max(psum, part.kernel->summary.psumPeakBytes);
+    for (const auto& core : part.launch.cores) {
+      sbuf = std::max(sbuf, core->summary.sbufPeakBytes);
+      psum = std::max(psum, core->summary.psumPeakBytes);
+    }
   }
   fmt::print(
-      "compiled {} for {}: {} nodes, {} instructions, SBUF {} B and PSUM {} B per "
+      "compiled {} for {}{}: {} nodes, {} instructions, SBUF {} B and PSUM {} B per "
       "partition at most\n",
-      args.model, session.chip().name, model.graph->nodes.size(), model.launchedInstructions(),
-      sbuf, psum);
+      args.model, session.chip().name,
+      model.lnc > 1
+          ? fmt::format(" (a logical core of {} cores, each its share of every node)", model.lnc)
+          : std::string(),
+      model.graph->nodes.size(), model.launchedInstructions(), sbuf, psum);
   if (model.parts.size() > 1) {
     fmt::print("{} kernels launched in order, {} of them distinct ({} instructions compiled)\n",
                model.parts.size(), model.kernels, model.compiledInstructions());
     for (const graph::ModelPart& part : model.parts) {
       fmt::print("  {:<12} nodes {:>5}-{:<5} kernel {} ({} instructions)\n", part.name,
                  part.nodes.first + 1, part.nodes.first + part.nodes.count, part.kernelIndex,
-                 part.kernel->summary.instructions);
+                 part.instructions());
     }
   }
   return model;
@@ -90,9 +99,8 @@ Status compileCommand(const ModelArgs& args) {
                       "--partition one to compile it as one",
                       args.model, model.parts.size()));
     }
-    isa::ChipProgram chip;
-    chip.cores.push_back({0, model.parts.front().kernel->program});
-    TRN_RETURN_IF_ERROR(runtime::saveChipProgram(chip, args.output));
+    TRN_RETURN_IF_ERROR(
+        runtime::saveChipProgram(model.parts.front().launch.chipProgram(), args.output));
     fmt::print(
         "program: {} (its inputs are the graph inputs, then the weights; 'trnsim graph "
         "run' binds the weights from the model)\n",
@@ -138,9 +146,13 @@ Status runCommand(const ModelArgs& args) {
     for (std::size_t p = 1; p < result.parts.size(); ++p) {
       longest = result.parts[p].total > result.parts[longest].total ? p : longest;
     }
-    TRN_ASSIGN_OR_RETURN(const profile::Verdict verdict,
-                         profile::explainRun(model.parts[longest].kernel->program,
-                                             result.parts[longest], session.chip()));
+    std::vector<const isa::Program*> programs;
+    for (const auto& core : model.parts[longest].launch.cores) {
+      programs.push_back(&core->program);
+    }
+    TRN_ASSIGN_OR_RETURN(
+        const profile::Verdict verdict,
+        profile::explainSlowestCore(programs, result.coresOf(longest), session.chip()));
     if (model.parts.size() > 1) {
       fmt::print("the longest kernel, {} ({} of the {} kernels' {}):\n", model.parts[longest].name,
                  profile::formatDuration(result.parts[longest].total), model.parts.size(),
@@ -152,12 +164,28 @@ Status runCommand(const ModelArgs& args) {
     fmt::print("\nthe nodes with most engine and DMA time (line n of {} is node n):\n{}",
                args.model, graph::formatNodeProfile(nodes, 12));
     fmt::print("\nby layer:\n{}", graph::formatLayerProfile(graph::profileLayers(nodes), 40));
+    if (model.lnc > 1) {
+      std::vector<int> physical(result.coreTotals.size());
+      std::iota(physical.begin(), physical.end(), 0);
+      std::fputs(("\n" + profile::formatChipSummary(
+                             profile::makeChipSummary(result.coreTotals, physical, session.chip())))
+                     .c_str(),
+                 stdout);
+    }
+    // Each launch's cores: a trace process and a report lane per core.
     std::vector<profile::TraceSegment> segments;
     std::vector<profile::PageRun> runs;
     for (std::size_t p = 0; p < model.parts.size(); ++p) {
-      const isa::Program* program = &model.parts[p].kernel->program;
-      segments.push_back({model.parts[p].name, program, &result.parts[p], -1});
-      runs.push_back({model.parts[p].name, "core 0", program, &result.parts[p], result.starts[p]});
+      const std::span<const core::RunStats> cores = result.coresOf(p);
+      for (std::size_t c = 0; c < cores.size(); ++c) {
+        const isa::Program* program = &model.parts[p].launch.cores[c]->program;
+        const std::string name = cores.size() == 1
+                                     ? model.parts[p].name
+                                     : fmt::format("{} core {}", model.parts[p].name, c);
+        segments.push_back(
+            {name, program, &cores[c], cores.size() == 1 ? -1 : static_cast<int>(p)});
+        runs.push_back({name, fmt::format("core {}", c), program, &cores[c], result.starts[p]});
+      }
     }
     if (!args.trace.empty()) {
       TRN_RETURN_IF_ERROR(
@@ -209,14 +237,18 @@ void addCommonOptions(CLI::App* cmd, ModelArgs& args) {
                   "distinct layer compiled once), one, or per-layer")
       ->check(CLI::IsMember({"auto", "one", "per-layer"}))
       ->capture_default_str();
+  cmd->add_option("--lnc", args.lnc,
+                  "cores of the logical core each kernel is launched over: 1, or 2 (trn2's "
+                  "default LNC=2; each core computes its share of every node)")
+      ->capture_default_str();
 }
 
 }  // namespace
 
 void registerModelCommands(CLI::App& app, CLI::App& graphCommand, int& exitCode) {
   auto compileArgs = std::make_shared<ModelArgs>();
-  CLI::App* compileCmd =
-      app.add_subcommand("compile", "Compile an ONNX model onto one core of a simulated chip");
+  CLI::App* compileCmd = app.add_subcommand(
+      "compile", "Compile an ONNX model onto a logical core of a simulated chip");
   addCommonOptions(compileCmd, *compileArgs);
   compileCmd->add_option("-o,--output", compileArgs->output, "save the Program (binary format)");
   compileCmd->callback([compileArgs, &exitCode] {

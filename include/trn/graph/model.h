@@ -1,7 +1,9 @@
 // A model compiled for a simulated chip, end to end: import, the graph passes (pipeline.h), the
 // split into kernels (partition.h: one per layer when layers repeat, each distinct layer compiled
-// once), lowering (lowering.h) and the kernel backend; then runs of it on a runtime::Session, the
-// kernels launched in order, with the graph's own weights, inputs and outputs in its shapes.
+// once), lowering (lowering.h) and the kernel backend, each kernel for one core or for the cores
+// of a logical core (LNC=2: each core computes its share of every node); then runs of it on a
+// runtime::Session, the kernels launched in order, with the graph's own weights, inputs and
+// outputs in its shapes.
 #pragma once
 
 #include <map>
@@ -21,25 +23,38 @@
 namespace trn::graph {
 
 /// One kernel launch of a compiled model: the nodes `nodes` of the model graph lowered as a tile
-/// kernel of their own (partition.h) and the compiled kernel, which the parts that are the same
-/// kernel share. Its instructions carry as their line the model node they come from, counted in
-/// the part the kernel was compiled for (`compiledFor`): line n is node compiledFor.first + n - 1
-/// there, node nodes.first + (n - 1 - compiledFor.first) here.
+/// kernel of their own (partition.h) and the compiled launch (a program per core of the logical
+/// core), which the parts that are the same kernel share. Its instructions carry as their line the
+/// model node they come from, counted in the part the kernel was compiled for (`compiledFor`): line
+/// n is node compiledFor.first + n - 1 there, node nodes.first + (n - 1 - compiledFor.first) here.
 struct ModelPart {
   NodeRange nodes;
   NodeRange compiledFor;
   /// The part's subgraph lowered: its inputs are the values it reads from the graph inputs and
   /// earlier parts, then its weights; its outputs the values later parts or the graph read.
   LoweredModel lowered;
-  std::shared_ptr<const kernel::CompiledKernel> kernel;
+  runtime::CompiledLaunch launch;
   std::size_t kernelIndex = 0;  ///< distinct kernels are numbered in order of first use
   std::string name;             ///< its first node's layer ("layers.3", "norm"), or "model"
+
+  /// The program of core 0 (on one core, the only one).
+  [[nodiscard]] const kernel::CompiledKernel& kernel() const { return launch.first(); }
+  /// Instructions of the launch, every core's counted.
+  [[nodiscard]] std::int64_t instructions() const;
+};
+
+/// How a model's kernels are placed: the split into kernels, and the cores of the logical core
+/// each kernel is launched over (1, or 2 on trn2's default LNC=2).
+struct Placement {
+  Partition partition = Partition::kAuto;
+  int lnc = 1;
 };
 
 struct CompiledModel {
   std::shared_ptr<const Graph> graph;  ///< the model after the passes
   std::vector<ModelPart> parts;        ///< launched in this order
   std::size_t kernels = 0;             ///< distinct compiled kernels
+  int lnc = 1;                         ///< cores each kernel is launched over
   /// The graph outputs in order, with the program tensors that hold them.
   std::vector<ModelTensor> outputs;
   /// The weights by value name, as the host arrays their tensors are filled from (flattened;
@@ -55,28 +70,36 @@ struct CompiledModel {
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> nodeLowerings() const;
 };
 
-/// Compiles the model at `path` for one core of the session's chip, split into kernels as
-/// `partition` says. The pipeline's stopAfter must be empty (every pass runs).
+/// Compiles the model at `path` for the session's chip, split into kernels and placed on cores as
+/// `placement` says. The pipeline's stopAfter must be empty (every pass runs).
 Result<CompiledModel> compileModel(const runtime::Session& session, const std::string& path,
                                    const PipelineOptions& pipeline,
                                    const kernel::CompileOptions& compile = {},
-                                   Partition partition = Partition::kAuto);
+                                   Placement placement = {});
 
 /// Compiles a graph the passes have run on (shapes inferred, constants folded: runPipeline, or a
-/// graph built in memory) for one core of the session's chip, with the graph's weights.
+/// graph built in memory) for the session's chip, with the graph's weights.
 Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
                                    const kernel::CompileOptions& compile = {},
-                                   Partition partition = Partition::kAuto);
+                                   Placement placement = {});
 
-/// A run of a compiled model: its parts launched one after another on one core, each starting
-/// when the one before has finished (as separate kernel launches do).
+/// A run of a compiled model: its parts launched one after another on one logical core, each
+/// starting when the one before has finished (as separate kernel launches do).
 struct ModelRun {
   /// The whole model: the parts' statistics summed, their times one after another; no records.
   core::RunStats stats;
-  /// Each part's run in launch order, with its records when they were kept, timed from its own
-  /// start; `starts` says when each began.
+  /// Each part's run in launch order, timed from its own start; `starts` says when each began.
+  /// On one core, the core's statistics with its records when they were kept; on several, the
+  /// cores' statistics merged (the longest time, counts summed), whose records are in `cores`.
   std::vector<core::RunStats> parts;
+  /// Each part's cores' statistics, with their records, when the model runs on more than one
+  /// core (empty on one).
+  std::vector<std::vector<core::RunStats>> cores;
+  /// Each core's statistics over the whole model, chained as `stats` is (empty on one core).
+  std::vector<core::RunStats> coreTotals;
   std::vector<Picoseconds> starts;
+  /// Part p's statistics per core, with their records: `cores[p]`, or on one core the part's.
+  [[nodiscard]] std::span<const core::RunStats> coresOf(std::size_t p) const;
   /// The graph outputs in order and in their graph shapes (empty in timing-only mode).
   std::vector<runtime::NpyArray> outputs;
 };

@@ -27,11 +27,13 @@ struct NodeTime {
 };
 
 /// One entry per node of the model, in graph order, from a run that kept records, timed from the
-/// start of the model's first kernel; nodes whose instructions did not run (views) have none.
+/// start of the model's first kernel; nodes whose instructions did not run (views) have none. On
+/// a logical core of several cores a node's instructions and busy times are its cores' summed.
 std::vector<NodeTime> profileNodes(const CompiledModel& model, const ModelRun& run);
-/// The same from each launch's statistics (`parts`, with records) and start time.
+/// The same from each launch's per-core statistics with records and start times (`coreRuns` and
+/// `starts`: launch p's core c at p × model.lnc + c).
 std::vector<NodeTime> profileNodes(const CompiledModel& model,
-                                   std::span<const core::RunStats> parts,
+                                   std::span<const core::RunStats> coreRuns,
                                    std::span<const Picoseconds> starts);
 
 /// The table `trnsim graph run` prints: the `top` nodes with most engine and DMA time.
