@@ -116,6 +116,41 @@ TEST(CliGraph, RepeatedLayersRunAsOneKernelLaunchedPerLayer) {
   EXPECT_EQ(one.exitCode, 0) << one.output;
 }
 
+// A model compiled to a .trnx file (every kernel, the launch order, the weights) runs without
+// its ONNX file, giving what running the ONNX file gives.
+TEST(CliGraph, CompiledModelFileRunsAsTheModelDoes) {
+  const testing::ScratchDir dir;
+  const std::string models = std::string(TRN_SOURCE_DIR) + "/tests/graph/models/";
+  const testing::CliRun saved =
+      trnsim("compile " + model("torch_stack") + " --dim batch=2 --lnc 2 -o " + dir.file("s.trnx"));
+  ASSERT_EQ(saved.exitCode, 0) << saved.output;
+  EXPECT_NE(saved.output.find("2 launches of 1 kernels"), std::string::npos) << saved.output;
+  const std::string input = " --input x=" + models + "torch_stack.x.npy --output-dir ";
+  const testing::CliRun loaded = trnsim("graph run " + dir.file("s.trnx") + input + dir.file("a"));
+  const testing::CliRun direct = trnsim("graph run " + model("torch_stack") +
+                                        " --dim batch=2 --lnc 2" + input + dir.file("b"));
+  ASSERT_EQ(loaded.exitCode, 0) << loaded.output;
+  ASSERT_EQ(direct.exitCode, 0) << direct.output;
+  const auto simulated = [](const std::string& out) {
+    const std::size_t at = out.find("simulated time");
+    return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_FALSE(simulated(loaded.output).empty());
+  EXPECT_EQ(simulated(loaded.output), simulated(direct.output));
+  Result<runtime::NpyArray> a = runtime::readNpy(dir.file("a/y.npy"));
+  Result<runtime::NpyArray> b = runtime::readNpy(dir.file("b/y.npy"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->data, b->data);
+  const testing::CliRun recompile =
+      trnsim("graph run " + dir.file("s.trnx") + " --auto-cast matmult --mode timing-only");
+  EXPECT_EQ(recompile.exitCode, 3) << recompile.output;
+  EXPECT_NE(recompile.output.find("apply when compiling from ONNX"), std::string::npos);
+  const testing::CliRun otherChip =
+      trnsim("graph run " + dir.file("s.trnx") + " --chip trn1 --mode timing-only");
+  EXPECT_EQ(otherChip.exitCode, 3) << otherChip.output;
+  EXPECT_NE(otherChip.output.find("is compiled for trn2, not trn1"), std::string::npos);
+}
+
 TEST(CliGraph, CompileListsEachNodesLoweringAndSavesTheProgram) {
   const testing::ScratchDir dir;
   const testing::CliRun run =

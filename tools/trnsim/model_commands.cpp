@@ -12,6 +12,7 @@
 #include "graph_command.h"
 #include "run_options.h"
 #include "trn/graph/model.h"
+#include "trn/graph/model_file.h"
 #include "trn/graph/node_profile.h"
 #include "trn/graph/printer.h"
 #include "trn/profile/chip_summary.h"
@@ -92,11 +93,17 @@ Status compileCommand(const ModelArgs& args) {
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     fmt::print("  line {:>4}: {} ({})\n", n + 1, nodes[n].first, nodes[n].second);
   }
-  if (!args.output.empty()) {
+  if (args.output.ends_with(".trnx")) {
+    TRN_RETURN_IF_ERROR(graph::saveModel(model, session.chip().name, args.output));
+    fmt::print(
+        "model: {} ({} launches of {} kernels, the weights; run it with 'trnsim graph run "
+        "{}')\n",
+        args.output, model.parts.size(), model.kernels, args.output);
+  } else if (!args.output.empty()) {
     if (model.parts.size() > 1) {
       return invalidArgument(
           fmt::format("-o saves one program, and {} compiles to {} kernels launched in order; give "
-                      "--partition one to compile it as one",
+                      "--partition one to compile it as one, or save the model as FILE.trnx",
                       args.model, model.parts.size()));
     }
     TRN_RETURN_IF_ERROR(
@@ -109,10 +116,44 @@ Status compileCommand(const ModelArgs& args) {
   return Status();
 }
 
+/// A model to run: compiled from ONNX, or read from a .trnx file (on the chip it was compiled
+/// for; the compile options then have nothing to do and are refused).
+struct Prepared {
+  runtime::Session session;
+  graph::CompiledModel model;
+};
+
+Result<Prepared> prepare(const ModelArgs& args) {
+  if (!args.model.ends_with(".trnx")) {
+    TRN_ASSIGN_OR_RETURN(runtime::Session session, runtime::Session::open(args.chip));
+    TRN_ASSIGN_OR_RETURN(graph::CompiledModel model, compile(args, session));
+    return Prepared{std::move(session), std::move(model)};
+  }
+  const ModelArgs defaults;
+  if (!args.dims.empty() || !args.dumpAfter.empty() || args.autoCast != defaults.autoCast ||
+      args.partition != defaults.partition || args.lnc != defaults.lnc) {
+    return invalidArgument(fmt::format(
+        "{} is compiled: --dim, --dump-after, --auto-cast, --partition and --lnc apply when "
+        "compiling from ONNX",
+        args.model));
+  }
+  TRN_ASSIGN_OR_RETURN(graph::LoadedModel loaded, graph::loadModel(args.model));
+  if (args.chip != defaults.chip && args.chip != loaded.chip) {
+    return invalidArgument(
+        fmt::format("{} is compiled for {}, not {}", args.model, loaded.chip, args.chip));
+  }
+  TRN_ASSIGN_OR_RETURN(runtime::Session session, runtime::Session::open(loaded.chip));
+  fmt::print("loaded {} for {}: {} launches of {} kernels, {} instructions\n", args.model,
+             loaded.chip, loaded.model.parts.size(), loaded.model.kernels,
+             loaded.model.launchedInstructions());
+  return Prepared{std::move(session), std::move(loaded.model)};
+}
+
 Status runCommand(const ModelArgs& args) {
-  TRN_ASSIGN_OR_RETURN(const runtime::Session session, runtime::Session::open(args.chip));
   TRN_ASSIGN_OR_RETURN(const core::RunMode mode, core::parseRunMode(args.mode));
-  TRN_ASSIGN_OR_RETURN(const graph::CompiledModel model, compile(args, session));
+  TRN_ASSIGN_OR_RETURN(const Prepared prepared, prepare(args));
+  const runtime::Session& session = prepared.session;
+  const graph::CompiledModel& model = prepared.model;
   const graph::Graph& g = *model.graph;
   std::vector<runtime::NpyArray> inputs;
   if (core::hasData(mode)) {
@@ -250,7 +291,10 @@ void registerModelCommands(CLI::App& app, CLI::App& graphCommand, int& exitCode)
   CLI::App* compileCmd = app.add_subcommand(
       "compile", "Compile an ONNX model onto a logical core of a simulated chip");
   addCommonOptions(compileCmd, *compileArgs);
-  compileCmd->add_option("-o,--output", compileArgs->output, "save the Program (binary format)");
+  compileCmd->add_option("-o,--output", compileArgs->output,
+                         "save the model: FILE.trnx (every kernel, the launch order and the "
+                         "weights; 'graph run FILE.trnx' runs it), or the Program of a model "
+                         "compiled as one kernel (binary format)");
   compileCmd->callback([compileArgs, &exitCode] {
     if (const Status s = compileCommand(*compileArgs); !s.ok()) {
       exitCode = reportError(s);
