@@ -14,6 +14,7 @@
 
 #include "bindings.h"
 #include "trn/graph/model.h"
+#include "trn/graph/model_file.h"
 #include "trn/graph/node_profile.h"
 #include "trn/harness/check.h"
 #include "trn/isa/program_text.h"
@@ -226,6 +227,14 @@ void bindRuntime(py::module_& m) {
         }
         return out;
       });
+  m.def(
+      "load_model",
+      [](const std::string& path) {
+        graph::LoadedModel loaded = take(graph::loadModel(path));
+        return py::make_tuple(loaded.chip,
+                              std::make_shared<graph::CompiledModel>(std::move(loaded.model)));
+      },
+      py::arg("path"), "Reads a compiled model file (.trnx): (chip name, Model).");
   m.def("load_program", [](const std::string& path) {
     return std::make_shared<isa::ChipProgram>(take(runtime::loadChipProgram(path)));
   });
@@ -465,6 +474,17 @@ void bindRuntime(py::module_& m) {
                              [](const graph::CompiledModel& c) {
                                return c.launchedInstructions();
                              })
+      .def_property_readonly("lnc", [](const graph::CompiledModel& c) { return c.lnc; })
+      .def(
+          "save",
+          [](const graph::CompiledModel& c, const std::string& chip, const std::string& path) {
+            const Status status = graph::saveModel(c, chip, path);
+            if (!status.ok()) {
+              raise(status);
+            }
+          },
+          py::arg("chip"), py::arg("path"),
+          "Writes the compiled model file (.trnx) 'trnsim graph run' and trnsim.load run.")
       .def_property_readonly("kernels",
                              [](const graph::CompiledModel& c) {
                                py::list out;

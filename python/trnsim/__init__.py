@@ -28,12 +28,12 @@ from ._trnsim import (  # noqa: F401
     DeadlockError, Error, KernelError, RaceError, Session, decode, dtype, encode)
 
 from . import isa, kernels, language
-from .model import TracedModel, trace  # noqa: F401
+from .model import TracedModel, load, trace  # noqa: F401
 
 __all__ = [
     "Error", "KernelError", "RaceError", "DeadlockError", "Session", "dtype", "encode", "decode", "jit", "Kernel",
     "TensorSpec", "as_dtype", "simulate", "benchmark", "compile", "run_program", "load_program",
-    "Report", "language", "isa", "kernels", "trace", "TracedModel",
+    "Report", "language", "isa", "kernels", "trace", "load", "TracedModel",
 ]
 
 

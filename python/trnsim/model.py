@@ -50,6 +50,16 @@ class TracedModel:
         once, ``partition`` in trace)."""
         return self._model.kernels
 
+    @property
+    def lnc(self):
+        """Cores of the logical core each kernel is launched over."""
+        return self._model.lnc
+
+    def save(self, path):
+        """Writes the compiled model (every kernel, the launch order, the weights) to ``path``, a
+        .trnx file that ``trnsim.load`` and ``trnsim graph run`` run without the module."""
+        self._model.save(self._session.chip, path)
+
     def __call__(self, *inputs):
         from . import Report  # the package's report type; imported late to avoid a cycle
         torch_in = any(type(x).__module__.startswith("torch") for x in inputs)
@@ -99,3 +109,12 @@ def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
         model = session.compile_model(path, {}, auto_cast, partition, lnc)
     options = {"mode": mode, "seed": seed, "rounding": rounding, "record": mode != "functional-only"}
     return TracedModel(session, model, name, options)
+
+
+def load(path, mode="functional+timing", seed=0, rounding="nearest_even"):
+    """A model saved by ``TracedModel.save`` or ``trnsim compile -o FILE.trnx``, ready to call on
+    the chip it was compiled for (a TracedModel named after the file)."""
+    chip, model = _trnsim.load_model(path)
+    options = {"mode": mode, "seed": seed, "rounding": rounding, "record": mode != "functional-only"}
+    name = os.path.splitext(os.path.basename(path))[0]
+    return TracedModel(_trnsim.Session(chip), model, name, options)
