@@ -22,16 +22,12 @@
 namespace trn::graph {
 namespace {
 
+using fixtures::trn2;
+
 using Sizes = std::vector<std::int64_t>;
 
 std::string cnnModel(const std::string& name) {
   return std::string(TRN_SOURCE_DIR) + "/tests/graph/models/cnn/" + name + ".onnx";
-}
-
-runtime::Session trn2() {
-  Result<runtime::Session> s = runtime::Session::open("trn2");
-  EXPECT_TRUE(s.ok()) << s.status().toString();
-  return std::move(s).value();
 }
 
 std::vector<double> weightValues(const Graph& graph, const std::string& name) {

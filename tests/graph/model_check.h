@@ -1,17 +1,31 @@
-// Test support for compiled models: the largest difference between a run's output and the
-// reference a test reads (PyTorch's output saved beside the model, or a float64 computation).
+// Test support for compiled models: the trn2 session and the test models' paths the tests
+// compile with, and the largest difference between a run's output and the reference a test reads
+// (PyTorch's output saved beside the model, or a float64 computation).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "trn/runtime/npy.h"
 #include "trn/runtime/session.h"
 
 namespace trn::graph::fixtures {
+
+/// A session on trn2 (a failed expectation if the chip does not load).
+inline runtime::Session trn2() {
+  Result<runtime::Session> s = runtime::Session::open("trn2");
+  EXPECT_TRUE(s.ok()) << s.status().toString();
+  return std::move(s).value();
+}
+
+/// The path of `file` in tests/graph/models.
+inline std::string modelPath(const std::string& file) {
+  return std::string(TRN_SOURCE_DIR) + "/tests/graph/models/" + file;
+}
 
 /// max |got - want| over the elements (+infinity, with a failed expectation, when the shapes
 /// or element counts differ).

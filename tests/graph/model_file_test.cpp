@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "model_check.h"
 #include "scratch_dir.h"
 #include "trn/graph/node_profile.h"
 #include "trn/runtime/npy.h"
@@ -18,17 +19,10 @@
 namespace trn::graph {
 namespace {
 
+using fixtures::modelPath;
+using fixtures::trn2;
+
 using Json = nlohmann::json;
-
-std::string modelPath(const std::string& file) {
-  return std::string(TRN_SOURCE_DIR) + "/tests/graph/models/" + file;
-}
-
-runtime::Session trn2() {
-  Result<runtime::Session> s = runtime::Session::open("trn2");
-  EXPECT_TRUE(s.ok()) << s.status().toString();
-  return std::move(s).value();
-}
 
 CompiledModel compiled(const runtime::Session& session, const std::string& file, std::int64_t batch,
                        int lnc) {

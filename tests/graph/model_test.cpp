@@ -20,15 +20,8 @@
 namespace trn::graph {
 namespace {
 
-std::string modelPath(const std::string& file) {
-  return std::string(TRN_SOURCE_DIR) + "/tests/graph/models/" + file;
-}
-
-runtime::Session trn2() {
-  Result<runtime::Session> s = runtime::Session::open("trn2");
-  EXPECT_TRUE(s.ok()) << s.status().toString();
-  return std::move(s).value();
-}
+using fixtures::modelPath;
+using fixtures::trn2;
 
 PipelineOptions atBatch(std::int64_t batch) {
   PipelineOptions options;

@@ -9,12 +9,15 @@
 #include <cstring>
 
 #include "graph_builder.h"
+#include "model_check.h"
 #include "trn/graph/model.h"
 #include "trn/graph/node_profile.h"
 #include "trn/graph/shape_inference.h"
 
 namespace trn::graph {
 namespace {
+
+using fixtures::trn2;
 
 constexpr std::int64_t kRows = 160;  // two row tiles
 constexpr std::int64_t kWidth = 64;
@@ -67,12 +70,6 @@ Graph residualModel(const std::vector<float>& scales) {
   }
   EXPECT_TRUE(inferShapes(g, {}).ok());
   return std::move(g);
-}
-
-runtime::Session trn2() {
-  Result<runtime::Session> s = runtime::Session::open("trn2");
-  EXPECT_TRUE(s.ok()) << s.status().toString();
-  return std::move(s).value();
 }
 
 runtime::NpyArray inputArray() {
