@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -56,6 +57,26 @@ Status runDemoModel(const runtime::Session& session, core::RunMode mode, bool& p
         profile::explainRun(kernel.kernel().program, run.parts.front(), session.chip()));
     fmt::print("  simulated time {}, {}\n", profile::formatDuration(report.total),
                profile::verdictLabel(verdict));
+  }
+  // The same model on an LNC=2 pair (when the chip has one): each node split over the two cores.
+  const std::vector<std::int64_t>& sizes = session.chip().chip.logicalCores.sizes;
+  if (std::find(sizes.begin(), sizes.end(), 2) != sizes.end()) {
+    TRN_ASSIGN_OR_RETURN(const graph::CompiledModel pair,
+                         graph::compileModel(session, model, pipeline, {},
+                                             {.partition = graph::Partition::kOne, .lnc = 2}));
+    TRN_ASSIGN_OR_RETURN(const graph::ModelRun two,
+                         graph::runModel(session, pair, {&x, 1}, options));
+    std::string line = "  on an LNC=2 pair (each node split over the two cores):";
+    if (core::hasTiming(mode)) {
+      line += fmt::format(" simulated time {}", profile::formatDuration(two.stats.total));
+    }
+    if (core::hasData(mode)) {
+      const bool same = two.outputs.at(0).data == run.outputs.at(0).data;
+      pass = pass && same;
+      line += fmt::format("{} outputs bit-identical to one core: {}",
+                          core::hasTiming(mode) ? "," : "", same ? "PASS" : "FAIL");
+    }
+    fmt::print("{}\n", line);
   }
   fmt::print("  more: 'trnsim graph run {} --dim batch=2 --input x=...' (docs/compiler.md)\n",
              model);
