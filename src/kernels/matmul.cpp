@@ -27,8 +27,7 @@ struct MatmulShape {
   std::int64_t n = 0;
 };
 
-/// Checks lhsT [K, M] and rhs [K, N] (2-D, one contraction size, one dtype) and declares the
-/// fp32 result [M, N].
+/// Checks lhsT [K, M] and rhs [K, N] (2-D, one contraction size, one dtype).
 MatmulShape checkOperands(Kernel& k, const Tensor& lhsT, const Tensor& rhs, const char* kernelName,
                           Loc loc = Loc::current()) {
   if (lhsT.rank() != 2 || rhs.rank() != 2) {
@@ -65,9 +64,15 @@ Tensor loadTile(Kernel& k, const Tensor& src, const char* name, Loc loc = Loc::c
   return tile;
 }
 
-/// Copies the PSUM tile to a new fp32 SBUF tile at the caller's line and stores it to `dst`.
+/// The result [M, N] in the operands' dtype, as the tutorial declares it (dtype=lhsT.dtype).
+Tensor declareResult(Kernel& k, const Tensor& lhsT, const MatmulShape& s) {
+  return k.output("result", {s.m, s.n}, lhsT.dtype());
+}
+
+/// Copies the PSUM tile to a new SBUF tile of `dst`'s dtype at the caller's line (the tutorial's
+/// nl.copy(res_psum, dtype=result.dtype)) and stores it to `dst`.
 void storePsum(Kernel& k, const Tensor& dst, const Tensor& psum, Loc loc = Loc::current()) {
-  Tensor sb = k.sbuf(psum.shape(), DType::kFp32, "res_sb", std::nullopt, loc);
+  Tensor sb = k.sbuf(psum.shape(), dst.dtype(), "res_sb", std::nullopt, loc);
   nisa::tensorCopy(sb, psum, std::nullopt, loc);
   nisa::dmaCopy(dst, sb, std::nullopt, std::nullopt, isa::DmaOobMode::kError, std::nullopt, loc);
 }
@@ -79,7 +84,7 @@ Tensor matmulBasic(Kernel& k, Tensor lhsT, Tensor rhs) {
   if (s.k > kMatmulTileK || s.m > kMatmulTileM || s.n > kMatmulTileN) {
     k.fail("matmul_basic takes one tile: K <= 128, M <= 128, N <= 512", Loc::current());
   }
-  Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
+  Tensor result = declareResult(k, lhsT, s);
   if (rowTiles(k, s).empty()) {
     return result;  // one tile: the first SPMD program instance computes it
   }
@@ -93,7 +98,7 @@ Tensor matmulBasic(Kernel& k, Tensor lhsT, Tensor rhs) {
 
 Tensor matmulTiled(Kernel& k, Tensor lhsT, Tensor rhs) {
   const MatmulShape s = checkOperands(k, lhsT, rhs, "matmul_tiled");
-  Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
+  Tensor result = declareResult(k, lhsT, s);
   const detail::ProgramShare rows = rowTiles(k, s);
   for (std::int64_t m0 = rows.begin; m0 < rows.end(); m0 += kMatmulTileM) {
     const std::int64_t mm = clip(kMatmulTileM, m0, s.m);
@@ -114,7 +119,7 @@ Tensor matmulTiled(Kernel& k, Tensor lhsT, Tensor rhs) {
 
 Tensor matmulHoisted(Kernel& k, Tensor lhsT, Tensor rhs) {
   const MatmulShape s = checkOperands(k, lhsT, rhs, "matmul_hoisted");
-  Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
+  Tensor result = declareResult(k, lhsT, s);
   const detail::ProgramShare rows = rowTiles(k, s);
   for (std::int64_t m0 = rows.begin; m0 < rows.end(); m0 += kMatmulTileM) {
     const std::int64_t mm = clip(kMatmulTileM, m0, s.m);
@@ -146,7 +151,7 @@ Tensor matmulBlocked(Kernel& k, Tensor lhsT, Tensor rhs) {
   constexpr std::int64_t kTilesInBlockN = 2;
   constexpr std::int64_t kBlockM = kMatmulTileM * kTilesInBlockM;
   constexpr std::int64_t kBlockN = kMatmulTileN * kTilesInBlockN;
-  Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
+  Tensor result = declareResult(k, lhsT, s);
   // The M blocks are cut from this instance's rows.
   const detail::ProgramShare rows = rowTiles(k, s);
   for (std::int64_t mb = rows.begin; mb < rows.end(); mb += kBlockM) {
@@ -197,7 +202,7 @@ Tensor matmulOptimised(Kernel& k, Tensor lhsT, Tensor rhs, MatmulBlocking blocki
   const std::int64_t blockM = kMatmulTileM * blocking.tilesInBlockM;
   const std::int64_t blockN = kMatmulTileN * blocking.tilesInBlockN;
   const std::int64_t blockK = kMatmulTileK * blocking.tilesInBlockK;
-  Tensor result = k.output("result", {s.m, s.n}, DType::kFp32);
+  Tensor result = declareResult(k, lhsT, s);
   // SPMD: N blocks are the outermost loop, so each program instance takes a block of N tiles
   // (512 columns) and cuts its N blocks from them: each rhs tile is loaded by one instance only
   // and lhsT as often in total as by one instance alone. (A split of M would load every rhs
@@ -205,11 +210,13 @@ Tensor matmulOptimised(Kernel& k, Tensor lhsT, Tensor rhs, MatmulBlocking blocki
   const detail::ProgramShare columns = detail::programShare(k, s.n, kMatmulTileN);
   for (std::int64_t nb = columns.begin; nb < columns.end(); nb += blockN) {
     const std::int64_t nw = clip(blockN, nb, columns.end());
-    // resultRows[t]: the fp32 partial sums of M tile t across the N block (the tutorial's
-    // result_tiles, kept in the packed [TILE_M, BLOCK_N] layout it stores from).
+    // resultRows[t]: the partial sums of M tile t across the N block, zeroed first (the
+    // tutorial's result_tiles: nl.zeros in lhsT's dtype, TILES_IN_BLOCK_N [TILE_M, TILE_N] tiles
+    // per M tile, here one [TILE_M, BLOCK_N] row of them).
     std::vector<Tensor> resultRows;
     for (std::int64_t m0 = 0; m0 < s.m; m0 += kMatmulTileM) {
-      resultRows.push_back(k.sbuf({clip(kMatmulTileM, m0, s.m), nw}, DType::kFp32, "result_rows"));
+      resultRows.push_back(k.sbuf({clip(kMatmulTileM, m0, s.m), nw}, lhsT.dtype(), "result_rows"));
+      nisa::memset(resultRows.back(), 0.0f);
     }
     for (std::int64_t kb = 0; kb < s.k; kb += blockK) {
       std::vector<Tensor> rhsTiles;
@@ -235,18 +242,21 @@ Tensor matmulOptimised(Kernel& k, Tensor lhsT, Tensor rhs, MatmulBlocking blocki
             }
             Tensor rows = resultRows[static_cast<std::size_t>((mb + bm) / kMatmulTileM)];
             Tensor partial = rows(kernel::all, ds(bn, nn));
-            if (kb == 0) {
-              nisa::tensorCopy(partial, psum);
-            } else {
-              nisa::tensorTensor(partial, partial, psum, isa::AluOp::kAdd);
-            }
+            nisa::tensorTensor(partial, partial, psum, isa::AluOp::kAdd);
           }
         }
       }
     }
+    // The tutorial coalesces each M tile's N tiles into one packed tile, TILE_N columns per
+    // copy, and stores that.
     for (std::size_t t = 0; t < resultRows.size(); ++t) {
       const std::int64_t m0 = static_cast<std::int64_t>(t) * kMatmulTileM;
-      nisa::dmaCopy(result(ds(m0, resultRows[t].partitions()), ds(nb, nw)), resultRows[t]);
+      Tensor packed = k.sbuf(resultRows[t].shape(), resultRows[t].dtype(), "result_packed");
+      for (std::int64_t bn = 0; bn < nw; bn += kMatmulTileN) {
+        const std::int64_t nn = clip(kMatmulTileN, bn, nw);
+        nisa::tensorCopy(packed(kernel::all, ds(bn, nn)), resultRows[t](kernel::all, ds(bn, nn)));
+      }
+      nisa::dmaCopy(result(ds(m0, packed.partitions()), ds(nb, nw)), packed);
     }
   }
   return result;

@@ -1,7 +1,8 @@
 // Tests of how deep the allocator buffers each declaration site when the whole kernel does not
 // fit SBUF multi-buffered (the large tiles go single, the small per-iteration tiles keep their
 // second slot and with it the overlap of their transfers with the compute), and of spilling
-// more than one tile declared at one line.
+// more than one tile declared at one line; and the third slot of tiles the tensor engine reads
+// one at a time.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -165,6 +166,70 @@ TEST(AllocationDepth, TwoTilesOfOneLineSpillToDistinctScratchTensors) {
   }
   for (std::size_t i = 0; i < sum.size(); ++i) {
     ASSERT_EQ(sum[i], y[i] + z[i]) << i;
+  }
+}
+
+/// result[128, 512] = sum over 8 K steps of lhsT_k^T @ rhs_k, each K step's two tiles loaded in
+/// the loop (the NKI matmul tutorial's tiled step, one output tile).
+KernelDef kStepMatmulKernel() {
+  return makeKernel("k_steps", [](Kernel& k, Tensor lhsT, Tensor rhs) {
+    Tensor out = k.output("out", {128, 512}, DType::kFp32);
+    Tensor psum = k.psum({128, 512}, DType::kFp32, "acc");
+    for (std::int64_t s = 0; s < 8; ++s) {
+      Tensor lhsTile = k.sbuf({128, 128}, DType::kBf16, "lhsT_tile");
+      nisa::dmaCopy(lhsTile, lhsT(ds(s * 128, 128), all));
+      Tensor rhsTile = k.sbuf({128, 512}, DType::kBf16, "rhs_tile");
+      nisa::dmaCopy(rhsTile, rhs(ds(s * 128, 128), all));
+      nisa::ncMatmul(psum, lhsTile, rhsTile, /*accumulate=*/s > 0);
+    }
+    Tensor res = k.sbuf({128, 512}, DType::kFp32, "res");
+    nisa::tensorCopy(res, psum);
+    nisa::dmaCopy(out, res);
+    return out;
+  });
+}
+
+TEST(AllocationDepth, TilesTheTensorEngineReadsOneAtATimeGetAThirdSlot) {
+  // Each K step's loads pay the DMA's fixed cost (~1.3 us) against a 512-column matmul
+  // (~0.2 us): with two slots the load into the slot one matmul frees would wait for the next
+  // matmul too. So the two rings get three slots; single buffering keeps one.
+  const std::vector<TensorSpec> specs = {{"lhsT", {1024, 128}, DType::kBf16},
+                                         {"rhs", {1024, 512}, DType::kBf16}};
+  auto compiled = compile(kStepMatmulKernel(), specs, limits());
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  auto offsets = offsetsByName(*compiled);
+  EXPECT_EQ(offsets["lhsT_tile"].size(), 3u);
+  EXPECT_EQ(offsets["rhs_tile"].size(), 3u);
+  CompileOptions single;
+  single.bufs = 1;
+  auto singleCompiled = compile(kStepMatmulKernel(), specs, limits(), single);
+  ASSERT_TRUE(singleCompiled.ok()) << singleCompiled.status().toString();
+  offsets = offsetsByName(*singleCompiled);
+  EXPECT_EQ(offsets["lhsT_tile"].size(), 1u);
+  EXPECT_EQ(offsets["rhs_tile"].size(), 1u);
+
+  // Small integers: the bf16 inputs and the fp32 sums are exact.
+  std::vector<float> a(1024 * 128);
+  std::vector<float> b(1024 * 512);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+  }
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    b[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+  }
+  const auto result =
+      run(*compiled, {runtime::floatArray({1024, 128}, a), runtime::floatArray({1024, 512}, b)},
+          core::RunMode::kFunctionalTiming);
+  ASSERT_EQ(result.outputs.size(), 1u);
+  const std::vector<float> out = runtime::floatValues(result.outputs[0]);
+  for (std::size_t m = 0; m < 128; ++m) {
+    for (std::size_t n = 0; n < 512; ++n) {
+      double want = 0;
+      for (std::size_t kk = 0; kk < 1024; ++kk) {
+        want += static_cast<double>(a[kk * 128 + m]) * b[kk * 512 + n];
+      }
+      ASSERT_EQ(out[m * 512 + n], want) << m << ", " << n;
+    }
   }
 }
 

@@ -153,8 +153,10 @@ def test_auto_cast_speeds_up_a_compute_heavy_layer():
         traced(*inputs)
         times[cast] = traced.last_report.time_us
     assert times["matmult"] < 0.95 * times["none"], times
-    # Everything in bf16 halves the bytes every node moves as well.
-    assert times["all"] < 0.9 * times["matmult"], times
+    # Everything in bf16 halves the bytes every node moves as well; the layer still waits mostly
+    # on DMA latency, so that gains about 10 % (0.88 of matmult's time, 0.90 since a ring's loads
+    # share one DMA queue, 2026-12-03, which sped up the fp32 run more).
+    assert times["all"] < 0.95 * times["matmult"], times
 
 
 class LastToken(torch.nn.Module):

@@ -1,12 +1,13 @@
 // Matrix-multiplication reference kernels: the NKI matmul tutorial's optimisation ladder (basic,
 // tiled, hoisted loads, blocked free dimension, fully optimised) written in the tile language.
 // Every kernel computes result[M, N] = lhsT[K, M]^T @ rhs[K, N] with lhsT and rhs in HBM (both
-// bf16 or both fp32), accumulates in fp32 in PSUM and returns an fp32 result. Unlike the
-// tutorial, sizes need not be multiples of the tile or block sizes: the last tile or block along
-// each dimension is clipped. Under an SPMD launch grid each program instance takes a block of
-// the tiles of the kernel's outermost loop: 128-row M tiles (basic, tiled, hoisted, blocked; the
-// blocked kernel cuts its blocks from the share) or 512-column N tiles (optimised), so no
-// operand is loaded more often in total than by a single instance.
+// bf16 or both fp32), accumulates in fp32 in PSUM and returns the result in the operands' dtype,
+// as the tutorial does (dtype=lhsT.dtype). Unlike the tutorial, sizes need not be multiples of
+// the tile or block sizes: the last tile or block along each dimension is clipped. Under an SPMD
+// launch grid each program instance takes a block of the tiles of the kernel's outermost loop:
+// 128-row M tiles (basic, tiled, hoisted, blocked; the blocked kernel cuts its blocks from the
+// share) or 512-column N tiles (optimised), so no operand is loaded more often in total than by a
+// single instance.
 #pragma once
 
 #include <cstdint>
@@ -46,8 +47,9 @@ struct MatmulBlocking {
 
 /// The tutorial's fully optimised kernel: N blocks outermost; for each K block the rhs block is
 /// loaded once and each M block's lhsT block once, every tile pair is multiplied over the K block
-/// into PSUM, and the partial sums accumulate in fp32 SBUF rows of the N block, stored once the
-/// K blocks are done.
+/// into PSUM, and the partial sums accumulate in zeroed SBUF rows of the N block in the operands'
+/// dtype (the tutorial's result_tiles), copied to a packed tile and stored once the K blocks are
+/// done.
 kernel::Tensor matmulOptimised(kernel::Kernel& k, kernel::Tensor lhsT, kernel::Tensor rhs,
                                MatmulBlocking blocking = {});
 

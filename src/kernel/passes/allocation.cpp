@@ -296,7 +296,8 @@ LiveRanges liveRanges(const KernelIR& ir) {
 
 /// The number of slots a ring needs: at least bufs (or the number of tiles), and enough that
 /// tile k is first used only after tile k - slots was last used; with `deep`, bufs times that
-/// for a block of tiles the tensor engine reads.
+/// for a block of tiles the tensor engine reads, and one more for a ring of single tiles that DMA
+/// loads and the tensor engine reads.
 std::int64_t ringSlots(const std::vector<std::int32_t>& members, const LiveRanges& live, int bufs,
                        bool deep) {
   const auto count = static_cast<std::int64_t>(members.size());
@@ -316,10 +317,16 @@ std::int64_t ringSlots(const std::vector<std::int32_t>& members, const LiveRange
   }
   // A block of tiles live together that the tensor engine reads: bufs blocks of slots, so that
   // the next block loads while the tensor engine works through this one.
-  if (deep && slots > bufs && std::any_of(members.begin(), members.end(), [&](std::int32_t m) {
-        return live.feedsPe[static_cast<std::size_t>(m)] != 0;
-      })) {
+  const bool feedsPe = std::any_of(members.begin(), members.end(), [&](std::int32_t m) {
+    return live.feedsPe[static_cast<std::size_t>(m)] != 0;
+  });
+  if (deep && slots > bufs && feedsPe) {
     slots = std::min<std::int64_t>(count, slots * bufs);
+  } else if (deep && feedsPe && bufs > 1 &&  // one tile at a time, DMA-loaded: one more slot
+             std::all_of(members.begin(), members.end(), [&](std::int32_t m) {
+               return live.dmaTouched[static_cast<std::size_t>(m)] != 0;
+             })) {
+    slots = std::min<std::int64_t>(count, slots + 1);
   }
   return slots;
 }

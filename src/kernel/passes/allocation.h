@@ -15,8 +15,11 @@
 //   column) and that the tensor engine reads gets n times that many slots, so that the next
 //   block loads while the tensor engine works through this one. Other blocks (the rows of a
 //   DMA-bound row kernel) keep one block: there deeper prefetch only splits the DMA bandwidth
-//   between more transfers, and the first tile arrives later. When the deeper rings do not fit,
-//   allocation is retried without them.
+//   between more transfers, and the first tile arrives later. A ring of one tile per iteration
+//   that DMA loads and the tensor engine reads gets one slot more than bufs: a load's fixed
+//   cost (about 1.3 us) outlasts a matmul, so with bufs slots the load into a slot freed by one
+//   matmul would start only after the next matmul, and the DMA would idle between them. When
+//   the deeper rings do not fit, allocation is retried without them.
 // - With bufs = 1 every tile is reserved from its first to its last use only.
 // - In place: an element-wise instruction (tensor_tensor, tensor_scalar, scalar_tensor_tensor,
 //   tensor_copy, reciprocal, activation) outside any dynamic loop that writes all of a tile at

@@ -1,8 +1,12 @@
-// DMA placement: issuer by the rule in dma_placement.h, queues round-robin.
+// DMA placement: issuer by the rule in dma_placement.h, queues round-robin (one per declaration
+// site for loads).
 #include "passes/dma_placement.h"
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <string_view>
+#include <utility>
 #include <variant>
 
 namespace trn::kernel {
@@ -31,6 +35,26 @@ bool readsOnChip(const isa::InstructionBody& body) {
       },
       body);
   return onChip;
+}
+
+/// The on-chip tile a load from HBM writes, or -1.
+std::int32_t loadDestination(const isa::InstructionBody& body) {
+  std::int32_t dst = -1;
+  bool fromHbm = false;
+  std::visit(
+      [&](const auto& instr) {
+        isa::forEachAccessPattern(
+            instr, [&](std::string_view, isa::FieldRole role, const isa::AccessPattern& ap) {
+              if (role == isa::FieldRole::kInput && ap.memory == isa::Memory::kHbm) {
+                fromHbm = true;
+              }
+              if (role == isa::FieldRole::kOutput && ap.memory != isa::Memory::kHbm) {
+                dst = ap.tensor;
+              }
+            });
+      },
+      body);
+  return fromHbm ? dst : -1;
 }
 
 }  // namespace
@@ -70,6 +94,8 @@ QueueRange issuerQueues(isa::Engine issuer, int queues) {
 
 void placeDmas(KernelIR& ir, const Dependencies& deps, int queues) {
   std::array<int, isa::kNumEngines> next{};
+  // Per declaration site of the tiles loads fill: the queue its loads run on.
+  std::map<std::pair<int, std::string_view>, int> siteQueue;
   for (std::size_t i = 0; i < ir.ops.size(); ++i) {
     Op& op = ir.ops[i];
     if (!isa::info(op.instr.body).viaDma) {
@@ -90,6 +116,17 @@ void placeDmas(KernelIR& ir, const Dependencies& deps, int queues) {
     }
     const QueueRange range = issuerQueues(op.instr.engine, queues);
     int& turn = next[static_cast<std::size_t>(op.instr.engine)];
+    const std::int32_t dst =
+        op.instr.engine == isa::Engine::kSp ? loadDestination(op.instr.body) : -1;
+    if (dst >= 0) {
+      const isa::SourceLocation& site = ir.buffers[static_cast<std::size_t>(dst)].site;
+      const auto [it, added] = siteQueue.try_emplace({site.line, site.file}, turn);
+      if (added) {
+        turn = (turn + 1) % range.count;
+      }
+      withQueue(op.instr.body, [&](std::int64_t& queue) { queue = range.first + it->second; });
+      continue;
+    }
     withQueue(op.instr.body, [&](std::int64_t& queue) { queue = range.first + turn; });
     turn = (turn + 1) % range.count;
   }

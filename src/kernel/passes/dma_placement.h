@@ -9,9 +9,14 @@
 //   nothing else, so prefetches wait only for the space they fill.
 // - Every queue is fed by one issuing engine only (the sync engine gets half of the queues, the
 //   compute engines share the rest), dealt round-robin, so independent transfers run in parallel
-//   on the DMA engines. A queue is FIFO in the order its transfers are triggered; with one issuer
-//   that is trace order, which the synchronisation pass relies on (two issuers could trigger in
-//   either order at run time, and a queue's semaphore count would no longer name a transfer).
+//   on the DMA engines. Loads into the tiles of one declaration site (one ring) share one queue,
+//   the next in turn when the site's first load is placed: a ring's tiles are used in the order
+//   they are loaded, so its loads run one after another in that order and each arrives as early
+//   as the bandwidth allows, instead of all of a ring's loads in flight sharing the engines and
+//   arriving together (the engines serve their queues round-robin). A queue is FIFO in the order
+//   its transfers are triggered; with one issuer that is trace order, which the synchronisation
+//   pass relies on (two issuers could trigger in either order at run time, and a queue's semaphore
+//   count would no longer name a transfer).
 #pragma once
 
 #include "passes/dependencies.h"
