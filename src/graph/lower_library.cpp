@@ -1,13 +1,16 @@
 // Lowerings of the operators with a structure of their own: matrix products (the library's
 // `linear` kernel for activations against a 2-D weight, a generated tiled loop for batched
 // products), Gemm with its bias fused into the PSUM evacuation, layer normalisation, softmax
-// (the library kernel) and reductions along the last axis.
+// (the library kernel), the fused attention of fuse_attention.h (the library's flash attention)
+// and reductions along the last axis.
 #include <fmt/format.h>
 
 #include <optional>
 
 #include "lowering_context.h"
+#include "trn/graph/fuse_attention.h"
 #include "trn/kernel/nl.h"
+#include "trn/kernels/attention.h"
 #include "trn/kernels/linear.h"
 #include "trn/kernels/softmax.h"
 
@@ -200,6 +203,28 @@ void softmax(LoweringContext& ctx) {
   bindResult(ctx, callLibrary(ctx, [&] { return kernels::softmax(ctx.kernel(), in); }));
 }
 
+/// trn.FlashAttention (fuse_attention.h): q [B, H, S, D], k and v [B, Hkv, S, D] as the flash
+/// kernel's [B H, S, D] and [B Hkv, S, D] (query head b H + h reads kv head b Hkv + h / (H / Hkv),
+/// the grouping of each batch's heads), the optional bias [S, S] shared by every head.
+void flashAttention(LoweringContext& ctx) {
+  const Node& node = ctx.node();
+  const Sizes q = ctx.inputSizes(0);
+  const Sizes kv = ctx.inputSizes(1);
+  const Tensor query = ctx.input(0).flat.reshape({q[0] * q[1], q[2], q[3]});
+  const Tensor key = ctx.input(1).flat.reshape({kv[0] * kv[1], kv[2], kv[3]});
+  const Tensor value = ctx.input(2).flat.reshape({kv[0] * kv[1], kv[2], kv[3]});
+  kernels::AttentionScores scores;
+  scores.scale = node.floatAttribute("scale");
+  if (node.hasInput(3)) {
+    scores.bias = ctx.input(3).flat.reshape({q[2], q[2]});
+  }
+  const bool causal = node.intAttribute("causal").value_or(0) != 0;
+  bindResult(ctx, callLibrary(ctx, [&] {
+               return kernels::flashAttention(ctx.kernel(), query, key, value, {.causal = causal},
+                                              scores);
+             }));
+}
+
 /// Columns of one LogSoftmax chunk: 8 KiB of fp32 per partition, so rows of any width (a
 /// vocabulary of 50,257) fit SBUF.
 constexpr std::int64_t kLogSoftmaxColumns = 2048;
@@ -286,6 +311,8 @@ void addLibraryLowerings(OpLowerings& table) {
   table["Gemm"] = {gemm, "library linear (bias fused)"};
   table["LayerNormalization"] = {layerNormalization, "tile loop (nl.layer_norm)"};
   table["Softmax"] = {softmax, "library softmax"};
+  table[fmt::format("{}.{}", kTrnDomain, kFlashAttentionOp)] = {flashAttention,
+                                                                "library flash attention"};
   table["LogSoftmax"] = {logSoftmax, "tile loop"};
   table["ReduceMean"] = {reduceLastAxis<mean>, "tile loop"};
   table["ReduceSum"] = {reduceLastAxis<sum>, "tile loop"};

@@ -247,6 +247,10 @@ kernel::Tensor stridedView(const kernel::Tensor& flat, std::int64_t offset, std:
   return base.pattern(rows, {isa::Dim{colStride, cols}}, offset);
 }
 
+std::string loweringKey(const Node& node) {
+  return node.domain.empty() ? node.opType : node.domain + "." + node.opType;
+}
+
 const OpLowerings& opLowerings() {
   static const OpLowerings table = [] {
     OpLowerings t;
@@ -355,8 +359,8 @@ Result<LoweredModel> lowerGraph(Graph graph, std::size_t firstNode) {
   std::set<std::string> weights;
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
-    auto it = table.find(node.opType);
-    if (it == table.end() || !node.domain.empty()) {
+    auto it = table.find(detail::loweringKey(node));
+    if (it == table.end()) {
       return unsupported(
           fmt::format("{}: {}: the operator '{}' has no lowering to device code "
                       "yet (docs/compiler.md lists the supported ones)",
@@ -424,7 +428,7 @@ Result<LoweredModel> lowerGraph(Graph graph, std::size_t firstNode) {
           const kernel::CallSite site(modelGraph.source,
                                       static_cast<std::int32_t>(firstNode + n + 1));
           ctx.setNode(node, static_cast<std::int64_t>(n));
-          ops.at(node.opType).emit(ctx);
+          ops.at(detail::loweringKey(node)).emit(ctx);
           ctx.releaseDeadScratch();
         }
         std::vector<kernel::Tensor> outputs;
