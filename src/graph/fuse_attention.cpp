@@ -97,18 +97,20 @@ bool isSharedSquare(const std::vector<std::int64_t>& sizes, std::int64_t s) {
   return true;
 }
 
-/// True when `name` is a boolean initializer of [..., s, s] (leading dimensions 1) holding the
-/// causal pattern: true exactly where the key index is at most the query index.
-bool isCausalMask(const Graph& graph, const std::string& name, std::int64_t s) {
+/// True when `name` is an initializer of `type` and [..., s, s] (leading dimensions 1) in which
+/// key j is visible from query i exactly when j <= i, `visible` reading that from an element
+/// (nullopt: neither visible nor masked, so not a mask).
+template <typename Visible>
+bool holdsCausalPattern(const Graph& graph, const std::string& name, std::int64_t s,
+                        ElementType type, std::size_t elementBytes, Visible visible) {
   const Tensor* t = graph.initializer(name);
-  if (t == nullptr || t->type != ElementType::kBool || !isSharedSquare(t->shape.sizes(), s)) {
+  if (t == nullptr || t->type != type || !isSharedSquare(t->shape.sizes(), s)) {
     return false;
   }
-  const std::span<const std::byte> data = t->data();
+  const std::byte* data = t->data().data();
   for (std::int64_t i = 0; i < s; ++i) {
     for (std::int64_t j = 0; j < s; ++j) {
-      const bool allowed = data[static_cast<std::size_t>(i * s + j)] != std::byte{0};
-      if (allowed != (j <= i)) {
+      if (visible(data + static_cast<std::size_t>(i * s + j) * elementBytes) != (j <= i)) {
         return false;
       }
     }
@@ -116,26 +118,24 @@ bool isCausalMask(const Graph& graph, const std::string& name, std::int64_t s) {
   return true;
 }
 
-/// True when `name` is an fp32 initializer of [..., s, s] (leading dimensions 1) that is 0 where
-/// the key index is at most the query index and -inf (or below -1e30) elsewhere: a causal mask
-/// written additively, which the kernel's causal flag applies without reading it.
+/// A boolean causal mask (what Where keeps): true exactly where the key is at most the query.
+bool isCausalMask(const Graph& graph, const std::string& name, std::int64_t s) {
+  return holdsCausalPattern(graph, name, s, ElementType::kBool, 1, [](const std::byte* e) {
+    return std::optional<bool>(*e != std::byte{0});
+  });
+}
+
+/// An fp32 causal mask written additively: 0 where the key is at most the query, -inf (or below
+/// -1e30) elsewhere; the kernel's causal flag applies it without reading it.
 bool isAdditiveCausalMask(const Graph& graph, const std::string& name, std::int64_t s) {
-  const Tensor* t = graph.initializer(name);
-  if (t == nullptr || t->type != ElementType::kFp32 || !isSharedSquare(t->shape.sizes(), s)) {
-    return false;
-  }
-  const std::span<const std::byte> data = t->data();
-  for (std::int64_t i = 0; i < s; ++i) {
-    for (std::int64_t j = 0; j < s; ++j) {
-      float value = 0;
-      std::memcpy(&value, data.data() + (i * s + j) * static_cast<std::int64_t>(sizeof(float)),
-                  sizeof(float));
-      if (j <= i ? value != 0.0f : !(value <= -1e30f)) {
-        return false;
-      }
-    }
-  }
-  return true;
+  return holdsCausalPattern(graph, name, s, ElementType::kFp32, sizeof(float),
+                            [](const std::byte* e) {
+                              float value = 0;
+                              std::memcpy(&value, e, sizeof(float));
+                              return value == 0.0f     ? std::optional<bool>(true)
+                                     : value <= -1e30f ? std::optional<bool>(false)
+                                                       : std::nullopt;
+                            });
 }
 
 /// One attention subgraph to fuse.
