@@ -12,6 +12,7 @@
 #include <optional>
 #include <source_location>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tile_util.h"
@@ -121,28 +122,39 @@ void checkBias(Kernel& k, const Tensor& bias, const Shapes& s, Loc loc = Loc::cu
 }
 
 /// The work items of query heads [heads.begin, heads.end()) in pipeline order: heads, then query
-/// tiles, then key blocks.
-std::vector<Item> workItems(const Shapes& s, bool causal, detail::ProgramShare heads) {
+/// tiles, then key blocks; with `tilesOverHeads`, per kv head its query tiles, then the query
+/// heads that read it, then key blocks, so the heads of a group meet the same bias tiles in a row.
+std::vector<Item> workItems(const Shapes& s, bool causal, detail::ProgramShare heads,
+                            bool tilesOverHeads) {
   std::vector<Item> items;
   const std::int64_t group = s.hq / s.hkv;
-  for (std::int64_t h = heads.begin; h < heads.end(); ++h) {
+  auto addBlocks = [&](std::int64_t h, std::int64_t q0) {
+    const std::int64_t rows = std::min(kTile, s.s - q0);
+    const std::int64_t keyEnd = causal ? q0 + rows : s.s;
+    for (std::int64_t k0 = 0; k0 < keyEnd; k0 += kAttentionBlockKeys) {
+      Item it;
+      it.head = h;
+      it.kvHead = h / group;
+      it.q0 = q0;
+      it.rows = rows;
+      it.k0 = k0;
+      it.keys = std::min(kAttentionBlockKeys, keyEnd - k0);
+      it.first = k0 == 0;
+      it.last = k0 + it.keys == keyEnd;
+      it.masked = causal && it.last;
+      items.push_back(it);
+    }
+  };
+  // Runs of query heads sharing a kv head (one run per head without tilesOverHeads).
+  for (std::int64_t h0 = heads.begin; h0 < heads.end();) {
+    const std::int64_t h1 =
+        tilesOverHeads ? std::min(heads.end(), (h0 / group + 1) * group) : h0 + 1;
     for (std::int64_t q0 = 0; q0 < s.s; q0 += kTile) {
-      const std::int64_t rows = std::min(kTile, s.s - q0);
-      const std::int64_t keyEnd = causal ? q0 + rows : s.s;
-      for (std::int64_t k0 = 0; k0 < keyEnd; k0 += kAttentionBlockKeys) {
-        Item it;
-        it.head = h;
-        it.kvHead = h / group;
-        it.q0 = q0;
-        it.rows = rows;
-        it.k0 = k0;
-        it.keys = std::min(kAttentionBlockKeys, keyEnd - k0);
-        it.first = k0 == 0;
-        it.last = k0 + it.keys == keyEnd;
-        it.masked = causal && it.last;
-        items.push_back(it);
+      for (std::int64_t h = h0; h < h1; ++h) {
+        addBlocks(h, q0);
       }
     }
+    h0 = h1;
   }
   return items;
 }
@@ -162,7 +174,7 @@ class FlashAttention {
         scale_(
             scores.scale.value_or(static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.d))))),
         expScale_(bias_ ? 1.0f : scale_),
-        items_(workItems(s, causal, heads)),
+        items_(workItems(s, causal, heads, scores.bias.has_value())),
         state_(items_.size()) {
     out_ = k.output("o", q.shape(), dt_);
     if (items_.empty()) {
@@ -377,19 +389,28 @@ class FlashAttention {
     }
   }
 
-  /// Item i's bias tiles, one per 512-key chunk: bias[queries of the tile, keys of the chunk].
+  /// Item i's bias tiles, one per 512-key chunk: bias[queries of the tile, keys of the chunk],
+  /// loaded once for the query heads of a kv head that run the tile one after another (items in
+  /// tilesOverHeads order), kept until the next query tile's are loaded.
   void loadBias(std::int64_t i) {
     const Item& it = items_[static_cast<std::size_t>(i)];
     ItemState& st = state_[static_cast<std::size_t>(i)];
     if (!st.bias.empty()) {
       return;
     }
+    const std::pair<std::int64_t, std::int64_t> block{it.q0, it.k0};
+    if (auto loaded = biasTiles_.find(block); loaded != biasTiles_.end()) {
+      st.bias = loaded->second;
+      return;
+    }
+    std::erase_if(biasTiles_, [&](const auto& entry) { return entry.first.first != it.q0; });
     for (std::int64_t c0 = it.k0; c0 < it.k0 + it.keys; c0 += kChunk) {
       const std::int64_t ck = std::min(kChunk, it.k0 + it.keys - c0);
       Tensor tile = k_.sbuf({kTile, kChunk}, bias_->dtype(), "bias")(ds(0, it.rows), ds(0, ck));
       nisa::dmaCopy(tile, (*bias_)(ds(it.q0, it.rows), ds(c0, ck)));
       st.bias.push_back(tile);
     }
+    biasTiles_[block] = st.bias;
   }
 
   /// Stage A2: the rescale factor of the accumulator and p = exp(scale * s - scale * max),
@@ -575,6 +596,8 @@ class FlashAttention {
   std::map<std::int64_t, Tensor> qT_;
   std::map<std::int64_t, Tensor> acc_;
   std::map<std::int64_t, Tensor> out_tiles_;
+  /// The bias tiles of the current query tile's key blocks, by (first query, first key).
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Tensor>> biasTiles_;
   /// Estimated busy time issued so far on the scalar and vector engines, in ns.
   double actLoad_ = 0;
   double dveLoad_ = 0;

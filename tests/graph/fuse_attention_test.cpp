@@ -158,14 +158,15 @@ std::vector<double> referenceAttention(const Dims& n, const std::vector<float>& 
 }
 
 /// Runs `graph` (fused) on q, k, v [and mask] and returns its output.
-std::vector<float> run(Graph graph, std::vector<runtime::NpyArray> inputs) {
+std::vector<float> run(Graph graph, std::vector<runtime::NpyArray> inputs,
+                       const kernel::CompileOptions& compile = {}) {
   Result<runtime::Session> opened = runtime::Session::open("trn2");
   EXPECT_TRUE(opened.ok()) << opened.status().toString();
   if (!opened.ok()) {
     return {};
   }
   const runtime::Session& session = *opened;
-  Result<CompiledModel> model = compileGraph(session, std::move(graph));
+  Result<CompiledModel> model = compileGraph(session, std::move(graph), compile);
   EXPECT_TRUE(model.ok()) << model.status().toString();
   if (!model.ok()) {
     return {};
@@ -194,6 +195,34 @@ double worstError(const std::vector<float>& got, const std::vector<double>& want
 /// terms, P @ v over S keys) with inputs of magnitude <= 1 is under 1e-5 at these sizes.
 constexpr double kTolerance = 1e-5;
 
+/// The largest difference between `graph` (llamaAttention, fused) run on fixed inputs and the
+/// float64 reference: a causal mask as Llama's reference writes it, plus a bias on the
+/// allowed keys.
+double llamaError(Graph graph, const Dims& n, const kernel::CompileOptions& compile) {
+  const std::vector<float> q = wave(n.b * n.h * n.s * n.d, 0.37, 1.0);
+  const std::vector<float> k = wave(n.b * n.hkv * n.s * n.d, 0.11, 1.0);
+  const std::vector<float> v = wave(n.b * n.hkv * n.s * n.d, 0.53, 1.0);
+  // A causal mask as Llama's reference writes it, plus a bias on the allowed keys.
+  std::vector<float> mask(static_cast<std::size_t>(n.s * n.s));
+  for (std::int64_t i = 0; i < n.s; ++i) {
+    for (std::int64_t j = 0; j < n.s; ++j) {
+      mask[static_cast<std::size_t>(i * n.s + j)] =
+          j > i ? -INFINITY : static_cast<float>(0.1 * ((i + j) % 5));
+    }
+  }
+  const std::vector<float> got = run(
+      std::move(graph),
+      {runtime::floatArray({n.b, n.h, n.s, n.d}, q), runtime::floatArray({n.b, n.hkv, n.s, n.d}, k),
+       runtime::floatArray({n.b, n.hkv, n.s, n.d}, v), runtime::floatArray({n.s, n.s}, mask)},
+      compile);
+  const std::vector<double> want =
+      referenceAttention(n, q, k, v, mask, 1.0 / std::sqrt(static_cast<double>(n.d)),
+                         [&](std::int64_t b, std::int64_t g, std::int64_t j, std::int64_t e) {
+                           return ((b * n.hkv + g) * n.s + j) * n.d + e;
+                         });
+  return worstError(got, want);
+}
+
 TEST(FuseAttention, LlamaFormWithGroupedHeadsAndAMaskInputBecomesOneNode) {
   const Dims n;
   Graph graph = llamaAttention(n);
@@ -212,27 +241,23 @@ TEST(FuseAttention, LlamaFormWithGroupedHeadsAndAMaskInputBecomesOneNode) {
   EXPECT_FLOAT_EQ(*node.floatAttribute("scale"), 1.0f / std::sqrt(8.0f));
   EXPECT_EQ(graph.initializer("root_d"), nullptr);
 
-  const std::vector<float> q = wave(n.b * n.h * n.s * n.d, 0.37, 1.0);
-  const std::vector<float> k = wave(n.b * n.hkv * n.s * n.d, 0.11, 1.0);
-  const std::vector<float> v = wave(n.b * n.hkv * n.s * n.d, 0.53, 1.0);
-  // A causal mask as Llama's reference writes it, plus a bias on the allowed keys.
-  std::vector<float> mask(static_cast<std::size_t>(n.s * n.s));
-  for (std::int64_t i = 0; i < n.s; ++i) {
-    for (std::int64_t j = 0; j < n.s; ++j) {
-      mask[static_cast<std::size_t>(i * n.s + j)] =
-          j > i ? -INFINITY : static_cast<float>(0.1 * ((i + j) % 5));
-    }
-  }
-  const std::vector<float> got = run(
-      std::move(graph),
-      {runtime::floatArray({n.b, n.h, n.s, n.d}, q), runtime::floatArray({n.b, n.hkv, n.s, n.d}, k),
-       runtime::floatArray({n.b, n.hkv, n.s, n.d}, v), runtime::floatArray({n.s, n.s}, mask)});
-  const std::vector<double> want =
-      referenceAttention(n, q, k, v, mask, 1.0 / std::sqrt(8.0),
-                         [&](std::int64_t b, std::int64_t g, std::int64_t j, std::int64_t e) {
-                           return ((b * n.hkv + g) * n.s + j) * n.d + e;
-                         });
-  EXPECT_LT(worstError(got, want), kTolerance);
+  EXPECT_LT(llamaError(std::move(graph), n, {}), kTolerance);
+}
+
+TEST(FuseAttention, UnderAutoCastMatmultTheProductsRunInBf16) {
+  const Dims n;
+  Graph graph = llamaAttention(n);
+  ASSERT_TRUE(inferShapes(graph, {}).ok());
+  ASSERT_EQ(*fuseAttention(graph), 1);
+  kernel::CompileOptions compile;
+  compile.autoCast = kernel::AutoCast::kMatmult;
+  // q, k, v rounded to bf16 (2^-9 relative each): a logit of sum |q k| <= 8, scaled by 1/sqrt(8),
+  // moves by up to 2 * 8 * 2^-9 / sqrt(8) = 0.011, each weight by about that relative; P rounded
+  // (2^-9) and the output (a weighted mean of |v| <= 1) rounded to bf16 once more: under 0.03,
+  // and far above fp32's 1e-5.
+  const double error = llamaError(std::move(graph), n, compile);
+  EXPECT_GT(error, 1e-4);
+  EXPECT_LT(error, 0.03);
 }
 
 TEST(FuseAttention, Gpt2FormWithACausalWhereUsesTheCausalFlag) {

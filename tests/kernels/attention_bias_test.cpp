@@ -149,6 +149,19 @@ TEST(AttentionBias, SmallAndOddHeadDims) {
       {.hq = 2, .hkv = 2, .s = 130, .d = 17, .dtype = DType::kBf16, .bias = BiasKind::kNone});
 }
 
+TEST(AttentionBias, LongestSequenceWithABiasFitsOnChipInFp32) {
+  // S = 8192 in fp32: k^T and [v | 1] of a kv head, and a query tile's bias tiles kept for the
+  // heads of its group, all in SBUF; timing-only (the backend's race detection on).
+  const Case c{.hq = 2, .hkv = 1, .s = 8192, .d = 128};
+  harness::CheckOptions options;
+  options.run.mode = core::RunMode::kTimingOnly;
+  options.checkNumerics = false;
+  auto result =
+      harness::checkKernel(kernel::testutil::trn2Session(), entryFor(c), specsOf(c), options);
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  EXPECT_GT(result->stats.total.count(), 0);
+}
+
 TEST(AttentionBias, ABiasOfTheWrongShapeIsAnError) {
   const Case c{.s = 128};
   std::vector<kernel::TensorSpec> specs = specsOf(c);
