@@ -17,6 +17,8 @@
 #include "graph_builder.h"
 #include "model_check.h"
 #include "trn/graph/model.h"
+#include "trn/graph/pipeline.h"
+#include "trn/graph/printer.h"
 #include "trn/graph/shape_inference.h"
 #include "trn/runtime/session.h"
 
@@ -324,6 +326,31 @@ TEST(FuseAttention, FormsTheKernelDoesNotTakeStayAsTheyAre) {
   Graph wide = llamaAttention(Dims{.b = 1, .h = 2, .hkv = 1, .s = 8, .d = 160});
   ASSERT_TRUE(inferShapes(wide, {}).ok());
   EXPECT_EQ(*fuseAttention(wide), 0);
+}
+
+TEST(FuseAttention, IsAPipelinePassThatDumpAfterShowsAndThatCanBeTurnedOff) {
+  // PyTorch's transformer block (tests/graph/models/torch_block.onnx: 4 heads, no mask).
+  const std::string path = std::string(TRN_SOURCE_DIR) + "/tests/graph/models/torch_block.onnx";
+  PipelineOptions options;
+  options.shapes.symbols = {{"batch", 2}};
+  options.dumpAfter = {"fuse-attention"};
+  std::string dumped;
+  options.dump = [&](std::string_view pass, const Graph& graph) {
+    EXPECT_EQ(pass, "fuse-attention");
+    dumped = formatGraph(graph);
+  };
+  options.stopAfter = "fuse-attention";
+  Result<Graph> fused = runPipeline(path, options);
+  ASSERT_TRUE(fused.ok()) << fused.status().toString();
+  EXPECT_NE(dumped.find("= trn.FlashAttention("), std::string::npos) << dumped;
+  EXPECT_NE(dumped.find("{causal=0, scale=0.5}"), std::string::npos) << dumped;
+  EXPECT_EQ(dumped.find("Softmax("), std::string::npos) << dumped;
+
+  options.fuseAttention = false;
+  Result<Graph> unfused = runPipeline(path, options);
+  ASSERT_TRUE(unfused.ok());
+  EXPECT_EQ(dumped.find("FlashAttention"), std::string::npos);
+  EXPECT_EQ(unfused->nodes.size(), fused->nodes.size() + 3);
 }
 
 }  // namespace
