@@ -21,12 +21,16 @@ def _fused(traced):
     return [name for name, how in traced.nodes if how == FLASH]
 
 
-def test_llama_attention_with_grouped_heads_and_a_mask_input_is_one_flash_node():
-    torch.manual_seed(11)
-    tokens, d, heads = 24, 64, 8
-    module = models.Llama(layers=2, d=d, heads=heads, kv_heads=2, ff=96)
+def _llama(seed, layers, tokens, d, heads, kv_heads, ff):
+    """The reference Llama and its inputs (a batch of 2, rotary tables, the causal mask)."""
+    torch.manual_seed(seed)
+    module = models.Llama(layers=layers, d=d, heads=heads, kv_heads=kv_heads, ff=ff)
     cos, sin = models.rotary_tables(tokens, d // heads)
-    inputs = (torch.randn(2, tokens, d), cos, sin, models.causal_mask(tokens))
+    return module, (torch.randn(2, tokens, d), cos, sin, models.causal_mask(tokens))
+
+
+def test_llama_attention_with_grouped_heads_and_a_mask_input_is_one_flash_node():
+    module, inputs = _llama(11, layers=2, tokens=24, d=64, heads=8, kv_heads=2, ff=96)
     traced = trnsim.trace(module, inputs)
     assert _fused(traced) == ["/layers.0/FlashAttention", "/layers.1/FlashAttention"]
     names = [name for name, _ in traced.nodes]
@@ -75,11 +79,7 @@ def test_bert_style_attention_without_a_mask_is_fused():
 
 
 def test_attention_over_bf16_under_auto_cast_all_stays_fused_and_close():
-    torch.manual_seed(14)
-    tokens, d, heads = 32, 128, 2
-    module = models.Llama(layers=1, d=d, heads=heads, kv_heads=1, ff=128)
-    cos, sin = models.rotary_tables(tokens, d // heads)
-    inputs = (torch.randn(1, tokens, d), cos, sin, models.causal_mask(tokens))
+    module, inputs = _llama(14, layers=1, tokens=32, d=128, heads=2, kv_heads=1, ff=128)
     traced = trnsim.trace(module, inputs, auto_cast="all")
     assert len(_fused(traced)) == 1
     with torch.no_grad():
