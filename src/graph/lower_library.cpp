@@ -1,13 +1,16 @@
 // Lowerings of the operators with a structure of their own: matrix products (the library's
 // `linear` kernel for activations against a 2-D weight, a generated tiled loop for batched
 // products), Gemm with its bias fused into the PSUM evacuation, layer normalisation, softmax
-// (the library kernel) and reductions along the last axis.
+// (the library kernel), the fused attention of fuse_attention.h (the library's flash attention)
+// and reductions along the last axis.
 #include <fmt/format.h>
 
 #include <optional>
 
 #include "lowering_context.h"
+#include "trn/graph/fuse_attention.h"
 #include "trn/kernel/nl.h"
+#include "trn/kernels/attention.h"
 #include "trn/kernels/linear.h"
 #include "trn/kernels/softmax.h"
 
@@ -206,6 +209,61 @@ void softmax(LoweringContext& ctx) {
   bindResult(ctx, callLibrary(ctx, [&] { return kernels::softmax(ctx.kernel(), in); }));
 }
 
+/// to = from converted to to's dtype element for element; both contiguous flat tensors of
+/// `sizes`.
+void convert(LoweringContext& ctx, const Tensor& from, const Tensor& to, const Sizes& sizes) {
+  const Sizes strides = contiguousStrides(sizes);
+  const DType dtype = to.dtype();
+  emitTileLoop(ctx, StridedOperand{to, 0, strides}, {StridedOperand{from, 0, strides}}, sizes,
+               [dtype](const std::vector<Tensor>& tiles) { return nl::copy(tiles[0], dtype); });
+}
+
+/// trn.FlashAttention (fuse_attention.h): q [B, H, S, D], k and v [B, Hkv, S, D] as the flash
+/// kernel's [B H, S, D] and [B Hkv, S, D] (query head b H + h reads kv head b Hkv + h / (H / Hkv),
+/// the grouping of each batch's heads), the optional bias [S, S] shared by every head. Under
+/// `--auto-cast matmult` the products run in bf16, as the unfused batched products did: q, k and
+/// v are rounded to bf16 once (scratch), the kernel runs in bf16 and its bf16 result is widened
+/// into the node's fp32 output (one more rounding, of the attention output, than unfused).
+void flashAttention(LoweringContext& ctx) {
+  const Node& node = ctx.node();
+  const Sizes q = ctx.inputSizes(0);
+  const Sizes kv = ctx.inputSizes(1);
+  const DType dtype = ctx.outputDType(0);
+  const DType operands = ctx.kernel().matmulDType(dtype);
+  const std::string name = ctx.programName(node.outputs.at(0));
+  auto operand = [&](std::size_t i, const Sizes& sizes, const char* role) {
+    const Tensor& flat = ctx.input(i).flat;
+    Tensor converted = flat;
+    if (operands != dtype) {
+      converted = ctx.kernel().hbmScratch(fmt::format("{}_{}", name, role), {elementCount(sizes)},
+                                          operands);
+      convert(ctx, flat, converted, sizes);
+    }
+    return converted.reshape({sizes[0] * sizes[1], sizes[2], sizes[3]});
+  };
+  const Tensor query = operand(0, q, "q");
+  const Tensor key = operand(1, kv, "k");
+  const Tensor value = operand(2, kv, "v");
+  kernels::AttentionScores scores;
+  scores.scale = node.floatAttribute("scale");
+  if (node.hasInput(3)) {
+    scores.bias = ctx.input(3).flat.reshape({q[2], q[2]});
+  }
+  const bool causal = node.intAttribute("causal").value_or(0) != 0;
+  auto run = [&] {
+    return kernels::flashAttention(ctx.kernel(), query, key, value, {.causal = causal}, scores);
+  };
+  if (operands == dtype) {
+    bindResult(ctx, callLibrary(ctx, run));
+    return;
+  }
+  ctx.kernel().redirectOutputs({kernel::OutputRedirect{name + "_o", true, std::nullopt}});
+  const Tensor narrow = run();
+  ctx.kernel().redirectOutputs({});
+  const DeviceValue out = ctx.declareOutput(0);
+  convert(ctx, narrow.reshape({elementCount(out.sizes)}), out.flat, out.sizes);
+}
+
 /// Columns of one LogSoftmax chunk: 8 KiB of fp32 per partition, so rows of any width (a
 /// vocabulary of 50,257) fit SBUF.
 constexpr std::int64_t kLogSoftmaxColumns = 2048;
@@ -298,6 +356,8 @@ void addLibraryLowerings(OpLowerings& table) {
   table["Gemm"] = {gemm, "library linear (bias fused)"};
   table["LayerNormalization"] = {layerNormalization, "tile loop (nl.layer_norm)"};
   table["Softmax"] = {softmax, "library softmax"};
+  table[fmt::format("{}.{}", kTrnDomain, kFlashAttentionOp)] = {flashAttention,
+                                                                "library flash attention"};
   table["LogSoftmax"] = {logSoftmax, "tile loop"};
   table["ReduceMean"] = {reduceLastAxis<mean>, "tile loop"};
   table["ReduceSum"] = {reduceLastAxis<sum>, "tile loop"};

@@ -267,6 +267,10 @@ void meetOtherCores(LoweringContext& ctx) {
   kernel::nisa::coreBarrier(result->flat);
 }
 
+std::string loweringKey(const Node& node) {
+  return node.domain.empty() ? node.opType : node.domain + "." + node.opType;
+}
+
 const OpLowerings& opLowerings() {
   static const OpLowerings table = [] {
     OpLowerings t;
@@ -375,8 +379,8 @@ Result<LoweredModel> lowerGraph(Graph graph, std::size_t firstNode) {
   std::set<std::string> weights;
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
-    auto it = table.find(node.opType);
-    if (it == table.end() || !node.domain.empty()) {
+    auto it = table.find(detail::loweringKey(node));
+    if (it == table.end()) {
       return unsupported(
           fmt::format("{}: {}: the operator '{}' has no lowering to device code "
                       "yet (docs/compiler.md lists the supported ones)",
@@ -444,7 +448,7 @@ Result<LoweredModel> lowerGraph(Graph graph, std::size_t firstNode) {
           const kernel::CallSite site(modelGraph.source,
                                       static_cast<std::int32_t>(firstNode + n + 1));
           ctx.setNode(node, static_cast<std::int64_t>(n));
-          ops.at(node.opType).emit(ctx);
+          ops.at(detail::loweringKey(node)).emit(ctx);
           if (k.numPrograms(0) > 1) {
             detail::meetOtherCores(ctx);
           }

@@ -188,7 +188,12 @@ struct OpLowering {
   const char* how = "";
   const char* (*describe)(const Graph&, const Node&) = nullptr;
 };
+/// By op type; operators of another domain than ONNX's default as "domain.OpType" (the graph
+/// compiler's own fused nodes, "trn.FlashAttention").
 using OpLowerings = std::map<std::string, OpLowering>;
+
+/// The key of `node`'s lowering in OpLowerings.
+std::string loweringKey(const Node& node);
 
 void addElementwiseLowerings(OpLowerings& table);  // lower_elementwise.cpp
 void addMovementLowerings(OpLowerings& table);     // lower_movement.cpp

@@ -8,13 +8,14 @@
 #include "trn/graph/conv_layout.h"
 #include "trn/graph/fold.h"
 #include "trn/graph/fold_batchnorm.h"
+#include "trn/graph/fuse_attention.h"
 #include "trn/graph/layout.h"
 
 namespace trn::graph {
 
 const std::vector<std::string>& passNames() {
-  static const std::vector<std::string> names = {"import",         "shapes", "fold",
-                                                 "fold-batchnorm", "layout", "auto-cast"};
+  static const std::vector<std::string> names = {
+      "import", "shapes", "fold", "fold-batchnorm", "fuse-attention", "layout", "auto-cast"};
   return names;
 }
 
@@ -51,6 +52,12 @@ Result<Graph> runPipeline(const std::string& path, const PipelineOptions& option
   }
   TRN_RETURN_IF_ERROR(foldBatchNorms(graph).status());
   if (after("fold-batchnorm", graph)) {
+    return graph;
+  }
+  if (options.fuseAttention) {
+    TRN_RETURN_IF_ERROR(fuseAttention(graph).status());
+  }
+  if (after("fuse-attention", graph)) {
     return graph;
   }
   TRN_RETURN_IF_ERROR(chooseLayouts(graph, options.layout));

@@ -6,11 +6,13 @@
 #include "trn/kernels/attention.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <source_location>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tile_util.h"
@@ -52,7 +54,8 @@ struct Item {
 
 /// What an item's stages hand to the next ones.
 struct ItemState {
-  std::vector<Tensor> scores;   ///< q k^T per chunk (PSUM, or SBUF when masked), fp32
+  std::vector<Tensor> bias;     ///< the bias tile per chunk (SBUF), when there is a bias
+  std::vector<Tensor> scores;   ///< q k^T per chunk (PSUM, or SBUF when masked or biased), fp32
   std::vector<Tensor> p;        ///< exp'd scores per chunk, [rows, chunk keys], input dtype
   std::vector<Tensor> pT;       ///< transposed P per chunk, [128, subtiles * rows], input dtype
   Tensor negScaledMax;          ///< -scale * running max, [rows, 1] fp32
@@ -83,8 +86,9 @@ Shapes checkInputs(Kernel& k, const Tensor& q, const Tensor& key, const Tensor& 
                " must have the same sequence length and head dim",
            loc);
   }
-  if (s.d != 64 && s.d != 128) {
-    k.fail("flash_attention: head dim D = " + std::to_string(s.d) + " is not supported (64 or 128)",
+  if (s.d < 1 || s.d > kTile) {
+    k.fail("flash_attention: head dim D = " + std::to_string(s.d) +
+               " is not supported (1 to 128: the contraction of q k^T on the partitions)",
            loc);
   }
   if (s.hq % s.hkv != 0) {
@@ -105,29 +109,52 @@ Shapes checkInputs(Kernel& k, const Tensor& q, const Tensor& key, const Tensor& 
   return s;
 }
 
+/// The bias must be [S, S], bf16 or fp32.
+void checkBias(Kernel& k, const Tensor& bias, const Shapes& s, Loc loc = Loc::current()) {
+  if (bias.rank() != 2 || bias.shape(0) != s.s || bias.shape(1) != s.s) {
+    k.fail("flash_attention: the bias " + formatShape(bias.shape()) + " must be [S, S] = [" +
+               std::to_string(s.s) + ", " + std::to_string(s.s) + "]",
+           loc);
+  }
+  if (bias.dtype() != DType::kBf16 && bias.dtype() != DType::kFp32) {
+    k.fail("flash_attention: the bias must be bf16 or fp32", loc);
+  }
+}
+
 /// The work items of query heads [heads.begin, heads.end()) in pipeline order: heads, then query
-/// tiles, then key blocks.
-std::vector<Item> workItems(const Shapes& s, bool causal, detail::ProgramShare heads) {
+/// tiles, then key blocks; with `tilesOverHeads`, per kv head its query tiles, then the query
+/// heads that read it, then key blocks, so the heads of a group meet the same bias tiles in a row.
+std::vector<Item> workItems(const Shapes& s, bool causal, detail::ProgramShare heads,
+                            bool tilesOverHeads) {
   std::vector<Item> items;
   const std::int64_t group = s.hq / s.hkv;
-  for (std::int64_t h = heads.begin; h < heads.end(); ++h) {
+  auto addBlocks = [&](std::int64_t h, std::int64_t q0) {
+    const std::int64_t rows = std::min(kTile, s.s - q0);
+    const std::int64_t keyEnd = causal ? q0 + rows : s.s;
+    for (std::int64_t k0 = 0; k0 < keyEnd; k0 += kAttentionBlockKeys) {
+      Item it;
+      it.head = h;
+      it.kvHead = h / group;
+      it.q0 = q0;
+      it.rows = rows;
+      it.k0 = k0;
+      it.keys = std::min(kAttentionBlockKeys, keyEnd - k0);
+      it.first = k0 == 0;
+      it.last = k0 + it.keys == keyEnd;
+      it.masked = causal && it.last;
+      items.push_back(it);
+    }
+  };
+  // Runs of query heads sharing a kv head (one run per head without tilesOverHeads).
+  for (std::int64_t h0 = heads.begin; h0 < heads.end();) {
+    const std::int64_t h1 =
+        tilesOverHeads ? std::min(heads.end(), (h0 / group + 1) * group) : h0 + 1;
     for (std::int64_t q0 = 0; q0 < s.s; q0 += kTile) {
-      const std::int64_t rows = std::min(kTile, s.s - q0);
-      const std::int64_t keyEnd = causal ? q0 + rows : s.s;
-      for (std::int64_t k0 = 0; k0 < keyEnd; k0 += kAttentionBlockKeys) {
-        Item it;
-        it.head = h;
-        it.kvHead = h / group;
-        it.q0 = q0;
-        it.rows = rows;
-        it.k0 = k0;
-        it.keys = std::min(kAttentionBlockKeys, keyEnd - k0);
-        it.first = k0 == 0;
-        it.last = k0 + it.keys == keyEnd;
-        it.masked = causal && it.last;
-        items.push_back(it);
+      for (std::int64_t h = h0; h < h1; ++h) {
+        addBlocks(h, q0);
       }
     }
+    h0 = h1;
   }
   return items;
 }
@@ -136,15 +163,18 @@ class FlashAttention {
  public:
   /// The attention of query heads `heads` (all of o is declared; only their rows are written).
   FlashAttention(Kernel& k, Tensor q, Tensor key, Tensor value, const Shapes& s, bool causal,
-                 detail::ProgramShare heads)
+                 const AttentionScores& scores, detail::ProgramShare heads)
       : k_(k),
         q_(q),
         key_(key),
         value_(value),
+        bias_(scores.bias),
         s_(s),
         dt_(q.dtype()),
-        scale_(static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.d)))),
-        items_(workItems(s, causal, heads)),
+        scale_(
+            scores.scale.value_or(static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.d))))),
+        expScale_(bias_ ? 1.0f : scale_),
+        items_(workItems(s, causal, heads, scores.bias.has_value())),
         state_(items_.size()) {
     out_ = k.output("o", q.shape(), dt_);
     if (items_.empty()) {
@@ -287,6 +317,9 @@ class FlashAttention {
       loadKv(ahead.kvHead, ahead.k0 + ahead.keys);
       loadQuery(j);
     }
+    for (std::int64_t j = i; bias_ && j < std::min(n, i + kBiasLookahead); ++j) {
+      loadBias(j);
+    }
     const Item& it = items_[static_cast<std::size_t>(i)];
     ItemState& st = state_[static_cast<std::size_t>(i)];
     const Tensor qT = queryTile(it);
@@ -308,6 +341,15 @@ class FlashAttention {
                                 : k_.psum({kTile, kChunk}, DType::kFp32, "scores_odd");
       sPsum = sPsum(ds(0, it.rows), ds(0, ck));
       nisa::ncMatmul(sPsum, qT, kT(all, ds(c0, ck)));
+      if (bias_) {
+        // scale * s + bias, out of PSUM into SBUF; the exp then applies no scale.
+        Tensor sBiased =
+            k_.sbuf({kTile, kChunk}, DType::kFp32, "scores_biased")(ds(0, it.rows), ds(0, ck));
+        charge(Engine::kDve, ck);
+        nisa::scalarTensorTensor(sBiased, sPsum, AluOp::kMultiply, scale_, AluOp::kAdd,
+                                 st.bias[static_cast<std::size_t>(c)]);
+        sPsum = sBiased;
+      }
       if (it.masked && c == chunks - 1) {
         Tensor sMasked =
             k_.sbuf({kTile, kChunk}, DType::kFp32, "scores_masked")(ds(0, it.rows), ds(0, ck));
@@ -323,22 +365,52 @@ class FlashAttention {
         scores.push_back(sPsum);
       }
     }
+    st.bias.clear();
     Tensor blockMax = chunkMax;
     if (chunks > 1) {
       blockMax = k_.sbuf({kTile, 1}, DType::kFp32, "block_max")(ds(0, it.rows));
       charge(Engine::kDve, chunks);
       nisa::tensorReduce(blockMax, chunkMax, AluOp::kMax, 1);
     }
-    // -scale * running max: min(-scale * block max, previous value).
+    // -scale * running max: min(-scale * block max, previous value). With a bias a row may see
+    // only -inf in its first block: the minimum with FLT_MAX keeps the value finite, so that
+    // block's exp gives 0 rather than exp(-inf + inf), and the next block's rescale factor 0.
     st.negScaledMax = k_.sbuf({kTile, 1}, DType::kFp32, "neg_scaled_max")(ds(0, it.rows));
     charge(Engine::kDve, 1);
-    if (it.first) {
-      nisa::tensorScalar(st.negScaledMax, blockMax, AluOp::kMultiply, -scale_);
+    if (it.first && bias_) {
+      nisa::tensorScalar(st.negScaledMax, blockMax, AluOp::kMultiply, -expScale_, false,
+                         AluOp::kMin, FLT_MAX);
+    } else if (it.first) {
+      nisa::tensorScalar(st.negScaledMax, blockMax, AluOp::kMultiply, -expScale_);
     } else {
       const Tensor previous = state_[static_cast<std::size_t>(i - 1)].negScaledMax;
-      nisa::tensorScalar(st.negScaledMax, blockMax, AluOp::kMultiply, -scale_, false, AluOp::kMin,
-                         previous);
+      nisa::tensorScalar(st.negScaledMax, blockMax, AluOp::kMultiply, -expScale_, false,
+                         AluOp::kMin, previous);
     }
+  }
+
+  /// Item i's bias tiles, one per 512-key chunk: bias[queries of the tile, keys of the chunk],
+  /// loaded once for the query heads of a kv head that run the tile one after another (items in
+  /// tilesOverHeads order), kept until the next query tile's are loaded.
+  void loadBias(std::int64_t i) {
+    const Item& it = items_[static_cast<std::size_t>(i)];
+    ItemState& st = state_[static_cast<std::size_t>(i)];
+    if (!st.bias.empty()) {
+      return;
+    }
+    const std::pair<std::int64_t, std::int64_t> block{it.q0, it.k0};
+    if (auto loaded = biasTiles_.find(block); loaded != biasTiles_.end()) {
+      st.bias = loaded->second;
+      return;
+    }
+    std::erase_if(biasTiles_, [&](const auto& entry) { return entry.first.first != it.q0; });
+    for (std::int64_t c0 = it.k0; c0 < it.k0 + it.keys; c0 += kChunk) {
+      const std::int64_t ck = std::min(kChunk, it.k0 + it.keys - c0);
+      Tensor tile = k_.sbuf({kTile, kChunk}, bias_->dtype(), "bias")(ds(0, it.rows), ds(0, ck));
+      nisa::dmaCopy(tile, (*bias_)(ds(it.q0, it.rows), ds(c0, ck)));
+      st.bias.push_back(tile);
+    }
+    biasTiles_[block] = st.bias;
   }
 
   /// Stage A2: the rescale factor of the accumulator and p = exp(scale * s - scale * max),
@@ -356,7 +428,7 @@ class FlashAttention {
     for (const Tensor& sc : st.scores) {
       Tensor p = k_.sbuf({kTile, kChunk}, dt_, "p")(ds(0, it.rows), ds(0, sc.shape(1)));
       charge(Engine::kAct, sc.shape(1));
-      nisa::activation(p, sc, ActivationFunction::kExp, st.negScaledMax, scale_);
+      nisa::activation(p, sc, ActivationFunction::kExp, st.negScaledMax, expScale_);
       st.p.push_back(p);
     }
     st.scores.clear();
@@ -496,6 +568,9 @@ class FlashAttention {
 
   /// Items whose loads are issued ahead of their compute.
   static constexpr std::int64_t kLookahead = 12;
+  /// Items whose bias tiles are loaded ahead of their scores (each holds up to 4 KiB of fp32
+  /// per partition).
+  static constexpr std::int64_t kBiasLookahead = 4;
   /// Pipeline skew: the steps between an item's scores and its exp, its transposes, its P @ v.
   static constexpr std::int64_t kExpLag = 1;
   static constexpr std::int64_t kTransposeLag = 3;
@@ -506,9 +581,11 @@ class FlashAttention {
   Tensor q_;
   Tensor key_;
   Tensor value_;
+  std::optional<Tensor> bias_;
   Shapes s_;
   DType dt_;
-  float scale_;
+  float scale_;     ///< the factor of q k^T
+  float expScale_;  ///< the factor the exp applies to the scores it reads (1 once biased)
   std::vector<Item> items_;
   std::vector<ItemState> state_;
   Tensor out_;
@@ -519,6 +596,8 @@ class FlashAttention {
   std::map<std::int64_t, Tensor> qT_;
   std::map<std::int64_t, Tensor> acc_;
   std::map<std::int64_t, Tensor> out_tiles_;
+  /// The bias tiles of the current query tile's key blocks, by (first query, first key).
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Tensor>> biasTiles_;
   /// Estimated busy time issued so far on the scalar and vector engines, in ns.
   double actLoad_ = 0;
   double dveLoad_ = 0;
@@ -526,17 +605,22 @@ class FlashAttention {
 
 }  // namespace
 
-Tensor flashAttention(Kernel& k, Tensor q, Tensor key, Tensor value, AttentionOptions options) {
+Tensor flashAttention(Kernel& k, Tensor q, Tensor key, Tensor value, AttentionOptions options,
+                      const AttentionScores& scores) {
   const Shapes s = checkInputs(k, q, key, value);
+  if (scores.bias) {
+    checkBias(k, *scores.bias, s);
+  }
   // SPMD: each program instance takes a contiguous block of query heads. Heads are independent,
   // and contiguous blocks keep the query heads of one kv head together, so an instance loads
   // only the k and v heads its query heads read (a kv head is loaded twice only when a block
   // boundary falls inside its group).
   const detail::ProgramShare heads = detail::programShare(k, s.hq);
-  return FlashAttention(k, q, key, value, s, options.causal, heads).run();
+  return FlashAttention(k, q, key, value, s, options.causal, scores, heads).run();
 }
 
-std::vector<HostTensor> attentionReference(std::span<const HostTensor> in, bool causal) {
+std::vector<HostTensor> attentionReference(std::span<const HostTensor> in, bool causal,
+                                           std::optional<double> scaleFactor) {
   const HostTensor& q = in[0];
   const HostTensor& key = in[1];
   const HostTensor& value = in[2];
@@ -544,7 +628,8 @@ std::vector<HostTensor> attentionReference(std::span<const HostTensor> in, bool 
   const std::int64_t s = q.dim(1);
   const std::int64_t d = q.dim(2);
   const std::int64_t group = hq / key.dim(0);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const double scale = scaleFactor.value_or(1.0 / std::sqrt(static_cast<double>(d)));
+  const HostTensor* bias = in.size() > 3 ? &in[3] : nullptr;
   HostTensor out = HostTensor::zeros(q.shape);
   // A block of query rows at a time: their logits against every key they may see, one softmax
   // per row, then the weighted sum of values, both products through BLAS.
@@ -564,6 +649,9 @@ std::vector<HostTensor> attentionReference(std::span<const HostTensor> in, bool 
         double maxLogit = -INFINITY;
         for (std::int64_t j = 0; j < allowed; ++j) {
           w[j] *= scale;
+          if (bias != nullptr) {
+            w[j] += bias->values[static_cast<std::size_t>((i0 + r) * s + j)];
+          }
           maxLogit = std::max(maxLogit, w[j]);
         }
         double sum = 0.0;

@@ -1,7 +1,7 @@
 // The graph compiler's graph-level pass pipeline: import, shape inference, constant folding,
-// batch-norm folding into convolutions, layout choice and auto-cast (lowering follows:
-// lowering.h, model.h). Each pass has a name for --dump-after; the pipeline stops after the last
-// pass asked for.
+// batch-norm folding into convolutions, attention fusion, layout choice and auto-cast (lowering
+// follows: lowering.h, model.h). Each pass has a name for --dump-after; the pipeline stops after
+// the last pass asked for.
 #pragma once
 
 #include <functional>
@@ -21,6 +21,9 @@ struct PipelineOptions {
   ImportOptions import;
   ShapeOptions shapes;
   LayoutOptions layout;
+  /// Run the attention fusion pass (fuse_attention.h): attention subgraphs become one
+  /// trn.FlashAttention node each, lowered to the library's flash attention.
+  bool fuseAttention = true;
   /// Run the auto-cast pass (auto_cast.h, `--auto-cast all`): every fp32 computation in bf16.
   bool castAllToBf16 = false;
   /// Pass names after which the graph is handed to `dump`, in pipeline order.
