@@ -244,6 +244,9 @@ void flashAttention(LoweringContext& ctx) {
   const Tensor query = operand(0, q, "q");
   const Tensor key = operand(1, kv, "k");
   const Tensor value = operand(2, kv, "v");
+  if (operands != dtype) {
+    meetBetweenStages(ctx, value);  // the cores converted their shares; each reads any head
+  }
   kernels::AttentionScores scores;
   scores.scale = node.floatAttribute("scale");
   if (node.hasInput(3)) {
@@ -260,6 +263,7 @@ void flashAttention(LoweringContext& ctx) {
   ctx.kernel().redirectOutputs({kernel::OutputRedirect{name + "_o", true, std::nullopt}});
   const Tensor narrow = run();
   ctx.kernel().redirectOutputs({});
+  meetBetweenStages(ctx, narrow);
   const DeviceValue out = ctx.declareOutput(0);
   convert(ctx, narrow.reshape({elementCount(out.sizes)}), out.flat, out.sizes);
 }

@@ -267,6 +267,12 @@ void meetOtherCores(LoweringContext& ctx) {
   kernel::nisa::coreBarrier(result->flat);
 }
 
+void meetBetweenStages(LoweringContext& ctx, const kernel::Tensor& written) {
+  if (ctx.kernel().numPrograms(0) > 1) {
+    kernel::nisa::coreBarrier(written);
+  }
+}
+
 std::string loweringKey(const Node& node) {
   return node.domain.empty() ? node.opType : node.domain + "." + node.opType;
 }

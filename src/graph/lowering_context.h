@@ -170,6 +170,11 @@ kernel::Tensor stridedView(const kernel::Tensor& flat, std::int64_t offset, std:
 /// only after every core has read it. Views of an input compute nothing and need none.
 void meetOtherCores(LoweringContext& ctx);
 
+/// Within a node of several stages whose units the cores share (a conversion, then a library
+/// kernel reading it): on a launch over several cores, a barrier after a stage whose result
+/// (`written`, an HBM tensor) a later stage reads on another core; nothing on one core.
+void meetBetweenStages(LoweringContext& ctx, const kernel::Tensor& written);
+
 /// Computes one on-chip result tile from the loaded tiles of the inputs, in input order.
 using TileFn = std::function<kernel::Tensor(const std::vector<kernel::Tensor>& tiles)>;
 

@@ -39,9 +39,12 @@ struct Placed {
 };
 
 Placed compileAndRun(const runtime::Session& session, const std::string& file,
-                     const PipelineOptions& pipeline, int lnc, const runtime::NpyArray* x) {
+                     const PipelineOptions& pipeline, int lnc, const runtime::NpyArray* x,
+                     kernel::AutoCast autoCast = kernel::AutoCast::kNone) {
   Placed p;
-  Result<CompiledModel> model = compileModel(session, modelPath(file), pipeline, {},
+  kernel::CompileOptions compile;
+  compile.autoCast = autoCast;
+  Result<CompiledModel> model = compileModel(session, modelPath(file), pipeline, compile,
                                              {.partition = Partition::kAuto, .lnc = lnc});
   EXPECT_TRUE(model.ok()) << file << ": " << model.status().toString();
   if (!model.ok()) {
@@ -62,9 +65,13 @@ Placed compileAndRun(const runtime::Session& session, const std::string& file,
 struct ModelCase {
   std::string file;
   std::int64_t batch = 0;  ///< the 'batch' dimension, when the model has one
+  /// Products in bf16 (the fused attention then converts its operands in a stage of its own).
+  kernel::AutoCast autoCast = kernel::AutoCast::kNone;
 };
 
-void PrintTo(const ModelCase& c, std::ostream* out) { *out << c.file; }
+void PrintTo(const ModelCase& c, std::ostream* out) {
+  *out << c.file << (c.autoCast == kernel::AutoCast::kMatmult ? " (auto-cast matmult)" : "");
+}
 
 class LogicalCoreOfTwo : public ::testing::TestWithParam<ModelCase> {};
 
@@ -74,11 +81,12 @@ TEST_P(LogicalCoreOfTwo, GivesOneCoresOutputsWithTheWorkSplit) {
   if (GetParam().batch > 0) {
     pipeline.shapes.symbols = {{"batch", GetParam().batch}};
   }
-  const Placed one = compileAndRun(session, GetParam().file, pipeline, 1, nullptr);
+  const kernel::AutoCast cast = GetParam().autoCast;
+  const Placed one = compileAndRun(session, GetParam().file, pipeline, 1, nullptr, cast);
   ASSERT_FALSE(one.run.outputs.empty());
   const runtime::NpyArray x = randomInput(one.model);
-  const Placed oneAgain = compileAndRun(session, GetParam().file, pipeline, 1, &x);
-  const Placed two = compileAndRun(session, GetParam().file, pipeline, 2, &x);
+  const Placed oneAgain = compileAndRun(session, GetParam().file, pipeline, 1, &x, cast);
+  const Placed two = compileAndRun(session, GetParam().file, pipeline, 2, &x, cast);
   ASSERT_EQ(two.run.outputs.size(), oneAgain.run.outputs.size());
   for (std::size_t i = 0; i < two.run.outputs.size(); ++i) {
     EXPECT_EQ(two.run.outputs[i].data, oneAgain.run.outputs[i].data) << "output " << i;
@@ -104,6 +112,7 @@ TEST_P(LogicalCoreOfTwo, GivesOneCoresOutputsWithTheWorkSplit) {
 INSTANTIATE_TEST_SUITE_P(
     Models, LogicalCoreOfTwo,
     ::testing::Values(ModelCase{"torch_block.onnx", 2}, ModelCase{"torch_stack.onnx", 2},
+                      ModelCase{"torch_stack.onnx", 2, kernel::AutoCast::kMatmult},
                       ModelCase{"torch_cnn.onnx"}, ModelCase{"attention.onnx", 3},
                       ModelCase{"mlp.onnx", 300}, ModelCase{"cnn/conv3x3_pad1_tiles.onnx"},
                       ModelCase{"cnn/conv_grouped.onnx"},
@@ -114,7 +123,7 @@ INSTANTIATE_TEST_SUITE_P(
       for (const char c : param.param.file.substr(0, param.param.file.find('.'))) {
         name.push_back(std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_');
       }
-      return name;
+      return param.param.autoCast == kernel::AutoCast::kMatmult ? name + "_matmult" : name;
     });
 
 // PyTorch's own output for the exported block, at LNC=2.
