@@ -28,6 +28,8 @@ constexpr std::int64_t kMaxHbmBands = 16;
 constexpr int kMinGranuleShift = 9;
 constexpr int kMaxOnChipGranules = 512;
 constexpr int kMaxHbmGranules = 64;
+/// The most cells of one band row that preparing an operand prefetches.
+constexpr std::uint32_t kPrefetchedCells = 8;
 
 /// Clock loops are built twice: for AVX2 (unsigned 32-bit max and compare in one instruction)
 /// and for baseline x86-64, which emulates them; the loader picks one for the machine.
@@ -286,8 +288,10 @@ void HazardDetector::prepareOperand(const isa::AccessPattern& ap, bool write, st
     const std::uint32_t first = rowCell_[row] != 0 ? rowCell_[row] : allocateRow(row);
     out.cellRuns.push_back({first + static_cast<std::uint32_t>(granuleLow), granules, write});
     // The cells are read when the instruction issues, a few instructions of every engine later:
-    // fetching the first now hides most of the miss (with eight cores' cells, most are misses).
-    __builtin_prefetch(&cells_[first + static_cast<std::uint32_t>(granuleLow)], 1);
+    // fetching them now hides most of the miss (with eight cores' cells, most are misses).
+    for (std::uint32_t g = 0; g < std::min<std::uint32_t>(granules, kPrefetchedCells); ++g) {
+      __builtin_prefetch(&cells_[first + static_cast<std::uint32_t>(granuleLow) + g], 1);
+    }
   }
 }
 
