@@ -33,6 +33,7 @@ constexpr std::int32_t kCollectiveWait = -4;
 struct EngineState {
   SequencerState seq;
   std::size_t pc = 0;
+  std::size_t streamSize = 0;  ///< its stream's length (read here, not through the program)
   std::int64_t readySince = 0;
   std::int32_t blockedOn = -1;   ///< the semaphore of the first wait that did not hold
   std::uint32_t barrier = 0;     ///< the barrier it has arrived at and not yet passed (0: none)

@@ -293,9 +293,11 @@ void DmaModel::finishHeads(std::int64_t t, std::vector<std::uint32_t>& finished)
       id = queue.head;
       addHead(transfers_[id]);
     }
+    activeQueues_[kept] = static_cast<std::uint32_t>(queueIndex(transfers_[id]));
     active_[kept++] = id;
   }
   active_.resize(kept);
+  activeQueues_.resize(kept);
 }
 
 bool DmaModel::join(std::uint32_t id) {
@@ -312,12 +314,15 @@ bool DmaModel::join(std::uint32_t id) {
   addHead(transfers_[id]);
   // Insert in queue order.
   active_.push_back(id);
+  activeQueues_.push_back(static_cast<std::uint32_t>(index));
   std::size_t at = active_.size() - 1;
-  while (at > 0 && queueIndex(transfers_[active_[at - 1]]) > index) {
+  while (at > 0 && activeQueues_[at - 1] > index) {
     active_[at] = active_[at - 1];
+    activeQueues_[at] = activeQueues_[at - 1];
     --at;
   }
   active_[at] = id;
+  activeQueues_[at] = static_cast<std::uint32_t>(index);
   return true;
 }
 

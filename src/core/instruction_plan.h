@@ -149,6 +149,18 @@ struct PlanWindow {
   std::size_t count = 0;
   PreparedAccesses accesses;  ///< operands of the plans and their cells, when races are checked
   std::size_t first = 0;      ///< stream index of plans[0]
+
+  /// Starts fetching the plan of instruction `pc` into the cache, if the window holds it. With
+  /// several cores the other engines' work evicts a plan between planning and issue, and an engine
+  /// is mostly woken or rescheduled well before it issues, which is when this is called.
+  void prefetch(std::size_t pc) const {
+    if (pc - first < count) {
+      const auto* bytes = reinterpret_cast<const char*>(&plans[pc - first]);
+      for (std::size_t line = 0; line < sizeof(Planned); line += 64) {
+        __builtin_prefetch(bytes + line);
+      }
+    }
+  }
 };
 
 }  // namespace trn::core::plan

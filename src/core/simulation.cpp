@@ -207,8 +207,10 @@ Status Simulation::setUp() {
     cr.stats.mode = mode_;
     cr.semaphores.assign(static_cast<std::size_t>(options.limits.semaphores), 0);
     cr.waiters.assign(cr.semaphores.size(), 0);
-    for (EngineState& es : cr.engines) {
+    for (const Engine engine : isa::kAllEngines) {
+      EngineState& es = cr.engines[static_cast<std::size_t>(engine)];
       es.seq = cr.core->newSequencer();
+      es.streamSize = cr.core->program().stream(engine).size();
     }
     const isa::Program& program = cr.core->program();
     if (options.detectRaces) {
@@ -357,6 +359,7 @@ Status Simulation::runEngine(std::uint32_t c, Engine engine, std::int64_t now) {
     if (queue_.anyPendingBy(next)) {
       es.wakePending = true;
       schedule(next, EventKind::kReady, c, static_cast<std::uint32_t>(engine));
+      cores_[c].windows[static_cast<std::size_t>(engine)].prefetch(es.pc);
       return {};
     }
     now = next;
@@ -371,14 +374,21 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   if (es.done) {
     return {};
   }
-  if (es.pc >= cr.core->program().stream(engine).size()) {
+  if (es.pc >= es.streamSize) {
     es.done = true;
     if (cr.hazards) {
       cr.hazards->engineFinished(engine);
     }
     return {};
   }
-  TRN_ASSIGN_OR_RETURN(const Planned* plan, planned(c, engine, es.pc));
+  // The plan is mostly in the window already: only a refill goes through a Result.
+  const PlanWindow& window = cr.windows[e];
+  const Planned* plan = nullptr;
+  if (es.pc - window.first < window.count) {
+    plan = &window.plans[es.pc - window.first];
+  } else {
+    TRN_ASSIGN_OR_RETURN(plan, planned(c, engine, es.pc));
+  }
   const std::span<const isa::SemaphoreWait> waits = plan->waits;
   es.blockedOn = firstUnmetWait(cr.semaphores, waits);
   if (es.blockedOn >= 0) {
@@ -597,6 +607,7 @@ Status Simulation::finishInstruction(std::uint32_t c, const Completion& done,
   for (; woken != 0; woken &= woken - 1) {
     const int e = std::countr_zero(woken);
     cr.engines[static_cast<std::size_t>(e)].wakePending = true;
+    cr.windows[static_cast<std::size_t>(e)].prefetch(cr.engines[static_cast<std::size_t>(e)].pc);
     schedule(now + semaphoreDelay_[static_cast<std::size_t>(e)], EventKind::kReady, c,
              static_cast<std::uint32_t>(e));
   }

@@ -206,6 +206,9 @@ class DmaModel {
   /// Queue heads (transfers moving data) in queue order: the order of every sum over heads and
   /// of the finished list.
   std::vector<std::uint32_t> active_;
+  /// activeQueues_[i] is queueIndex of active_[i], so that join finds its place without reading
+  /// the transfers.
+  std::vector<std::uint32_t> activeQueues_;
   std::int64_t firstFinish_ = kNever;  ///< over active_
   /// [slot * enginesPerCore_ + engine] heads using the engine, among those not using every one.
   std::vector<int> partialUsers_;

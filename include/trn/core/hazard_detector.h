@@ -235,6 +235,10 @@ class HazardDetector {
   /// filterAndRecord for one cell.
   std::uint32_t filterAndRecordCell(Cell& cell, int agent, std::uint32_t epoch, bool write,
                                     const VectorClock& now);
+  /// Moves `cell`, whose slots are all live and none is `agent`'s, to a pair of dense clocks, and
+  /// records `agent`'s access there (out of line: it is rare, and its clocks would otherwise
+  /// give filterAndRecordCell a large stack frame).
+  [[gnu::noinline]] void moveToDense(Cell& cell, int agent, std::uint32_t epoch, bool write);
   /// The race between one of `operands` and the newest access in `other`'s history that `now`
   /// has not seen and conflicts with it; OK when there is none.
   [[nodiscard]] Status scan(int other, const VectorClock& now, AccessOwner owner,
