@@ -74,7 +74,7 @@ void BM_AllReduce1GiB_4096Chips(benchmark::State& s) {
 
 /// MoE token dispatch: an all-to-all-v over the 64 logical-core ranks of a trn2.48xlarge, each
 /// rank sending each a skewed count of bf16 elements (0 to 512 Ki, a quarter of the pairs none),
-/// about 1 GiB in all.
+/// 1.6 GB in all.
 void BM_AllToAllV_Trn2Instance64Ranks(benchmark::State& state) {
   const trn::Result<trn::spec::SystemSpec> system = trn::spec::loadSystem("trn2.48xlarge");
   const trn::Result<trn::spec::ChipSpec> chip =

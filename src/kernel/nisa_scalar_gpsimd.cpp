@@ -127,8 +127,8 @@ void emitCollective(detail::Call<isa::Collective>& c, isa::CollectiveOp op, cons
           .reduce = reduce,
           .dst = c("dst", dst),
           .src = c("src", src),
-          .groups = replicas,
-          .counts = c("counts", counts)},
+          .counts = c("counts", counts),
+          .groups = replicas},
          engine);
 }
 

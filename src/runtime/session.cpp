@@ -459,8 +459,11 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
   }
   if (static_cast<std::int64_t>(ranks.size()) > topology.chips()) {
     return invalidArgument(
-        fmt::format("{} ranks, but the system has {} places for ranks ({} per chip)", ranks.size(),
-                    topology.chips(), topology.ranksPerChip()));
+        topology.ranksPerChip() == 1
+            ? fmt::format("{} ranks, but the system has {} chips (a rank per chip)", ranks.size(),
+                          topology.chips())
+            : fmt::format("{} ranks, but the system has {} logical cores ({} per chip)",
+                          ranks.size(), topology.chips(), topology.ranksPerChip()));
   }
   // Logical-core ranks: rank r on the first physical core of logical core r mod L of chip r / L,
   // the ranks of a chip sharing its device memory.

@@ -152,8 +152,8 @@ struct Collective {
   AluOp reduce = AluOp::kAdd;
   AccessPattern dst;
   AccessPattern src;
-  ReplicaGroups groups;  ///< which ranks each rank's collective runs with (default: every rank)
   std::optional<AccessPattern> counts;  ///< all_to_allv's metadata; absent for the others
+  ReplicaGroups groups;  ///< which ranks each rank's collective runs with (default: every rank)
   static constexpr auto fields() {
     return std::tuple{
         FieldDesc{"op", &Collective::op, FieldRole::kImmediate, "the collective"},
@@ -161,11 +161,11 @@ struct Collective {
                   "add, max or min (reducing collectives)"},
         FieldDesc{"dst", &Collective::dst, FieldRole::kOutput, "contiguous HBM range written"},
         FieldDesc{"src", &Collective::src, FieldRole::kInput, "contiguous HBM range read"},
-        FieldDesc{"groups", &Collective::groups, FieldRole::kImmediate,
-                  "replica groups: all, or equal-size rank lists [[0,1],[2,3]] covering the run"},
         FieldDesc{"counts", &Collective::counts, FieldRole::kInput,
                   "all_to_allv: uint32 HBM rows of send counts, send displacements and "
                   "optionally receive counts and displacements, one column per group member"},
+        FieldDesc{"groups", &Collective::groups, FieldRole::kImmediate,
+                  "replica groups: all, or equal-size rank lists [[0,1],[2,3]] covering the run"},
     };
   }
   [[nodiscard]] Status verify(const VerifyContext& ctx) const;
