@@ -20,28 +20,22 @@ namespace {
 
 constexpr std::int64_t kBytes = std::int64_t{1} << 30;
 
-/// `ranks` 0: one per chip; more than the chips: logical cores (Topology::forRanks).
-void runAllReduce(benchmark::State& state, const char* systemName, std::int64_t ranks = 0) {
-  const trn::Result<trn::spec::SystemSpec> system = trn::spec::loadSystem(systemName);
-  if (!system.ok()) {
-    state.SkipWithError(system.status().toString().c_str());
-    return;
-  }
-  const trn::Result<trn::spec::ChipSpec> chip = trn::spec::loadChip(system->chip);
-  if (!chip.ok()) {
-    state.SkipWithError(chip.status().toString().c_str());
-    return;
-  }
-  const trn::Result<trn::fabric::Topology> topology =
-      trn::fabric::Topology::forRanks(*system, *chip, ranks);
+/// The fabric of `systemName` for `ranks` ranks (0: one per chip; more than the chips: logical
+/// cores, Topology::forRanks), or an error.
+trn::Result<trn::fabric::Topology> loadTopology(const char* systemName, std::int64_t ranks) {
+  TRN_ASSIGN_OR_RETURN(const trn::spec::SystemSpec system, trn::spec::loadSystem(systemName));
+  TRN_ASSIGN_OR_RETURN(const trn::spec::ChipSpec chip, trn::spec::loadChip(system.chip));
+  return trn::fabric::Topology::forRanks(system, chip, ranks);
+}
+
+/// Times `request` on `topology` (every algorithm that applies, the fastest taken) once per
+/// iteration: items are plan events, sim_us the simulated time, the label the algorithm.
+void timeCollective(benchmark::State& state, const trn::Result<trn::fabric::Topology>& topology,
+                    const trn::fabric::CollectiveRequest& request) {
   if (!topology.ok()) {
     state.SkipWithError(topology.status().toString().c_str());
     return;
   }
-  trn::fabric::CollectiveRequest request;
-  request.group.resize(static_cast<std::size_t>(topology->chips()));
-  std::iota(request.group.begin(), request.group.end(), 0);
-  request.bytes = kBytes;
   std::int64_t simulated = 0;
   std::uint64_t events = 0;
   std::string algorithm;
@@ -58,8 +52,18 @@ void runAllReduce(benchmark::State& state, const char* systemName, std::int64_t 
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(events));
   state.counters["sim_us"] = static_cast<double>(simulated) * 1e-6;
-  state.counters["ranks"] = static_cast<double>(topology->chips());
+  state.counters["ranks"] = static_cast<double>(request.group.size());
   state.SetLabel(algorithm);
+}
+
+/// A 1 GiB bf16 all-reduce over every rank of `systemName` (`ranks` as loadTopology's).
+void runAllReduce(benchmark::State& state, const char* systemName, std::int64_t ranks = 0) {
+  const trn::Result<trn::fabric::Topology> topology = loadTopology(systemName, ranks);
+  trn::fabric::CollectiveRequest request;
+  request.group.resize(static_cast<std::size_t>(topology.ok() ? topology->chips() : 0));
+  std::iota(request.group.begin(), request.group.end(), 0);
+  request.bytes = kBytes;
+  timeCollective(state, topology, request);
 }
 
 void BM_AllReduce1GiB_Trn2Instance(benchmark::State& s) { runAllReduce(s, "trn2.48xlarge"); }
@@ -76,17 +80,6 @@ void BM_AllReduce1GiB_4096Chips(benchmark::State& s) {
 /// rank sending each a skewed count of bf16 elements (0 to 512 Ki, a quarter of the pairs none),
 /// 1.6 GB in all.
 void BM_AllToAllV_Trn2Instance64Ranks(benchmark::State& state) {
-  const trn::Result<trn::spec::SystemSpec> system = trn::spec::loadSystem("trn2.48xlarge");
-  const trn::Result<trn::spec::ChipSpec> chip =
-      system.ok() ? trn::spec::loadChip(system->chip)
-                  : trn::Result<trn::spec::ChipSpec>(system.status());
-  const trn::Result<trn::fabric::Topology> topology =
-      chip.ok() ? trn::fabric::Topology::forRanks(*system, *chip, 64)
-                : trn::Result<trn::fabric::Topology>(chip.status());
-  if (!topology.ok()) {
-    state.SkipWithError(topology.status().toString().c_str());
-    return;
-  }
   constexpr std::int64_t kRanks = 64;
   std::vector<std::vector<std::int64_t>> counts(kRanks, std::vector<std::int64_t>(kRanks));
   std::uint64_t x = 88172645463325252ULL;  // xorshift64: deterministic skew
@@ -111,22 +104,8 @@ void BM_AllToAllV_Trn2Instance64Ranks(benchmark::State& state) {
   std::iota(request.group.begin(), request.group.end(), 0);
   request.bytes = trn::fabric::variableExtent(*v) * request.elementBytes;
   request.variable = std::move(*v);
-  std::int64_t simulated = 0;
-  std::uint64_t events = 0;
-  for (auto _ : state) {
-    const trn::Result<trn::fabric::CollectiveResult> result =
-        trn::fabric::runCollective(*topology, request);
-    if (!result.ok()) {
-      state.SkipWithError(result.status().toString().c_str());
-      return;
-    }
-    simulated = result->picoseconds;
-    events += result->timing.events;
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(events));
-  state.counters["sim_us"] = static_cast<double>(simulated) * 1e-6;
+  timeCollective(state, loadTopology("trn2.48xlarge", kRanks), request);
   state.counters["bytes_moved"] = static_cast<double>(total * request.elementBytes);
-  state.SetLabel("mesh");
 }
 
 BENCHMARK(BM_AllReduce1GiB_Trn2Instance)->Unit(benchmark::kMillisecond)->Iterations(3);
