@@ -374,6 +374,15 @@ void bindIsa(py::module_& m) {
       py::arg("op"), py::arg("dst"), py::arg("src"), py::arg("reduce") = "add",
       py::arg("engine") = none, py::arg("replica_groups") = std::vector<std::vector<int>>{},
       Guard());
+  m.def(
+      "all_to_all_v",
+      [](const Tensor& dst, const Tensor& src, const Tensor& counts, const py::object& engine,
+         const std::vector<std::vector<int>>& replicaGroups) {
+        nisa::allToAllV(live(dst), live(src), live(counts), engineOr(engine, Engine::kPool),
+                        replicaGroups);
+      },
+      py::arg("dst"), py::arg("src"), py::arg("counts"), py::arg("engine") = none,
+      py::arg("replica_groups") = std::vector<std::vector<int>>{}, Guard());
 }
 
 }  // namespace trn::python

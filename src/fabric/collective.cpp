@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "ring_steps.h"
+#include "trn/fabric/all_to_allv.h"
 
 namespace trn::fabric {
 namespace {
@@ -75,6 +76,16 @@ Status checkRequest(const Topology& topology, const CollectiveRequest& r) {
         fmt::format("{} of {} bytes ({} elements) does not divide among {} "
                     "ranks",
                     opName(r.op), r.bytes, r.bytes / r.elementBytes, n));
+  }
+  if (r.op == CollectiveOp::kAllToAllV) {
+    const std::int64_t elements = r.bytes / r.elementBytes;
+    return checkVariableCounts(r.variable, n, elements, elements)
+        .withContext(
+            fmt::format("all_to_allv over {} ranks with buffers of {} elements", n, elements));
+  }
+  if (!r.variable.counts.empty()) {
+    return invalidArgument(
+        fmt::format("{} takes no per-rank counts (only all_to_allv does)", opName(r.op)));
   }
   if (r.op == CollectiveOp::kBroadcast && (r.root < 0 || r.root >= n)) {
     return invalidArgument(fmt::format("broadcast root {} is not a rank (0..{})", r.root, n - 1));
@@ -151,7 +162,8 @@ std::string unsupportedReason(const Topology& topology, const CollectiveRequest&
   const CollectiveOp op = request.op;
   switch (algorithm) {
     case Algorithm::kRing:
-      if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kPermute) {
+      if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV ||
+          op == CollectiveOp::kPermute) {
         return fmt::format("has no {} form here (mesh sends every piece directly)", opName(op));
       }
       break;
@@ -161,7 +173,8 @@ std::string unsupportedReason(const Topology& topology, const CollectiveRequest&
       if (!std::has_single_bit(n)) {
         return fmt::format("needs a power-of-two number of ranks, not {}", n);
       }
-      if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kPermute) {
+      if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV ||
+          op == CollectiveOp::kPermute) {
         return fmt::format("has no {} form", opName(op));
       }
       break;
@@ -286,6 +299,7 @@ double busBandwidthFactor(CollectiveOp op, std::int64_t ranks) {
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllToAll:
+    case CollectiveOp::kAllToAllV:
       return (n - 1) / n;
     case CollectiveOp::kBroadcast:
     case CollectiveOp::kPermute:

@@ -6,7 +6,6 @@
 #include <numeric>
 
 namespace trn::fabric {
-namespace {
 
 Result<std::int64_t> parseSize(std::string_view text) {
   std::int64_t value = 0;
@@ -37,6 +36,8 @@ Result<std::int64_t> parseSize(std::string_view text) {
   }
   return value << shift;
 }
+
+namespace {
 
 bool reduces(CollectiveOp op) {
   return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter;
@@ -98,6 +99,7 @@ Result<std::vector<BenchRow>> benchCollective(const Topology& topology,
   c.group.resize(static_cast<std::size_t>(request.ranks));
   std::iota(c.group.begin(), c.group.end(), 0);
   c.elementBytes = byteSize(request.dtype);
+  c.variable = request.variable;
   const bool split = c.op == CollectiveOp::kAllReduce || c.op == CollectiveOp::kAllGather ||
                      c.op == CollectiveOp::kReduceScatter || c.op == CollectiveOp::kAllToAll;
   const std::int64_t unit = c.elementBytes * (split ? request.ranks : 1);

@@ -1,4 +1,5 @@
 // checkAgainstFloat64: the float64 reference of every collective, for `trnsim collectives run`.
+// Data movement (an all-to-all-v's included) is rebuilt from the inputs and compared byte for byte.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "trn/fabric/all_to_allv.h"
 #include "trn/fabric/functional_collective.h"
 #include "trn/numerics/convert.h"
 
@@ -64,6 +66,22 @@ Result<ReferenceCheck> checkAgainstFloat64(const CollectiveRequest& request, DTy
       }
     }
   }
+  // An all-to-all-v's receive buffers: zero where nothing lands, each pair's range from its sender.
+  std::vector<std::vector<std::byte>> received;
+  if (request.op == CollectiveOp::kAllToAllV) {
+    const VariableCounts& v = request.variable;
+    TRN_RETURN_IF_ERROR(checkVariableCounts(v, n, count, count));
+    received.assign(inputs.size(), std::vector<std::byte>(outputs[0].size(), std::byte{0}));
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        const auto k = static_cast<std::size_t>(i * n + j);
+        const std::byte* from =
+            inputs[static_cast<std::size_t>(i)].data() + v.sendOffsets[k] * size;
+        std::copy(from, from + v.counts[k] * size,
+                  received[static_cast<std::size_t>(j)].begin() + v.receiveOffsets[k] * size);
+      }
+    }
+  }
   ReferenceCheck check;
   const std::int64_t outCount = outputBytes(request) / size;
   std::vector<float> values(static_cast<std::size_t>(outCount));
@@ -97,6 +115,9 @@ Result<ReferenceCheck> checkAgainstFloat64(const CollectiveRequest& request, DTy
         case CollectiveOp::kAllToAll:
           exact = sameBytes(got, e, inputs[static_cast<std::size_t>(e / chunk)],
                             rank * chunk + e % chunk, size);
+          break;
+        case CollectiveOp::kAllToAllV:
+          exact = sameBytes(got, e, received[static_cast<std::size_t>(rank)], e, size);
           break;
         case CollectiveOp::kBroadcast:
           exact = sameBytes(got, e, inputs[static_cast<std::size_t>(request.root)], e, size);

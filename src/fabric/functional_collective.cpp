@@ -287,8 +287,9 @@ Result<DataCollectiveResult> runCollectiveOnData(const Topology& topology,
   result.timing = std::move(timing);
   const std::int64_t out = outputBytes(request);
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const bool received =
-        request.op == CollectiveOp::kAllToAll || request.op == CollectiveOp::kPermute;
+    const bool received = request.op == CollectiveOp::kAllToAll ||
+                          request.op == CollectiveOp::kAllToAllV ||
+                          request.op == CollectiveOp::kPermute;
     const std::int64_t at = received ? ranks[i].receive
                             : request.op == CollectiveOp::kReduceScatter
                                 ? ranks[i].buffer + static_cast<std::int64_t>(i) * out

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 
+#include "trn/fabric/all_to_allv.h"
 #include "trn/fabric/functional_collective.h"
 
 namespace trn::fabric {
@@ -33,6 +34,54 @@ Result<std::int64_t> requestBytes(const core::CollectiveCall& call, std::int64_t
                                              : "src and dst must be the same size"));
   }
   return op == CollectiveOp::kAllGather ? dst : src;
+}
+
+/// An all-to-all-v's exchange: from each rank's counts tensor (rows of the group size: send counts,
+/// send displacements, then receive counts and receive displacements if given) in the modes with
+/// data; in timing-only runs, which have no values, every rank sending an equal share of its src
+/// to each (evenVariableCounts). Fails naming the rank whose counts do not fit.
+Result<VariableCounts> kernelVariableCounts(std::span<const core::CollectiveCall> calls,
+                                            bool withData, std::int64_t elementBytes) {
+  const auto n = static_cast<std::int64_t>(calls.size());
+  const core::CollectiveCall& first = calls.front();
+  std::vector<RankCounts> ranks;
+  for (const core::CollectiveCall& call : calls) {
+    if (call.srcBytes != first.srcBytes || call.dstBytes != first.dstBytes) {
+      return invalidArgument(fmt::format(
+          "rank {}'s all_to_allv has src of {} bytes and dst of {}, rank {}'s {} and {}", call.rank,
+          call.srcBytes, call.dstBytes, first.rank, first.srcBytes, first.dstBytes));
+    }
+    const std::int64_t rows = call.countsElements / n;
+    if (call.countsAddress < 0 || call.countsElements % n != 0 || rows < 2 || rows > 4) {
+      return invalidArgument(fmt::format(
+          "rank {}'s all_to_allv counts have {} elements: over {} ranks they are 2 to 4 rows of "
+          "{} (send counts, send displacements, receive counts, receive displacements)",
+          call.rank, call.countsElements, n, n));
+    }
+    if (!withData) {
+      continue;
+    }
+    TRN_ASSIGN_OR_RETURN(const std::span<const std::byte> bytes,
+                         call.device->read(call.countsAddress, call.countsElements * 4));
+    std::vector<std::vector<std::int64_t>> row(static_cast<std::size_t>(rows));
+    for (std::int64_t e = 0; e < call.countsElements; ++e) {
+      std::uint32_t value = 0;
+      std::memcpy(&value, bytes.data() + e * 4, 4);
+      row[static_cast<std::size_t>(e / n)].push_back(value);
+    }
+    row.resize(4);
+    ranks.push_back({std::move(row[0]), std::move(row[1]), std::move(row[2]), std::move(row[3])});
+  }
+  const std::int64_t sendElements = first.srcBytes / elementBytes;
+  const std::int64_t receiveElements = first.dstBytes / elementBytes;
+  VariableCounts v;
+  if (withData) {
+    TRN_ASSIGN_OR_RETURN(v, variableCountsFromRanks(ranks, receiveElements));
+  } else {
+    v = evenVariableCounts(n, sendElements, receiveElements);
+  }
+  TRN_RETURN_IF_ERROR(checkVariableCounts(v, n, sendElements, receiveElements));
+  return v;
 }
 
 /// Copies `bytes` from `from` to `to` within `device`.
@@ -117,21 +166,29 @@ Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall
   lastLoads_.clear();
   const auto n = static_cast<std::int64_t>(calls.size());
   if (n > topology_.chips()) {
-    return invalidArgument(fmt::format("{} ranks, but the system has {} chips (a rank per chip)", n,
-                                       topology_.chips()));
+    return invalidArgument(
+        fmt::format("{} ranks, but the system has {} places for ranks ({} per chip)", n,
+                    topology_.chips(), topology_.ranksPerChip()));
   }
   const isa::Collective& first = *calls.front().instr;
   CollectiveRequest request;
   request.op = first.op;
   for (const core::CollectiveCall& call : calls) {
     if (call.rank >= topology_.chips()) {
-      return invalidArgument(fmt::format("rank {}, but the system has {} chips (a rank per chip)",
-                                         call.rank, topology_.chips()));
+      return invalidArgument(
+          fmt::format("rank {}, but the system has {} places for ranks ({} per chip)", call.rank,
+                      topology_.chips(), topology_.ranksPerChip()));
     }
     request.group.push_back(call.rank);
   }
   request.elementBytes = byteSize(first.src.dtype);
-  TRN_ASSIGN_OR_RETURN(request.bytes, requestBytes(calls.front(), n));
+  const bool variable = first.op == CollectiveOp::kAllToAllV;
+  if (variable) {
+    // Scratch for src (and, by size, dst); what moves is the counts'.
+    request.bytes = std::max(calls.front().srcBytes, calls.front().dstBytes);
+  } else {
+    TRN_ASSIGN_OR_RETURN(request.bytes, requestBytes(calls.front(), n));
+  }
   for (std::int64_t r = 1; r < n; ++r) {
     const core::CollectiveCall& call = calls[static_cast<std::size_t>(r)];
     const isa::Collective& mine = *call.instr;
@@ -145,6 +202,9 @@ Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall
           calls.front().rank, opName(first.op), dtypeName(first.src.dtype),
           isa::enumName(first.reduce)));
     }
+    if (variable) {
+      continue;  // kernelVariableCounts compares the sizes
+    }
     TRN_ASSIGN_OR_RETURN(const std::int64_t bytes, requestBytes(call, n));
     if (bytes != request.bytes) {
       return invalidArgument(fmt::format("rank {}'s {} is of {} bytes, rank {}'s of {}", call.rank,
@@ -152,7 +212,11 @@ Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall
                                          request.bytes));
     }
   }
-  if (n == 1) {
+  if (variable) {
+    TRN_ASSIGN_OR_RETURN(request.variable,
+                         kernelVariableCounts(calls, withData, request.elementBytes));
+  }
+  if (n == 1 && !variable) {
     // A group of one: the collective is a copy of the rank's src to its dst, at once.
     records_.push_back({request.op, request.bytes, std::nullopt, 0, 0, request.group});
     if (withData) {
@@ -182,7 +246,12 @@ Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall
     tops.push_back(device.top(0));
     RankMemory m{&device, 0, 0};
     TRN_ASSIGN_OR_RETURN(m.buffer, device.allocate(request.bytes, 0, "collective buffer"));
-    TRN_ASSIGN_OR_RETURN(m.receive, device.allocate(request.bytes, 0, "collective buffer"));
+    // An all-to-all-v receives straight into dst, leaving what no rank sends as it was.
+    if (variable) {
+      m.receive = call.dstAddress;
+    } else {
+      TRN_ASSIGN_OR_RETURN(m.receive, device.allocate(request.bytes, 0, "collective buffer"));
+    }
     const std::int64_t at =
         request.op == CollectiveOp::kAllGather ? m.buffer + r * call.srcBytes : m.buffer;
     TRN_RETURN_IF_ERROR(copyWithin(device, at, call.srcAddress, call.srcBytes));
@@ -190,7 +259,7 @@ Result<std::int64_t> FabricCollectives::run(std::span<const core::CollectiveCall
   }
   TRN_RETURN_IF_ERROR(
       executePlan(plan, request.group, first.src.dtype, reduceOf(first.reduce), ranks));
-  for (std::int64_t r = 0; r < n; ++r) {
+  for (std::int64_t r = 0; r < n && !variable; ++r) {
     const core::CollectiveCall& call = calls[static_cast<std::size_t>(r)];
     const RankMemory& m = ranks[static_cast<std::size_t>(r)];
     const bool received =

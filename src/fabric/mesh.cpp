@@ -1,5 +1,6 @@
 // The mesh: every rank sends straight to every other in one step; the fabric routes the messages
-// through intermediate chips and they share the links they meet.
+// through intermediate chips and they share the links they meet. An all-to-all-v sends each pair's
+// own count (collective.h VariableCounts), nothing where it is zero.
 #include "ring_steps.h"
 
 namespace trn::fabric::detail {
@@ -72,6 +73,23 @@ void buildMeshPlan(Plan& plan, const CollectiveRequest& request) {
       for (const std::int64_t c : group) {
         if (c != root) {
           plan.copy(root, c, whole, whole, {});
+        }
+      }
+      break;
+    }
+    case CollectiveOp::kAllToAllV: {
+      // One message per pair with something to send, every one at once (to itself: a copy).
+      const auto n = static_cast<std::int64_t>(group.size());
+      const VariableCounts& v = request.variable;
+      for (std::int64_t i = 0; i < n; ++i) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          const auto k = static_cast<std::size_t>(i * n + j);
+          if (v.counts[k] > 0) {
+            Segment into = bufferRange(v.receiveOffsets[k], v.counts[k]);
+            into.region = Region::kReceive;
+            plan.copy(group[static_cast<std::size_t>(i)], group[static_cast<std::size_t>(j)],
+                      bufferRange(v.sendOffsets[k], v.counts[k]), into, {});
+          }
         }
       }
       break;

@@ -98,6 +98,7 @@ void buildRecursivePlan(Plan& plan, const CollectiveRequest& request) {
     }
     case CollectiveOp::kAllToAll:
     case CollectiveOp::kPermute:
+    case CollectiveOp::kAllToAllV:
       break;  // unsupportedReason rules them out
   }
 }

@@ -59,6 +59,7 @@ void buildRingPlan(Plan& plan, const CollectiveRequest& request) {
     }
     case CollectiveOp::kPermute:
     case CollectiveOp::kAllToAll:
+    case CollectiveOp::kAllToAllV:
       break;  // unsupportedReason rules them out
   }
 }

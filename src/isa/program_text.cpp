@@ -300,6 +300,13 @@ std::string formatInstruction(const Instruction& instr, const Program& program, 
               return;
             }
           }
+          // Likewise a collective's counts, which only all_to_allv has.
+          if constexpr (std::is_same_v<I, Collective> &&
+                        std::is_same_v<std::decay_t<decltype(value)>, std::optional<AccessPattern>>) {
+            if (!value) {
+              return;
+            }
+          }
           out += fmt::format(" {}={}", desc.name, codec::format(value, names));
         });
       },

@@ -93,9 +93,12 @@ void sendrecv(const Tensor& dst, const Tensor& src, Engine engine, Loc loc) {
   c.emit({.dst = c("dst", dst), .src = c("src", src)}, engine);
 }
 
-void collective(isa::CollectiveOp op, const Tensor& dst, const Tensor& src, isa::AluOp reduce,
-                Engine engine, const std::vector<std::vector<int>>& groups, Loc loc) {
-  detail::Call<isa::Collective> c(loc);
+namespace {
+
+/// Emits a collective on `c`: `groups` as NKI's replica groups (empty: every rank), checked.
+void emitCollective(detail::Call<isa::Collective>& c, isa::CollectiveOp op, const Tensor& dst,
+                    const Tensor& src, const std::optional<Tensor>& counts, isa::AluOp reduce,
+                    Engine engine, const std::vector<std::vector<int>>& groups) {
   if (dst.memory() != isa::Memory::kHbm || src.memory() != isa::Memory::kHbm) {
     c.fail("a collective moves HBM tensors: store tiles to HBM first");
   }
@@ -120,9 +123,31 @@ void collective(isa::CollectiveOp op, const Tensor& dst, const Tensor& src, isa:
   if (Status form = isa::checkReplicaGroupsForm(replicas); !form.ok()) {
     c.fail(form.message());
   }
-  c.emit(
-      {.op = op, .reduce = reduce, .dst = c("dst", dst), .src = c("src", src), .groups = replicas},
-      engine);
+  c.emit({.op = op,
+          .reduce = reduce,
+          .dst = c("dst", dst),
+          .src = c("src", src),
+          .counts = c("counts", counts),
+          .groups = replicas},
+         engine);
+}
+
+}  // namespace
+
+void collective(isa::CollectiveOp op, const Tensor& dst, const Tensor& src, isa::AluOp reduce,
+                Engine engine, const std::vector<std::vector<int>>& groups, Loc loc) {
+  detail::Call<isa::Collective> c(loc);
+  emitCollective(c, op, dst, src, std::nullopt, reduce, engine, groups);
+}
+
+void allToAllV(const Tensor& dst, const Tensor& src, const Tensor& counts, Engine engine,
+               const std::vector<std::vector<int>>& groups, Loc loc) {
+  detail::Call<isa::Collective> c(loc);
+  if (counts.memory() != isa::Memory::kHbm) {
+    c.fail("all_to_allv's counts are an HBM tensor: store them to HBM first");
+  }
+  emitCollective(c, isa::CollectiveOp::kAllToAllV, dst, src, counts, isa::AluOp::kAdd, engine,
+                 groups);
 }
 
 }  // namespace trn::kernel::nisa

@@ -458,12 +458,24 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
     return invalidArgument("a system run needs at least one rank");
   }
   if (static_cast<std::int64_t>(ranks.size()) > topology.chips()) {
-    return invalidArgument(fmt::format("{} ranks, but the system has {} chips (a rank per chip)",
-                                       ranks.size(), topology.chips()));
+    return invalidArgument(
+        topology.ranksPerChip() == 1
+            ? fmt::format("{} ranks, but the system has {} chips (a rank per chip)", ranks.size(),
+                          topology.chips())
+            : fmt::format("{} ranks, but the system has {} logical cores ({} per chip)",
+                          ranks.size(), topology.chips(), topology.ranksPerChip()));
   }
+  // Logical-core ranks: rank r on the first physical core of logical core r mod L of chip r / L,
+  // the ranks of a chip sharing its device memory.
+  const std::int64_t perChip = topology.ranksPerChip();
+  if (perChip > 1 && chip_->chip.neuronCores % perChip != 0) {
+    return invalidArgument(fmt::format("{} ranks per chip, but a {} chip has {} cores", perChip,
+                                       chip_->name, chip_->chip.neuronCores));
+  }
+  const std::int64_t coresPerRank = perChip > 1 ? chip_->chip.neuronCores / perChip : 1;
   const bool data = core::hasData(options.mode);
   const core::CoreOptions base = coreOptions(*this, options);
-  const std::int64_t stack = chip_->hbm.stackOf(0);
+  std::vector<std::shared_ptr<core::DeviceMemory>> devices;
   std::vector<std::unique_ptr<core::NeuronCore>> cores;
   std::vector<std::vector<DeviceTensor>> tensors(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) {
@@ -483,14 +495,20 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
     } else if (!rank.outputs.empty()) {
       return invalidArgument("timing-only mode computes no values: outputs cannot be read");
     }
-    TRN_ASSIGN_OR_RETURN(
-        std::shared_ptr<core::DeviceMemory> device,
-        core::DeviceMemory::create(chip_->hbm.stackCapacity.count(), chip_->hbm.stacks, data,
-                                   options.poison && data));
+    const auto chipIndex = static_cast<std::size_t>(static_cast<std::int64_t>(r) / perChip);
+    if (devices.size() <= chipIndex) {
+      TRN_ASSIGN_OR_RETURN(
+          std::shared_ptr<core::DeviceMemory> made,
+          core::DeviceMemory::create(chip_->hbm.stackCapacity.count(), chip_->hbm.stacks, data,
+                                     options.poison && data));
+      devices.push_back(std::move(made));
+    }
+    const std::shared_ptr<core::DeviceMemory>& device = devices[chipIndex];
     core::CoreOptions own = base;
-    own.physicalCore = 0;
+    own.physicalCore = static_cast<int>(static_cast<std::int64_t>(r) % perChip * coresPerRank);
     own.logicalCore = static_cast<int>(r);
     own.device = device;
+    const std::int64_t stack = chip_->hbm.stackOf(own.physicalCore);
     for (const isa::TensorDecl& decl : rank.program->tensors) {
       TRN_ASSIGN_OR_RETURN(
           const std::int64_t address,
@@ -527,7 +545,7 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
     RunResult& rank = result.ranks.emplace_back();
     rank.stats = stats[r];
     rank.cores = {stats[r]};
-    rank.physicalCores = {0};
+    rank.physicalCores = {static_cast<int>(static_cast<std::int64_t>(r) % perChip * coresPerRank)};
     for (const TensorOutput& out : ranks[r].outputs) {
       const DeviceTensor* tensor = findDeviceTensor(tensors[r], out.tensor);
       if (tensor == nullptr) {

@@ -57,7 +57,17 @@ TEST(CollectivesCli, BadInputsAreErrorsNotCrashes) {
         std::pair{"collectives run --reduce prod", "unknown reduction 'prod'"},
         std::pair{"collectives run --dtype fp8_e4m3", "reduce in fp32 or bf16, not fp8_e4m3"},
         std::pair{"collectives run --size 1000001 --dtype bf16",
-                  "1000001 bytes is not a whole number of 2-byte elements"}}) {
+                  "1000001 bytes is not a whole number of 2-byte elements"},
+        std::pair{"collectives run --op all_to_allv", "all_to_allv needs --counts"},
+        std::pair{"collectives run --op all_reduce --counts 1,2/3,4",
+                  "--counts and --expected-counts are for --op all_to_allv, not all_reduce"},
+        std::pair{"collectives run --op all_to_allv --counts 1,2/3,4 --expected-counts 1,3/2,5",
+                  "rank 1 sends 4 elements to rank 1, but rank 1 expects 5 from rank 1"},
+        std::pair{"collectives run --op all_to_allv --counts 1,2/3",
+                  "rank 1 gives 1 counts, one per rank of its group of 2"},
+        std::pair{"collectives bench --op all_to_allv --counts 1K,2K/3K,4K --sizes 8K",
+                  "rank 1 sends 4096 elements to rank 1 at element 3072 of rank 1's buffer, "
+                  "which holds 4096 elements"}}) {
     const auto r = trnsim(arguments);
     EXPECT_EQ(r.exitCode, 3) << arguments << "\n" << r.output;  // an input error (docs/cli.md)
     EXPECT_NE(r.output.find(expected), std::string::npos) << arguments << "\n" << r.output;
@@ -88,6 +98,28 @@ TEST(CollectivesCli, RunReducesDataAndMatchesFloat64) {
   ASSERT_EQ(gather.exitCode, 0) << gather.output;
   EXPECT_NE(gather.output.find("0 of 524288 exact output elements differ"), std::string::npos)
       << gather.output;
+}
+
+// MoE-like skew over 4 chips: every element lands where the packed counts say, checked against
+// the exchange rebuilt from the inputs.
+TEST(CollectivesCli, AllToAllVMovesTheCountsGivenAndMatchesTheReference) {
+  const auto r = trnsim(
+      "collectives run --system trn2.48xlarge --op all_to_allv --dtype bf16 "
+      "--counts 0,1K,3K,0/512,512,512,512/4K,0,0,0/100,200,300,400");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  // Buffers of the largest extent: rank 0 receives 512 + 4K + 100 = 4708 elements.
+  for (const char* expected : {"all_to_allv over 4 ranks of trn2.48xlarge: 9416 bytes of bf16",
+                               "algorithm mesh", "0 of 18832 exact output elements differ"}) {
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+  }
+  const auto bench = trnsim(
+      "collectives bench --system trn2.48xlarge --op all_to_allv --dtype bf16 "
+      "--counts 0,1K,3K,0/512,512,512,512/4K,0,0,0/100,200,300,400 --json");
+  ASSERT_EQ(bench.exitCode, 0) << bench.output;
+  const nlohmann::json j = nlohmann::json::parse(bench.output);
+  EXPECT_EQ(j["op"], "all_to_allv");
+  EXPECT_EQ(j["rows"][0]["size_bytes"], 9416);
+  EXPECT_EQ(j["rows"][0]["algorithm"], "mesh");
 }
 
 TEST(CollectivesCli, TraceShowsChipsAsProcessesAndLinksAsTracks) {

@@ -46,6 +46,14 @@ inline spec::ChipSpec chipWithHbm(std::int64_t bytesPerSecond = 10'000'000'000'0
   return chip;
 }
 
+/// chipWithHbm with one HBM stack of 1 GiB: room for the ranks' buffers of a functional run.
+inline spec::ChipSpec chipWithMemory() {
+  spec::ChipSpec chip = chipWithHbm();
+  chip.hbm.stacks = 1;
+  chip.hbm.stackCapacity = Bytes(std::int64_t{1} << 30);
+  return chip;
+}
+
 /// A chip whose collective traffic is issued by `collectiveCores` collective cores, each
 /// driving an even share of one core's DMA engines: `engines` engines of `engineBytesPerSecond`
 /// (a stream of engines x bandwidth / collectiveCores), reductions at 50 % of that.

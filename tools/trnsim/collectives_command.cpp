@@ -14,6 +14,7 @@
 #include "exit_codes.h"
 #include "messages.h"
 #include "trn/base/rng.h"
+#include "trn/fabric/all_to_allv.h"
 #include "trn/fabric/collective_bench.h"
 #include "trn/fabric/collective_trace.h"
 #include "trn/fabric/functional_collective.h"
@@ -33,13 +34,49 @@ struct CollectiveOptions {
   std::string dtype = "bf16";
   std::string algorithm = "auto";
   std::string report;  // file for the offline HTML report of the one size run
+  std::string counts;          // all_to_allv: what each rank sends each rank
+  std::string expectedCounts;  // all_to_allv: what each rank expects from each rank
 };
+
+/// Without --ranks: a rank per row of an all_to_allv's counts, else every place.
+std::int64_t defaultRanks(const fabric::Topology& topology, const fabric::VariableCounts& v) {
+  std::int64_t n = 0;
+  while (n * n < static_cast<std::int64_t>(v.counts.size())) {
+    ++n;
+  }
+  return n > 0 ? n : topology.chips();
+}
+
+/// The exchange --counts (and --expected-counts) give, packed in order.
+Result<fabric::VariableCounts> variableCountsOf(const CollectiveOptions& o,
+                                                fabric::CollectiveOp op) {
+  if (op != fabric::CollectiveOp::kAllToAllV) {
+    if (!o.counts.empty() || !o.expectedCounts.empty()) {
+      return invalidArgument(fmt::format("--counts and --expected-counts are for --op all_to_allv, "
+                                         "not {}",
+                                         fabric::opName(op)));
+    }
+    return fabric::VariableCounts{};
+  }
+  if (o.counts.empty()) {
+    return invalidArgument(
+        "all_to_allv needs --counts: what each rank sends each rank, in elements, rows '/' and "
+        "columns ',' (0,512/1K,0 on 2 ranks)");
+  }
+  TRN_ASSIGN_OR_RETURN(const auto sends, fabric::parseCountMatrix(o.counts));
+  std::vector<std::vector<std::int64_t>> expected;
+  if (!o.expectedCounts.empty()) {
+    TRN_ASSIGN_OR_RETURN(expected, fabric::parseCountMatrix(o.expectedCounts));
+  }
+  return fabric::packedVariableCounts(sends, expected);
+}
 
 void addCollectiveOptions(CLI::App* command, CollectiveOptions& o) {
   command->add_option("--system", o.system, "system name or YAML path")->capture_default_str();
   command
       ->add_option("--op", o.op,
-                   "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, permute")
+                   "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, permute, "
+                   "all_to_allv")
       ->capture_default_str();
   command->add_option("--ranks", o.ranks,
                       "ranks: the first N chips (0: all), or N / chips logical cores per chip")
@@ -50,6 +87,12 @@ void addCollectiveOptions(CLI::App* command, CollectiveOptions& o) {
       ->add_option("--algorithm", o.algorithm,
                    "auto (the fastest the model finds), ring, mesh, rdh, torus, kangaring or chipmesh")
       ->capture_default_str();
+  command->add_option("--counts", o.counts,
+                      "all_to_allv: elements rank i sends rank j, row i, column j; rows '/', "
+                      "columns ',' (K, M, G): 0,512/1K,0; packed in order in each buffer");
+  command->add_option("--expected-counts", o.expectedCounts,
+                      "all_to_allv: elements rank j expects from rank i, row j, column i (checked "
+                      "against --counts)");
   command->add_option("--report", o.report,
                       "write the offline HTML report of the run (one size): verdict, every "
                       "algorithm's time, timeline of links and HBM, link load; open it in a "
@@ -57,7 +100,7 @@ void addCollectiveOptions(CLI::App* command, CollectiveOptions& o) {
 }
 
 struct BenchOptions : CollectiveOptions {
-  std::string sizes = "8K:1G";
+  std::string sizes;  // empty: 8K:1G, or for all_to_allv the buffers its counts need
   bool json = false;
   std::string trace;  // file for the Chrome trace of the one size run
 };
@@ -168,9 +211,16 @@ Status runBench(const BenchOptions& o) {
   const fabric::Topology& topology = loaded.topology;
   fabric::BenchRequest request;
   TRN_ASSIGN_OR_RETURN(request.op, fabric::parseOp(o.op));
-  TRN_ASSIGN_OR_RETURN(request.sizes, fabric::parseSizes(o.sizes));
   TRN_ASSIGN_OR_RETURN(request.dtype, parseDType(o.dtype));
-  request.ranks = o.ranks == 0 ? topology.chips() : o.ranks;
+  TRN_ASSIGN_OR_RETURN(request.variable, variableCountsOf(o, request.op));
+  if (o.sizes.empty() && request.op == fabric::CollectiveOp::kAllToAllV) {
+    // The buffers that hold the counts.
+    request.sizes = {std::max<std::int64_t>(1, fabric::variableExtent(request.variable)) *
+                     byteSize(request.dtype)};
+  } else {
+    TRN_ASSIGN_OR_RETURN(request.sizes, fabric::parseSizes(o.sizes.empty() ? "8K:1G" : o.sizes));
+  }
+  request.ranks = o.ranks == 0 ? defaultRanks(topology, request.variable) : o.ranks;
   if (o.algorithm != "auto") {
     TRN_ASSIGN_OR_RETURN(request.algorithm, fabric::parseAlgorithm(o.algorithm));
   }
@@ -210,7 +260,7 @@ Status runBench(const BenchOptions& o) {
 }
 
 struct RunOptions : CollectiveOptions {
-  std::string size = "1M";
+  std::string size;  // empty: 1M, or for all_to_allv the buffers its counts need
   std::string reduce = "sum";
   std::uint64_t seed = 1;
 };
@@ -242,11 +292,18 @@ Status runFunctional(const RunOptions& o) {
   TRN_ASSIGN_OR_RETURN(request.op, fabric::parseOp(o.op));
   TRN_ASSIGN_OR_RETURN(const DType dtype, parseDType(o.dtype));
   TRN_ASSIGN_OR_RETURN(const fabric::ReduceOp reduce, fabric::parseReduceOp(o.reduce));
-  TRN_ASSIGN_OR_RETURN(const std::vector<std::int64_t> sizes, fabric::parseSizes(o.size));
+  TRN_ASSIGN_OR_RETURN(request.variable, variableCountsOf(o, request.op));
+  const bool fitCounts = o.size.empty() && request.op == fabric::CollectiveOp::kAllToAllV;
+  TRN_ASSIGN_OR_RETURN(
+      const std::vector<std::int64_t> sizes,
+      fitCounts ? Result<std::vector<std::int64_t>>(std::vector<std::int64_t>{
+                      std::max<std::int64_t>(1, fabric::variableExtent(request.variable)) *
+                      byteSize(dtype)})
+                : fabric::parseSizes(o.size.empty() ? "1M" : o.size));
   if (sizes.size() != 1) {
     return invalidArgument(fmt::format("--size takes one size, not '{}'", o.size));
   }
-  const std::int64_t ranks = o.ranks == 0 ? topology.chips() : o.ranks;
+  const std::int64_t ranks = o.ranks == 0 ? defaultRanks(topology, request.variable) : o.ranks;
   if (ranks < 1 || ranks > topology.chips()) {
     return invalidArgument(fmt::format("{} ranks: {} has {} places for ranks", ranks,
                                        system.name, topology.chips()));
@@ -309,8 +366,9 @@ void registerCollectivesCommands(CLI::App& app, int& exitCode) {
   CLI::App* bench = group->add_subcommand(
       "bench", "time a collective over a range of sizes (timing only), as nccom-test reports it");
   addCollectiveOptions(bench, *options);
-  bench->add_option("--sizes", options->sizes, "SIZE, FIRST:LAST or FIRST:LAST:FACTOR (K, M, G)")
-      ->capture_default_str();
+  bench->add_option("--sizes", options->sizes,
+                    "SIZE, FIRST:LAST or FIRST:LAST:FACTOR (K, M, G); default 8K:1G, or for "
+                    "all_to_allv each rank's buffer, the least that holds --counts");
   bench->add_flag("--json", options->json, "print JSON, with every algorithm's time");
   bench->add_option("--trace", options->trace,
                     "write the chosen algorithm's Chrome trace (one size): chips as processes, "
@@ -321,8 +379,9 @@ void registerCollectivesCommands(CLI::App& app, int& exitCode) {
   CLI::App* runCommand = group->add_subcommand(
       "run", "run a collective on data in the chips' HBM and check it against float64");
   addCollectiveOptions(runCommand, *run);
-  runCommand->add_option("--size", run->size, "bytes (K, M, G), as nccom-test counts them")
-      ->capture_default_str();
+  runCommand->add_option("--size", run->size,
+                         "bytes (K, M, G), as nccom-test counts them; default 1M, or for "
+                         "all_to_allv each rank's buffer, the least that holds --counts");
   runCommand->add_option("--reduce", run->reduce, "sum, max or min")->capture_default_str();
   runCommand->add_option("--seed", run->seed, "seed of the random inputs")->capture_default_str();
   runCommand->callback([run, &exitCode] { runReportingErrors(runFunctional, *run, exitCode); });

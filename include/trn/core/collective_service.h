@@ -26,6 +26,8 @@ struct CollectiveCall {
   std::int64_t dstAddress = 0;
   std::int64_t srcBytes = 0;
   std::int64_t dstBytes = 0;
+  std::int64_t countsAddress = -1;  ///< all_to_allv: the device address of its uint32 counts
+  std::int64_t countsElements = 0;
   std::int64_t start = 0;  ///< ps: when the group's last member arrived (groups in flight overlap)
 };
 

@@ -42,20 +42,32 @@ std::string_view algorithmName(Algorithm a);  ///< "ring", ...
 Result<CollectiveOp> parseOp(std::string_view name);
 Result<Algorithm> parseAlgorithm(std::string_view name);
 
+/// What each pair of ranks exchanges in an all-to-all-v (MPI_Alltoallv, NKI all_to_all_v), in
+/// elements, over a group of n ranks: rank i sends counts[i * n + j] elements from element
+/// sendOffsets[i * n + j] of its buffer to element receiveOffsets[i * n + j] of rank j's receive
+/// buffer (j = i included). all_to_allv.h builds and checks them.
+struct VariableCounts {
+  std::vector<std::int64_t> counts;
+  std::vector<std::int64_t> sendOffsets;
+  std::vector<std::int64_t> receiveOffsets;
+};
+
 /// One collective. `bytes` is the size `nccom-test` reports: the buffer of an all-reduce or a
 /// broadcast, the input of a reduce-scatter and an all-to-all, the output of an all-gather, the
-/// buffer each rank sends in a permute.
+/// buffer each rank sends in a permute; for an all-to-all-v, the size of each rank's buffer and
+/// of its receive buffer (what moves is `variable`).
 struct CollectiveRequest {
   CollectiveOp op = CollectiveOp::kAllReduce;
   std::vector<std::int64_t> group;  ///< chips, as Topology numbers them; rank i is group[i]
   std::int64_t bytes = 0;
   std::int64_t elementBytes = 2;  ///< of the data type (counts and the divisibility check)
   std::int64_t root = 0;          ///< rank that broadcasts
+  VariableCounts variable;        ///< all_to_allv only
 };
 
 /// An error unless `request` fits `topology`: at least one rank, each a chip of the system once,
 /// a whole number of elements that divides among the ranks where the operation divides it, a
-/// broadcast root among the ranks.
+/// broadcast root among the ranks; an all-to-all-v's counts as all_to_allv.h checks them.
 Status checkRequest(const Topology& topology, const CollectiveRequest& request);
 
 /// Why an algorithm does not apply to a request, or "" when it does.
@@ -104,7 +116,7 @@ Result<CollectiveResult> runCollective(const Topology& topology, const Collectiv
                                        std::optional<Algorithm> algorithm = std::nullopt);
 
 /// nccom-test's bus-bandwidth factor: busbw = algbw * factor (2(n-1)/n for an all-reduce,
-/// (n-1)/n for gathers, scatters and all-to-all, 1 for broadcast and permute).
+/// (n-1)/n for gathers, scatters and all-to-all (and v), 1 for broadcast and permute).
 double busBandwidthFactor(CollectiveOp op, std::int64_t ranks);
 
 }  // namespace trn::fabric

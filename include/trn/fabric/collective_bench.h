@@ -15,6 +15,9 @@
 
 namespace trn::fabric {
 
+/// One size: a whole number with an optional K, M or G (powers of 1024) or B: "64M".
+Result<std::int64_t> parseSize(std::string_view text);
+
 /// Sizes from "8K:1G" (doubling) or "8K:1G:4" (a factor of 4) or one size "64M"; K, M and G are
 /// powers of 1024, as nccom-test reads them.
 Result<std::vector<std::int64_t>> parseSizes(std::string_view text);
@@ -34,6 +37,7 @@ struct BenchRequest {
   std::vector<std::int64_t> sizes;
   DType dtype = DType::kBf16;
   std::optional<Algorithm> algorithm;
+  VariableCounts variable;  ///< all_to_allv: the exchange; each size is then each rank's buffer
 };
 
 /// Runs the sweep; fails on a bad request (more ranks than chips, a reduction in a type the

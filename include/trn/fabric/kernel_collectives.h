@@ -1,14 +1,17 @@
 // The fabric behind a kernel's `collective` instructions: the core::CollectiveService a system
-// run (runtime::Session::runRanks) gives the scheduler. Rank r is chip r of the topology; each
-// call is over one replica group, a request over the group's chips (position i of the group is
-// rank i of the request). Each collective is timed by the model (collective.h: every algorithm that
-// applies, the fastest taken) and, in the modes with data, executed on the ranks' HBM by the same
-// plan (functional_collective.h), through scratch buffers in each chip's HBM that are given back
-// afterwards. Collectives of other groups still in flight when one starts (CollectiveCall::start)
-// share the fabric with it: it is timed together with them (concurrent_collectives.h), each
-// keeping the algorithm and start it had; a collective already timed is not slowed by one that
-// starts later. Every collective run is recorded, for reports. Its load on each rank's chip (DMA
-// engine work and HBM bytes, lastLoads) is what the scheduler shares with the rank's own DMA.
+// run (runtime::Session::runRanks) gives the scheduler. Rank r is place r of the topology: chip r,
+// or with logical-core ranks logical core r mod L of chip r / L; each call is over one replica
+// group, a request over the group's places (position i of the group is rank i of the request). An
+// all_to_allv reads each rank's counts tensor when it runs (a timing-only run, which has no
+// values, assumes equal shares) and receives straight into dst. Each collective is timed by the
+// model (collective.h: every algorithm that applies, the fastest taken) and, in the modes with
+// data, executed on the ranks' HBM by the same plan (functional_collective.h), through scratch
+// buffers in each chip's HBM that are given back afterwards. Collectives of other groups still in
+// flight when one starts (CollectiveCall::start) share the fabric with it: it is timed together
+// with them (concurrent_collectives.h), each keeping the algorithm and start it had; a collective
+// already timed is not slowed by one that starts later. Every collective run is recorded, for
+// reports. Its load on each rank's chip (DMA engine work and HBM bytes, lastLoads) is what the
+// scheduler shares with the rank's own DMA.
 #pragma once
 
 #include <cstdint>

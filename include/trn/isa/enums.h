@@ -79,6 +79,7 @@ enum class CollectiveOp : std::uint8_t {
   kAllToAll,
   kBroadcast,
   kPermute,
+  kAllToAllV,  ///< all-to-all with per-pair counts and displacements (a metadata tensor)
 };
 
 /// What an instruction does with its engine's per-partition accumulator registers (nki.isa
@@ -182,13 +183,14 @@ struct EnumTable<ReduceCmd> {
 template <>
 struct EnumTable<CollectiveOp> {
   static constexpr std::string_view kTypeName = "collective_op";
-  static constexpr std::array<std::pair<CollectiveOp, std::string_view>, 6> kEntries = {{
+  static constexpr std::array<std::pair<CollectiveOp, std::string_view>, 7> kEntries = {{
       {CollectiveOp::kAllReduce, "all_reduce"},
       {CollectiveOp::kAllGather, "all_gather"},
       {CollectiveOp::kReduceScatter, "reduce_scatter"},
       {CollectiveOp::kAllToAll, "all_to_all"},
       {CollectiveOp::kBroadcast, "broadcast"},
       {CollectiveOp::kPermute, "permute"},
+      {CollectiveOp::kAllToAllV, "all_to_allv"},
   }};
 };
 

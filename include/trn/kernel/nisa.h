@@ -262,18 +262,32 @@ void sendrecv(const Tensor& dst, const Tensor& src, Engine engine = Engine::kPoo
               Loc loc = Loc::current());
 
 /// A collective over the ranks of a system run (NKI nki.collectives on HBM tensors; rank r runs
-/// on chip r, runtime::Session::runRanks): `op` of `src` into `dst`, reducing with `reduce` (add,
-/// max or min) where it reduces. Both are contiguous HBM ranges of one dtype; sizes per op as
-/// isa::Collective says (all_gather's dst is the group size times src, reduce_scatter's src the
-/// group size times dst). `groups` are NKI's replica groups: empty for one group of every rank,
-/// or equal-size lists of ranks that hold every rank once ({{0,1,2,3},{4,5,6,7}}); each rank's
-/// collective then runs with the members of its group only, in the list's order. The k-th
-/// collective of a rank meets the k-th of the other members of its group; a kernel issues all of
-/// its collectives from one engine, and the kernel's other engines run on while it is in flight.
-/// Malformed groups (of different sizes, a rank twice, more than isa::ReplicaGroups::kMaxRanks
-/// ranks) fail here; ranks outside the run or missing from every group fail when it runs.
+/// on place r of the system's topology, a chip or a logical core, runtime::Session::runRanks): `op`
+/// of `src` into `dst`, reducing with `reduce` (add, max or min) where it reduces. Both are
+/// contiguous HBM ranges of one dtype; sizes per op as isa::Collective says (all_gather's dst is
+/// the group size times src, reduce_scatter's src the group size times dst). `groups` are NKI's
+/// replica groups: empty for one group of every rank, or equal-size lists of ranks that hold every
+/// rank once ({{0,1,2,3},{4,5,6,7}}); each rank's collective then runs with the members of its
+/// group only, in the list's order. The k-th collective of a rank meets the k-th of the other
+/// members of its group; a kernel issues all of its collectives from one engine, and the kernel's
+/// other engines run on while it is in flight. Malformed groups (of different sizes, a rank twice,
+/// more than isa::ReplicaGroups::kMaxRanks ranks) fail here; ranks outside the run or missing from
+/// every group fail when it runs.
 void collective(isa::CollectiveOp op, const Tensor& dst, const Tensor& src,
                 isa::AluOp reduce = isa::AluOp::kAdd, Engine engine = Engine::kPool,
                 const std::vector<std::vector<int>>& groups = {}, Loc loc = Loc::current());
+
+/// An all-to-all-v (NKI nki.collectives.all_to_all_v, MoE token dispatch) over the ranks of a
+/// system run or of each rank's replica group (`groups` as collective's): each rank sends each
+/// member of its group its own number of elements, as `counts` says when the collective runs.
+/// `counts` is a uint32 HBM tensor of 2 to 4 rows of the group size, in elements: send counts and
+/// send displacements into src per destination position, then optionally the counts expected
+/// from each position (checked against what they send) and where each lands in dst (without
+/// them: equal slots, position i at i x (dst elements / group size)). src and dst are
+/// contiguous HBM ranges of one dtype, of any sizes the counts fit; dst elements nobody sends to
+/// keep their values. Inconsistent counts fail the run naming the ranks.
+void allToAllV(const Tensor& dst, const Tensor& src, const Tensor& counts,
+               Engine engine = Engine::kPool, const std::vector<std::vector<int>>& groups = {},
+               Loc loc = Loc::current());
 
 }  // namespace trn::kernel::nisa

@@ -154,10 +154,12 @@ class Session {
                              const RunOptions& options) const;
 
   /// Runs one program per rank over a system of this session's chip, in one timeline: rank r on
-  /// physical core 0 of chip r of `topology`, each chip with its own device memory holding its
-  /// rank's tensors. The programs' `collective` instructions meet across the ranks and go over
-  /// the fabric (fabric/kernel_collectives.h): timed by the fabric model, and in the modes with
-  /// data executed on the ranks' HBM. Data runs on one host thread.
+  /// place r of `topology`, each chip with its own device memory holding its ranks' tensors. With
+  /// a rank per chip (Topology::create's default) that is physical core 0 of chip r; with L
+  /// logical-core ranks per chip (LNC), the first physical core of logical core r mod L of chip
+  /// r / L, its tensors in that core's HBM stack. The programs' `collective` instructions meet
+  /// across the ranks and go over the fabric (fabric/kernel_collectives.h): timed by the fabric
+  /// model, and in the modes with data executed on the ranks' HBM. Data runs on one host thread.
   Result<RanksResult> runRanks(const fabric::Topology& topology, std::span<const RankProgram> ranks,
                                const RunOptions& options) const;
 

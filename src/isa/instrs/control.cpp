@@ -55,6 +55,33 @@ Status Collective::verify(const VerifyContext& /*ctx*/) const {
     }
   }
   TRN_RETURN_IF_ERROR(checkReplicaGroupsForm(groups).withContext("field 'groups'"));
+  if (op != CollectiveOp::kAllToAllV) {
+    if (counts) {
+      return failedPrecondition(
+          fmt::format("{} takes no counts (only all_to_allv does)", enumName(op)));
+    }
+  } else {
+    if (!counts) {
+      return failedPrecondition(
+          "all_to_allv needs counts: a uint32 HBM tensor of send counts and displacements");
+    }
+    TRN_RETURN_IF_ERROR(requireMemory("counts", *counts, {Memory::kHbm}));
+    if (counts->dtype != DType::kUint32 || !isContiguous(*counts)) {
+      return failedPrecondition(
+          fmt::format("counts is {}{}: all_to_allv's counts are a contiguous uint32 HBM range",
+                      dtypeName(counts->dtype), isContiguous(*counts) ? "" : ", not contiguous"));
+    }
+    if (!groups.all()) {
+      const std::int64_t rows = counts->elementCount() / groups.groupSize;
+      if (counts->elementCount() % groups.groupSize != 0 || rows < 2 || rows > 4) {
+        return failedPrecondition(fmt::format(
+            "counts has {} elements: all_to_allv over replica groups of {} ranks takes 2 to 4 "
+            "rows of {} (send counts, send displacements, receive counts, receive displacements)",
+            counts->elementCount(), groups.groupSize, groups.groupSize));
+      }
+    }
+    return {};  // src and dst may differ: the counts say what moves
+  }
   if (!groups.all()) {
     // The sizes by the group's size; with every rank, the run's size is the scheduler's to check.
     const std::int64_t n = groups.groupSize;

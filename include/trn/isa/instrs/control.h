@@ -136,19 +136,23 @@ struct SendRecv {
 /// all_reduce and all_to_all take and give equal sizes, all_gather gives N times src,
 /// reduce_scatter gives 1/N of src, broadcast copies the group's first rank's src to every dst,
 /// permute sends src to the next member's dst. Reductions (`reduce`
-/// add, max or min) are in fp32 or bf16, in the order docs/collectives.md gives.
+/// add, max or min) are in fp32 or bf16, in the order docs/collectives.md gives. all_to_allv
+/// (NKI all_to_all_v) moves per-pair counts that `counts`, a uint32 HBM tensor of 2 to 4 rows of
+/// the group size (send counts, send displacements, receive counts, receive displacements, in
+/// elements), gives when it runs; src and dst may then differ in size.
 struct Collective {
   static constexpr InstrInfo kInfo{
       "collective",
       0x0606,
       {Engine::kPe, Engine::kAct, Engine::kDve, Engine::kPool, Engine::kSp},
       "control",
-      "an all-reduce, all-gather, reduce-scatter, all-to-all, broadcast or permute of HBM "
-      "tensors over the ranks of a system run or of each rank's replica group"};
+      "an all-reduce, all-gather, reduce-scatter, all-to-all (or all-to-all-v), broadcast or "
+      "permute of HBM tensors over the ranks of a system run or of each rank's replica group"};
   CollectiveOp op = CollectiveOp::kAllReduce;
   AluOp reduce = AluOp::kAdd;
   AccessPattern dst;
   AccessPattern src;
+  std::optional<AccessPattern> counts;  ///< all_to_allv's metadata; absent for the others
   ReplicaGroups groups;  ///< which ranks each rank's collective runs with (default: every rank)
   static constexpr auto fields() {
     return std::tuple{
@@ -157,6 +161,9 @@ struct Collective {
                   "add, max or min (reducing collectives)"},
         FieldDesc{"dst", &Collective::dst, FieldRole::kOutput, "contiguous HBM range written"},
         FieldDesc{"src", &Collective::src, FieldRole::kInput, "contiguous HBM range read"},
+        FieldDesc{"counts", &Collective::counts, FieldRole::kInput,
+                  "all_to_allv: uint32 HBM rows of send counts, send displacements and "
+                  "optionally receive counts and displacements, one column per group member"},
         FieldDesc{"groups", &Collective::groups, FieldRole::kImmediate,
                   "replica groups: all, or equal-size rank lists [[0,1],[2,3]] covering the run"},
     };
