@@ -148,18 +148,7 @@ Result<int> foldBatchNorms(Graph& graph) {
       unread.insert(name);
     }
   }
-  for (const Node& node : graph.nodes) {
-    for (const std::string& in : node.inputs) {
-      unread.erase(in);
-    }
-  }
-  for (const std::string& out : graph.outputs) {
-    unread.erase(out);
-  }
-  for (const std::string& name : unread) {
-    graph.initializers.erase(name);
-    graph.values.erase(name);
-  }
+  dropUnread(graph, std::move(unread));
   return count;
 }
 

@@ -454,26 +454,6 @@ class Matcher {
   std::size_t maskReader_ = 0;  ///< the node reading the scaled scores
 };
 
-/// Removes the values and the initializers nothing reads any more.
-void dropUnread(Graph& graph, const std::set<std::string>& candidates) {
-  std::set<std::string> unread = candidates;
-  for (const Node& node : graph.nodes) {
-    for (const std::string& in : node.inputs) {
-      unread.erase(in);
-    }
-  }
-  for (const std::string& name : graph.outputs) {
-    unread.erase(name);
-  }
-  for (const std::string& name : graph.inputs) {
-    unread.erase(name);
-  }
-  for (const std::string& name : unread) {
-    graph.initializers.erase(name);
-    graph.values.erase(name);
-  }
-}
-
 }  // namespace
 
 Result<int> fuseAttention(Graph& graph) {

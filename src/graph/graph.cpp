@@ -172,6 +172,24 @@ std::string describeValue(const Value& value) {
   return type + (value.shape ? value.shape->toString() : "[?]");
 }
 
+void dropUnread(Graph& graph, std::set<std::string> candidates) {
+  for (const Node& node : graph.nodes) {
+    for (const std::string& in : node.inputs) {
+      candidates.erase(in);
+    }
+  }
+  for (const std::string& name : graph.outputs) {
+    candidates.erase(name);
+  }
+  for (const std::string& name : graph.inputs) {
+    candidates.erase(name);
+  }
+  for (const std::string& name : candidates) {
+    graph.initializers.erase(name);
+    graph.values.erase(name);
+  }
+}
+
 std::string describeNode(const Graph& graph, const Node& node) {
   std::string inputs;
   for (const std::string& in : node.inputs) {

@@ -362,6 +362,7 @@ Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& 
   }
   run.stats = chainStats(run.parts);
   for (int c = 0; c < model.lnc && model.lnc > 1; ++c) {
+    // Core c's run of each part, its figures without its records (mergeStats of one run).
     std::vector<core::RunStats> parts;
     for (const std::vector<core::RunStats>& cores : run.cores) {
       parts.push_back(core::mergeStats(std::span(&cores.at(static_cast<std::size_t>(c)), 1)));

@@ -170,14 +170,18 @@ class ManifestReader {
     }
     model.graph = graph;
     for (const Json& w : m.at("weights")) {
-      TRN_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, blob(w.at("blob").get<std::size_t>()));
+      FileBytes buffer;
+      TRN_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
+                           blob(w.at("blob").get<std::size_t>(), buffer));
       const std::string value = w.at("value").get<std::string>();
       TRN_ASSIGN_OR_RETURN(runtime::NpyArray array,
                            runtime::parseNpy(bytes, fmt::format("weight '{}'", value)));
       model.weights.emplace(value, std::move(array));
     }
     for (const Json& k : m.at("kernels")) {
-      TRN_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, blob(k.at("blob").get<std::size_t>()));
+      FileBytes buffer;
+      TRN_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
+                           blob(k.at("blob").get<std::size_t>(), buffer));
       TRN_ASSIGN_OR_RETURN(isa::ChipProgram chip, isa::decodeChipProgram(bytes, "kernel"));
       if (chip.lnc != model.lnc || chip.cores.size() != static_cast<std::size_t>(model.lnc)) {
         return invalidArgument(
@@ -250,13 +254,13 @@ class ManifestReader {
     return {};
   }
 
-  Result<std::span<const std::byte>> blob(std::size_t index) {
+  /// Blob `index`, read into `buffer` (which the caller drops once it has decoded the bytes).
+  Result<std::span<const std::byte>> blob(std::size_t index, FileBytes& buffer) const {
     if (index >= blobs_.size()) {
       return invalidArgument(
           fmt::format("blob {} does not exist ({} blobs)", index, blobs_.size()));
     }
-    buffers_.emplace_back();
-    return file_.read(blobs_[index].first, blobs_[index].second, buffers_.back());
+    return file_.read(blobs_[index].first, blobs_[index].second, buffer);
   }
 
   static Status readValues(const Json& list, Graph& graph, std::vector<std::string>& names) {
@@ -379,7 +383,6 @@ class ManifestReader {
   const ByteSource& file_;
   std::uint64_t base_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> blobs_;  ///< absolute offset, length
-  std::vector<FileBytes> buffers_;
   std::vector<runtime::CompiledLaunch> kernels_;
 };
 

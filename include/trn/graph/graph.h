@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ struct Graph {
 
 /// "fp32[2, 3]", "fp32[?]" (unknown shape) or "?[?]" (nothing known) for a value.
 std::string describeValue(const Value& value);
+
+/// Removes the `candidates` that no node, graph input or graph output reads any more: their
+/// initializers and values (what a pass that rewired nodes leaves behind).
+void dropUnread(Graph& graph, std::set<std::string> candidates);
 
 /// How an error names a node: "node 'mm0' (MatMul) with inputs x: fp32[2, 3], w: fp32[4, 5]".
 std::string describeNode(const Graph& graph, const Node& node);
