@@ -143,9 +143,10 @@ TEST(CliGraph, CompiledModelFileRunsAsTheModelDoes) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->data, b->data);
   const testing::CliRun recompile =
-      trnsim("graph run " + dir.file("s.trnx") + " --auto-cast matmult --mode timing-only");
+      trnsim("graph run " + dir.file("s.trnx") + " --lnc 1 --mode timing-only");
   EXPECT_EQ(recompile.exitCode, 3) << recompile.output;
-  EXPECT_NE(recompile.output.find("apply when compiling from ONNX"), std::string::npos);
+  EXPECT_NE(recompile.output.find("--lnc applies when compiling from ONNX"), std::string::npos)
+      << recompile.output;
   const testing::CliRun otherChip =
       trnsim("graph run " + dir.file("s.trnx") + " --chip trn1 --mode timing-only");
   EXPECT_EQ(otherChip.exitCode, 3) << otherChip.output;

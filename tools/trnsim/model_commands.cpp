@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <filesystem>
 #include <memory>
 #include <numeric>
@@ -41,7 +42,14 @@ struct ModelArgs {
   std::string autoCast = "none";
   std::string partition = "auto";
   int lnc = 1;
+  /// graph run: the options given on the command line, of those a compiled .trnx file fixes.
+  std::vector<std::string> compileOptionsGiven;
+  bool chipGiven = false;
 };
+
+/// The options of `graph run` that compiling from ONNX takes and a .trnx file has already fixed.
+constexpr std::array<const char*, 5> kCompileOptions = {"--dim", "--dump-after", "--auto-cast",
+                                                        "--partition", "--lnc"};
 
 Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Session& session) {
   graph::PipelineOptions pipeline;
@@ -129,16 +137,12 @@ Result<Prepared> prepare(const ModelArgs& args) {
     TRN_ASSIGN_OR_RETURN(graph::CompiledModel model, compile(args, session));
     return Prepared{std::move(session), std::move(model)};
   }
-  const ModelArgs defaults;
-  if (!args.dims.empty() || !args.dumpAfter.empty() || args.autoCast != defaults.autoCast ||
-      args.partition != defaults.partition || args.lnc != defaults.lnc) {
-    return invalidArgument(fmt::format(
-        "{} is compiled: --dim, --dump-after, --auto-cast, --partition and --lnc apply when "
-        "compiling from ONNX",
-        args.model));
+  if (!args.compileOptionsGiven.empty()) {
+    return invalidArgument(fmt::format("{} is compiled: {} applies when compiling from ONNX",
+                                       args.model, fmt::join(args.compileOptionsGiven, ", ")));
   }
   TRN_ASSIGN_OR_RETURN(graph::LoadedModel loaded, graph::loadModel(args.model));
-  if (args.chip != defaults.chip && args.chip != loaded.chip) {
+  if (args.chipGiven && args.chip != loaded.chip) {
     return invalidArgument(
         fmt::format("{} is compiled for {}, not {}", args.model, loaded.chip, args.chip));
   }
@@ -312,7 +316,13 @@ void registerModelCommands(CLI::App& app, CLI::App& graphCommand, int& exitCode)
   runCmd->add_option("--trace", runArgs->trace, "write a Perfetto trace of the run");
   addReportOption(runCmd, runArgs->report);
   addSeedOption(runCmd, runArgs->seed, "seed of stochastic rounding");
-  runCmd->callback([runArgs, &exitCode] {
+  runCmd->callback([runArgs, runCmd, &exitCode] {
+    for (const char* option : kCompileOptions) {
+      if (runCmd->count(option) > 0) {
+        runArgs->compileOptionsGiven.emplace_back(option);
+      }
+    }
+    runArgs->chipGiven = runCmd->count("--chip") > 0;
     if (const Status s = runCommand(*runArgs); !s.ok()) {
       exitCode = reportError(s);
     }
