@@ -473,6 +473,9 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
                                        chip_->name, chip_->chip.neuronCores));
   }
   const std::int64_t coresPerRank = perChip > 1 ? chip_->chip.neuronCores / perChip : 1;
+  auto physicalCoreOf = [&](std::size_t r) {
+    return static_cast<int>(static_cast<std::int64_t>(r) % perChip * coresPerRank);
+  };
   const bool data = core::hasData(options.mode);
   const core::CoreOptions base = coreOptions(*this, options);
   std::vector<std::shared_ptr<core::DeviceMemory>> devices;
@@ -505,7 +508,7 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
     }
     const std::shared_ptr<core::DeviceMemory>& device = devices[chipIndex];
     core::CoreOptions own = base;
-    own.physicalCore = static_cast<int>(static_cast<std::int64_t>(r) % perChip * coresPerRank);
+    own.physicalCore = physicalCoreOf(r);
     own.logicalCore = static_cast<int>(r);
     own.device = device;
     const std::int64_t stack = chip_->hbm.stackOf(own.physicalCore);
@@ -545,7 +548,7 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
     RunResult& rank = result.ranks.emplace_back();
     rank.stats = stats[r];
     rank.cores = {stats[r]};
-    rank.physicalCores = {static_cast<int>(static_cast<std::int64_t>(r) % perChip * coresPerRank)};
+    rank.physicalCores = {physicalCoreOf(r)};
     for (const TensorOutput& out : ranks[r].outputs) {
       const DeviceTensor* tensor = findDeviceTensor(tensors[r], out.tensor);
       if (tensor == nullptr) {
