@@ -163,15 +163,16 @@ void bindKernels(py::module_& m) {
       "check",
       [](const runtime::Session& session, const std::string& name, const py::list& specs,
          const py::dict& runOptions, bool checkNumerics, const py::object& arrays,
-         const std::string& autoCast) {
+         const std::string& autoCast, const std::string& autoCastType) {
         const KernelEntry& e = entryNamed(name);
         const std::vector<kernel::TensorSpec> s = specsOf(e, specs);
         harness::CheckOptions options;
         options.run = toRunOptions(runOptions);
         options.run.record = core::hasTiming(options.run.mode);  // the verdict's critical path
         options.checkNumerics = checkNumerics;
-        options.compile.autoCast =
-            autoCast == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
+        options.compile.autoCast = {
+            autoCast == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone,
+            take(kernel::parseAutoCastType(autoCastType))};
         const Status castable = harness::checkAutoCast(e, s, options.compile.autoCast);
         if (!castable.ok()) {
           raise(castable);
@@ -218,7 +219,8 @@ void bindKernels(py::module_& m) {
         return d;
       },
       py::arg("session"), py::arg("name"), py::arg("specs"), py::arg("run_options"),
-      py::arg("check_numerics"), py::arg("inputs"), py::arg("auto_cast"));
+      py::arg("check_numerics"), py::arg("inputs"), py::arg("auto_cast"),
+      py::arg("auto_cast_type") = "bf16");
 }
 
 }  // namespace trn::python

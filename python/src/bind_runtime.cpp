@@ -64,7 +64,9 @@ kernel::CompileOptions toCompileOptions(const py::dict& options, std::ostream* d
       if (mode != "none" && mode != "matmult") {
         throw py::value_error("auto_cast must be 'none' or 'matmult', not '" + mode + "'");
       }
-      o.autoCast = mode == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
+      o.autoCast.mode = mode == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
+    } else if (name == "auto_cast_type") {
+      o.autoCast.type = take(kernel::parseAutoCastType(value.cast<std::string>()));
     } else if (name == "dump_after") {
       o.dumpAfter = value.cast<std::string>();
       o.dumpStream = dump;
@@ -396,23 +398,26 @@ void bindRuntime(py::module_& m) {
           "compile_model",
           [](const Session& s, const std::string& path,
              const std::map<std::string, std::int64_t>& symbols, const std::string& autoCast,
-             const std::string& partition, int lnc) {
+             const std::string& partition, int lnc, const std::string& autoCastType) {
             graph::PipelineOptions pipeline;
             pipeline.shapes.symbols = symbols;
             if (autoCast != "none" && autoCast != "matmult" && autoCast != "all") {
               throw py::value_error("auto_cast must be 'none', 'matmult' or 'all', not '" +
                                     autoCast + "'");
             }
-            pipeline.castAllToBf16 = autoCast == "all";
+            const DType type = take(kernel::parseAutoCastType(autoCastType));
             kernel::CompileOptions options;
-            options.autoCast =
-                autoCast == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
+            if (autoCast == "matmult") {
+              options.autoCast = {kernel::AutoCast::kMatmult, type};
+            } else if (autoCast == "all") {
+              pipeline.castAll = take(graph::elementTypeOf(type));
+            }
             const graph::Partition split = take(graph::parsePartition(partition));
             return std::make_shared<graph::CompiledModel>(
                 take(graph::compileModel(s, path, pipeline, options, {split, lnc})));
           },
           py::arg("path"), py::arg("symbols"), py::arg("auto_cast") = "none",
-          py::arg("partition") = "auto", py::arg("lnc") = 1,
+          py::arg("partition") = "auto", py::arg("lnc") = 1, py::arg("auto_cast_type") = "bf16",
           "Compiles an ONNX model for a logical core of the chip (docs/compiler.md).")
       .def(
           "run_model",

@@ -51,15 +51,18 @@ def _specs(name, shapes, dtype):
 
 
 def check(name, inputs=None, shapes=None, dtype=None, chip="trn2", lnc=1,
-          mode="functional+timing", seed=0, check_numerics=True, auto_cast="none"):
+          mode="functional+timing", seed=0, check_numerics=True, auto_cast="none",
+          auto_cast_type="bf16"):
     """Runs reference kernel ``name`` (on seeded random inputs, or ``inputs``: numpy arrays,
-    one per input, rounded to its dtype) and compares its outputs with the float64 reference."""
+    one per input, rounded to its dtype) and compares its outputs with the float64 reference.
+    ``auto_cast="matmult"`` computes its fp32 products in ``auto_cast_type`` (bf16, fp16, tf32 or
+    fp8_e4m3), and the reference reads those operands rounded so."""
     from . import _run_options, _session
     session = _session(chip)
     specs = _specs(name, shapes, dtype)
     options = _run_options(mode, None, seed, None, None, lnc, None, None)
     figures = _trnsim.kernels.check(session, name, specs, options, check_numerics, inputs,
-                                    auto_cast)
+                                    auto_cast, auto_cast_type)
     return CheckResult(figures, figures["report_text"])
 
 

@@ -86,12 +86,13 @@ def _host_array(x):
 
 
 def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
-          rounding="nearest_even", auto_cast="none", partition="auto", lnc=1):
+          rounding="nearest_even", auto_cast="none", partition="auto", lnc=1, auto_cast_type="bf16"):
     """Compiles ``module`` (a torch.nn.Module, put in eval mode) for ``example_inputs`` (a tensor
     or a tuple of them) onto a logical core of ``chip``; returns a TracedModel. ``lnc=2`` launches
     each kernel over the two cores of a logical core, each computing its share of every node. ``auto_cast="matmult"``
     computes the matrix products of fp32 tensors in bf16 with fp32 accumulation, as neuronx-cc
-    does by default (``--auto-cast matmult``). ``partition`` splits the model into kernels:
+    does by default (``--auto-cast matmult``); ``auto_cast_type`` chooses fp16, tf32 or fp8_e4m3
+    instead (``--auto-cast-type``; ``auto_cast="all"`` takes bf16 or fp16). ``partition`` splits the model into kernels:
     "auto" (one per layer when layers repeat, each distinct layer compiled once), "one" or
     "per-layer". Operators the graph compiler cannot lower raise trnsim.Error naming the node and
     its op type."""
@@ -106,7 +107,7 @@ def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
         with torch.no_grad():
             torch.onnx.export(module, tuple(example_inputs), path, opset_version=17,
                               input_names=[f"input{i}" for i in range(len(example_inputs))])
-        model = session.compile_model(path, {}, auto_cast, partition, lnc)
+        model = session.compile_model(path, {}, auto_cast, partition, lnc, auto_cast_type)
     options = {"mode": mode, "seed": seed, "rounding": rounding, "record": mode != "functional-only"}
     return TracedModel(session, model, name, options)
 

@@ -14,8 +14,6 @@ namespace trn::graph {
 
 namespace {
 
-constexpr std::int64_t kOnnxBf16 = 16;  // TensorProto.DataType.BFLOAT16
-
 /// A name for `base` no value of `graph` has.
 std::string freshName(const Graph& graph, const std::string& base) {
   std::string name = base;
@@ -25,12 +23,12 @@ std::string freshName(const Graph& graph, const std::string& base) {
   return name;
 }
 
-/// A new bf16 value of `value`'s shape, named after it; returns its name.
-std::string addBf16Twin(Graph& graph, const std::string& value) {
-  const std::string name = freshName(graph, value + "_bf16");
+/// A new value of `value`'s shape and of `type`, named after it; returns its name.
+std::string addTwin(Graph& graph, const std::string& value, ElementType type) {
+  const std::string name = freshName(graph, fmt::format("{}_{}", value, elementTypeName(type)));
   Value twin = graph.values[value];
   twin.name = name;
-  twin.type = ElementType::kBf16;
+  twin.type = type;
   graph.values[name] = twin;
   return name;
 }
@@ -48,22 +46,31 @@ Node castNode(const std::string& name, const std::string& from, const std::strin
 
 }  // namespace
 
-Tensor toBf16(const Tensor& t) {
+Tensor roundedTo(const Tensor& t, ElementType type) {
   std::vector<float> values(t.data().size() / sizeof(float));
   std::memcpy(values.data(), t.data().data(), values.size() * sizeof(float));
-  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * 2);
-  convertFromFloat(values, DType::kBf16, *bytes);
+  auto bytes = std::make_shared<std::vector<std::byte>>(
+      values.size() * static_cast<std::size_t>(elementByteSize(type)));
+  convertFromFloat(values, deviceDType(type).value(), *bytes);
   Tensor out = t;
-  out.type = ElementType::kBf16;
+  out.type = type;
   out.bytes = std::move(bytes);
   return out;
 }
 
-Status castAllToBf16(Graph& graph) {
+Status castAll(Graph& graph, ElementType type) {
+  const std::optional<std::int64_t> onnxType = onnxDataType(type);
+  if (type != ElementType::kBf16 || !onnxType) {
+    return Status(ErrorCode::kUnsupported,
+                  fmt::format("--auto-cast all computes in bf16 here, not {}: the library's "
+                              "kernels take bf16 or fp32 (--auto-cast matmult takes fp16, tf32 "
+                              "and fp8_e4m3 for the matrix products)",
+                              elementTypeName(type)));
+  }
   for (auto& [name, weight] : graph.initializers) {
     if (weight.type == ElementType::kFp32) {
-      weight = toBf16(weight);
-      graph.values[name].type = ElementType::kBf16;
+      weight = roundedTo(weight, type);
+      graph.values[name].type = type;
     }
   }
   const std::set<std::string> interface = [&] {
@@ -73,7 +80,7 @@ Status castAllToBf16(Graph& graph) {
   }();
   for (auto& [name, value] : graph.values) {
     if (value.type == ElementType::kFp32 && !interface.contains(name)) {
-      value.type = ElementType::kBf16;
+      value.type = type;
     }
   }
   for (Node& node : graph.nodes) {
@@ -82,11 +89,11 @@ Status castAllToBf16(Graph& graph) {
           std::get_if<std::int64_t>(&a.value) != nullptr &&
           fromOnnxDataType(static_cast<int>(std::get<std::int64_t>(a.value))) ==
               ElementType::kFp32) {
-        a.value = kOnnxBf16;
+        a.value = *onnxType;
       }
     }
   }
-  // The interface: fp32 inputs cast to bf16 on entry, each just before the first node that reads
+  // The interface: fp32 inputs cast on entry, each just before the first node that reads
   // it and named in that node's module ("/layers.3/mlp/up/auto_cast_x"), so that a layer's
   // weights are cast in the layer (partition.h); fp32 outputs cast back on exit.
   for (const std::string& in : graph.inputs) {
@@ -99,25 +106,26 @@ Status castAllToBf16(Graph& graph) {
     if (first == graph.nodes.end()) {
       continue;
     }
-    const std::string cast = addBf16Twin(graph, in);
+    const std::string cast = addTwin(graph, in, type);
     for (Node& node : graph.nodes) {
       std::replace(node.inputs.begin(), node.inputs.end(), in, cast);
     }
     const std::size_t slash = first->name.rfind('/');
     const std::string module =
         slash == std::string::npos || slash == 0 ? "/auto_cast" : first->name.substr(0, slash);
-    graph.nodes.insert(first, castNode(module + "/auto_cast_" + in, in, cast, kOnnxBf16));
+    graph.nodes.insert(first, castNode(module + "/auto_cast_" + in, in, cast, *onnxType));
   }
   for (const std::string& out : graph.outputs) {
     if (graph.values[out].type != ElementType::kFp32) {
       continue;
     }
-    const std::string inner = addBf16Twin(graph, out);
+    const std::string inner = addTwin(graph, out, type);
     for (Node& node : graph.nodes) {
       std::replace(node.outputs.begin(), node.outputs.end(), out, inner);
       std::replace(node.inputs.begin(), node.inputs.end(), out, inner);
     }
-    graph.nodes.push_back(castNode("/auto_cast/" + out, inner, out, 1));
+    graph.nodes.push_back(
+        castNode("/auto_cast/" + out, inner, out, *onnxDataType(ElementType::kFp32)));
   }
   return Status();
 }

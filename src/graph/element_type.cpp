@@ -1,5 +1,7 @@
 #include "trn/graph/element_type.h"
 
+#include <fmt/format.h>
+
 namespace trn::graph {
 
 std::string_view elementTypeName(ElementType type) {
@@ -10,6 +12,8 @@ std::string_view elementTypeName(ElementType type) {
       return "fp16";
     case ElementType::kBf16:
       return "bf16";
+    case ElementType::kFp8E4m3:
+      return "fp8_e4m3";
     case ElementType::kFp64:
       return "fp64";
     case ElementType::kInt8:
@@ -36,6 +40,7 @@ std::string_view elementTypeName(ElementType type) {
 
 int elementByteSize(ElementType type) {
   switch (type) {
+    case ElementType::kFp8E4m3:
     case ElementType::kInt8:
     case ElementType::kUint8:
     case ElementType::kBool:
@@ -65,6 +70,8 @@ std::optional<DType> deviceDType(ElementType type) {
       return DType::kFp16;
     case ElementType::kBf16:
       return DType::kBf16;
+    case ElementType::kFp8E4m3:
+      return DType::kFp8E4m3;
     case ElementType::kInt8:
       return DType::kInt8;
     case ElementType::kInt16:
@@ -85,6 +92,18 @@ std::optional<DType> deviceDType(ElementType type) {
       return std::nullopt;
   }
   return std::nullopt;
+}
+
+Result<ElementType> elementTypeOf(DType type) {
+  for (const ElementType e :
+       {ElementType::kFp32, ElementType::kFp16, ElementType::kBf16, ElementType::kFp8E4m3,
+        ElementType::kInt8, ElementType::kInt16, ElementType::kInt32, ElementType::kUint8,
+        ElementType::kUint16, ElementType::kUint32}) {
+    if (deviceDType(e) == type) {
+      return e;
+    }
+  }
+  return Status(ErrorCode::kUnsupported, fmt::format("graphs hold no {} values", dtypeName(type)));
 }
 
 std::optional<ElementType> fromOnnxDataType(int code) {
@@ -119,6 +138,15 @@ std::optional<ElementType> fromOnnxDataType(int code) {
     default:
       return std::nullopt;
   }
+}
+
+std::optional<std::int64_t> onnxDataType(ElementType type) {
+  for (int code = 0; code <= 16; ++code) {
+    if (fromOnnxDataType(code) == type) {
+      return code;
+    }
+  }
+  return std::nullopt;
 }
 
 bool isInteger(ElementType type) {

@@ -43,8 +43,8 @@ Tensor transposed(const Tensor& t) {
   return out;
 }
 
-/// Stores in bf16 the fp32 weights only a MatMul or Gemm reads, as their B operand.
-void castProductWeights(Graph& graph, const std::map<std::string, int>& reads) {
+/// Stores in `type` the fp32 weights only a MatMul or Gemm reads, as their B operand.
+void castProductWeights(Graph& graph, const std::map<std::string, int>& reads, ElementType type) {
   for (const Node& node : graph.nodes) {
     if ((node.opType != "MatMul" && node.opType != "Gemm") || !node.hasInput(1)) {
       continue;
@@ -54,8 +54,8 @@ void castProductWeights(Graph& graph, const std::map<std::string, int>& reads) {
     if (weight == nullptr || weight->type != ElementType::kFp32 || reads.at(b) != 1) {
       continue;
     }
-    graph.initializers[b] = toBf16(*weight);
-    graph.values[b].type = ElementType::kBf16;
+    graph.initializers[b] = roundedTo(*weight, type);
+    graph.values[b].type = type;
   }
 }
 
@@ -82,8 +82,8 @@ Status chooseLayouts(Graph& graph, const LayoutOptions& options) {
       }
     }
   }
-  if (options.bf16Weights) {
-    castProductWeights(graph, reads);
+  if (options.productWeights) {
+    castProductWeights(graph, reads, *options.productWeights);
   }
   return Status();
 }

@@ -53,8 +53,11 @@ void batchedMatmul(LoweringContext& ctx) {
   const Sizes aStrides = broadcastStrides(a.sizes, out.sizes);
   const Sizes bStrides = broadcastStrides(b.sizes, out.sizes);
   const Sizes outStrides = contiguousStrides(out.sizes);
-  // Under auto-cast the DMA rounds the operands to bf16 on the way; PSUM accumulates in fp32.
+  // Under auto-cast the DMA rounds the operands to the auto-cast type on the way; PSUM
+  // accumulates in fp32. The PE transposes a 1-byte type into 16 bits (hardware-trn2.md §6), so
+  // an fp8 x is loaded as it is, transposed, and rounded by the copy out of PSUM.
   const DType operands = ctx.kernel().matmulDType(a.flat.dtype());
+  const bool oneByte = byteSize(operands) == 1;
   std::vector<std::int64_t> index(rank - 2, 0);
   while (true) {
     std::int64_t aOffset = 0;
@@ -75,11 +78,14 @@ void batchedMatmul(LoweringContext& ctx) {
         const Tensor acc = ctx.kernel().psum({mt, nt});
         for (std::int64_t k0 = 0; k0 < k; k0 += kPartitions) {
           const std::int64_t kt = std::min(kPartitions, k - k0);
-          const Tensor x =
-              nl::load(stridedView(a.flat, aOffset + m0 * k + k0, k, mt, 1, kt), operands);
+          Tensor x = nl::load(stridedView(a.flat, aOffset + m0 * k + k0, k, mt, 1, kt),
+                              oneByte ? a.flat.dtype() : operands);
+          if (oneByte) {
+            x = nl::copy(nl::transpose(x), operands);
+          }
           const Tensor y =
               nl::load(stridedView(b.flat, bOffset + k0 * n + n0, n, kt, 1, nt), operands);
-          nl::matmulAccumulate(acc, x, y, k0 > 0);
+          nl::matmulAccumulate(acc, x, y, k0 > 0, /*transposeX=*/oneByte);
         }
         nl::store(stridedView(out.flat, outOffset + m0 * n + n0, n, mt, 1, nt),
                   nl::copy(acc, dtype));
@@ -229,7 +235,10 @@ void flashAttention(LoweringContext& ctx) {
   const Sizes q = ctx.inputSizes(0);
   const Sizes kv = ctx.inputSizes(1);
   const DType dtype = ctx.outputDType(0);
-  const DType operands = ctx.kernel().matmulDType(dtype);
+  // The flash kernel transposes its probabilities on the PE, which writes a 1-byte type as 16
+  // bits: under an fp8 auto-cast the fused attention keeps bf16 operands.
+  const DType matmulType = ctx.kernel().matmulDType(dtype);
+  const DType operands = byteSize(matmulType) == 1 ? DType::kBf16 : matmulType;
   const std::string name = ctx.programName(node.outputs.at(0));
   auto operand = [&](std::size_t i, const Sizes& sizes, const char* role) {
     const Tensor& flat = ctx.input(i).flat;

@@ -77,10 +77,12 @@ Result<runtime::NpyArray> weightArray(const Tensor& weight) {
                                          fmt::format("weight '{}'", weight.name)));
       break;
     }
-    case ElementType::kBf16: {
+    case ElementType::kBf16:
+    case ElementType::kFp8E4m3: {  // no NumPy type: widened exactly, narrowed exactly on binding
       array.type = runtime::NpyType::kFloat32;
-      std::vector<float> widened(data.size() / 2);
-      convertToFloat(data, DType::kBf16, widened);
+      std::vector<float> widened(data.size() /
+                                 static_cast<std::size_t>(elementByteSize(weight.type)));
+      convertToFloat(data, *deviceDType(weight.type), widened);
       array.data.resize(widened.size() * sizeof(float));
       std::memcpy(array.data.data(), widened.data(), array.data.size());
       break;
@@ -147,9 +149,13 @@ Result<CompiledModel> compileModel(const runtime::Session& session, const std::s
   if (!pipeline.stopAfter.empty()) {
     return invalidArgument("compileModel runs every pass; stopAfter must be empty");
   }
-  // Under auto-cast the products read their weights in bf16: store them so (layout.h).
+  // Under auto-cast the products read their weights in the auto-cast type: store them so
+  // (layout.h). tf32 is fp32's 4 bytes: its weights stay fp32 and the DMA rounds them on load.
   PipelineOptions passes = pipeline;
-  passes.layout.bf16Weights = compile.autoCast == kernel::AutoCast::kMatmult;
+  if (compile.autoCast.mode == kernel::AutoCast::kMatmult &&
+      compile.autoCast.type != DType::kTf32) {
+    TRN_ASSIGN_OR_RETURN(passes.layout.productWeights, elementTypeOf(compile.autoCast.type));
+  }
   TRN_ASSIGN_OR_RETURN(Graph graph, runPipeline(path, passes));
   return compileGraph(session, std::move(graph), compile, placement);
 }

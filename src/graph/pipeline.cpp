@@ -65,8 +65,8 @@ Result<Graph> runPipeline(const std::string& path, const PipelineOptions& option
   if (after("layout", graph)) {
     return graph;
   }
-  if (options.castAllToBf16) {
-    TRN_RETURN_IF_ERROR(castAllToBf16(graph));
+  if (options.castAll) {
+    TRN_RETURN_IF_ERROR(castAll(graph, *options.castAll));
   }
   after("auto-cast", graph);
   return graph;

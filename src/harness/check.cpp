@@ -100,7 +100,7 @@ Status checkHostMemoryForData(const kernel::CompiledKernel& compiled) {
 
 Status checkAutoCast(const KernelEntry& entry, std::span<const kernel::TensorSpec> specs,
                      kernel::AutoCast autoCast) {
-  if (autoCast != kernel::AutoCast::kMatmult || !entry.autoCastInputs.empty() || !entry.flops ||
+  if (autoCast.mode != kernel::AutoCast::kMatmult || !entry.autoCastInputs.empty() || !entry.flops ||
       entry.flops(specs) == 0) {
     return {};
   }
@@ -133,14 +133,14 @@ Result<CheckResult> checkKernel(const runtime::Session& session, const KernelEnt
                               entry.name, options.run.lnc));
   }
   TRN_RETURN_IF_ERROR(checkAutoCast(entry, specs, options.compile.autoCast));
-  const bool autoCast = options.compile.autoCast == kernel::AutoCast::kMatmult;
-  // Under auto-cast the matmul operands of fp32 inputs are bf16: the reference reads them so,
-  // and the tolerance is that of bf16 operands.
+  const kernel::AutoCast& autoCast = options.compile.autoCast;
+  // Under auto-cast the matmul operands of fp32 inputs are of the auto-cast type (bf16 unless
+  // chosen otherwise): the reference reads them so, and the tolerance is that of such operands.
   std::vector<kernel::TensorSpec> judgedSpecs(specs.begin(), specs.end());
-  if (autoCast) {
+  if (autoCast.mode == kernel::AutoCast::kMatmult) {
     for (const std::size_t i : entry.autoCastInputs) {
       if (i < judgedSpecs.size() && judgedSpecs[i].dtype == DType::kFp32) {
-        judgedSpecs[i].dtype = DType::kBf16;
+        judgedSpecs[i].dtype = autoCast.type;
       }
     }
   }

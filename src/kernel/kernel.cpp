@@ -91,6 +91,23 @@ std::string locationFile(std::string_view path) {
   return file;
 }
 
+Result<DType> parseAutoCastType(std::string_view name) {
+  if (name == "bf16") {
+    return DType::kBf16;
+  }
+  if (name == "fp16") {
+    return DType::kFp16;
+  }
+  if (name == "tf32") {
+    return DType::kTf32;
+  }
+  if (name == "fp8_e4m3" || name == "fp8") {
+    return DType::kFp8E4m3;
+  }
+  return Status(ErrorCode::kInvalidArgument,
+                fmt::format("auto-cast type '{}': expected bf16, fp16, tf32 or fp8_e4m3", name));
+}
+
 Kernel::Kernel(std::string name, isa::CoreLimits limits, Grid grid, AutoCast autoCast)
     : limits_(limits),
       autoCast_(autoCast),

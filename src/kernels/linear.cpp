@@ -57,14 +57,14 @@ void checkInputs(Kernel& k, const char* name, const Tensor& x, const Tensor& w, 
                           std::to_string(x.shape(0)) + ", " + std::to_string(w.shape(1)) + "]",
                       loc);
   }
-  // Under auto-cast, fp32 x may meet a weight already stored in the bf16 its products read.
+  // Under auto-cast, fp32 x may meet a weight already stored in the type its products read.
   const DType dtype = x.dtype();
-  const bool castWeight = w.dtype() == DType::kBf16 && k.matmulDType(dtype) == DType::kBf16;
+  const bool castWeight = dtype != k.matmulDType(dtype) && w.dtype() == k.matmulDType(dtype);
   if ((dtype != DType::kBf16 && dtype != DType::kFp32) || (w.dtype() != dtype && !castWeight) ||
       (r != nullptr && r->dtype() != dtype)) {
     detail::failInput(k, name,
-                      "x, w and r must all be bf16 or all fp32 (w may be bf16 with fp32 x under "
-                      "auto-cast)",
+                      "x, w and r must all be bf16 or all fp32 (w may be of the auto-cast type "
+                      "with fp32 x under auto-cast)",
                       loc);
   }
 }

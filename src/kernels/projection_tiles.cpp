@@ -93,7 +93,10 @@ std::pair<std::vector<Tensor>, std::vector<Tensor>> WeightStream::pairTiles(Rang
 
 void TokenBlock::transposeThrough(std::int64_t kTile) {
   const std::int64_t through = std::min(ceilDiv(kSize_, kPartitions), kTile + 1);
-  const DType dtype = xT_.dtype();
+  // The PE transposes 2- and 4-byte elements as they are but writes a 1-byte one as 16 bits
+  // (hardware-trn2.md §6), so fp8 operands are transposed as x's rows are and rounded by the
+  // copy out of PSUM: one rounding, as the DMA's cast would make.
+  const DType dtype = byteSize(xT_.dtype()) == 1 ? rowsTile_.dtype() : xT_.dtype();
   for (; transposedTiles_ < through; ++transposedTiles_) {
     // The K tile's blocks of every token tile share one PSUM bank and one copy.
     const std::int64_t kt = transposedTiles_;

@@ -3,6 +3,7 @@
 // model compiled from it computes in bf16 (checked against float64 within bf16's rounding).
 #include "trn/graph/auto_cast.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -38,7 +39,7 @@ Graph scaledModel() {
 
 TEST(GraphAutoCast, EverythingInsideComputesInBf16AndTheInterfaceStaysFp32) {
   Graph g = scaledModel();
-  ASSERT_TRUE(castAllToBf16(g).ok());
+  ASSERT_TRUE(castAll(g, ElementType::kBf16).ok());
   EXPECT_EQ(g.initializer("w")->type, ElementType::kBf16);
   EXPECT_EQ(g.initializer("w")->data().size(), 128u);
   EXPECT_EQ(g.value("x")->type, ElementType::kFp32);
@@ -54,9 +55,21 @@ TEST(GraphAutoCast, EverythingInsideComputesInBf16AndTheInterfaceStaysFp32) {
   EXPECT_EQ(g.nodes.back().intAttribute("to"), 1);
 }
 
+TEST(GraphAutoCast, EverythingComputesInBf16Only) {
+  for (const ElementType type : {ElementType::kFp16, ElementType::kFp8E4m3}) {
+    Graph g = scaledModel();
+    const Status refused = castAll(g, type);
+    EXPECT_EQ(refused.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(refused.message().find(fmt::format("in bf16 here, not {}", elementTypeName(type))),
+              std::string::npos)
+        << refused.toString();
+    EXPECT_EQ(g.initializer("w")->type, ElementType::kFp32);  // untouched
+  }
+}
+
 TEST(GraphAutoCast, TheCompiledModelRoundsAsBf16Does) {
   Graph g = scaledModel();
-  ASSERT_TRUE(castAllToBf16(g).ok());
+  ASSERT_TRUE(castAll(g, ElementType::kBf16).ok());
   Result<runtime::Session> session = runtime::Session::open("trn2");
   ASSERT_TRUE(session.ok());
   Result<CompiledModel> model = compileGraph(*session, std::move(g));

@@ -70,7 +70,7 @@ struct ModelCase {
 };
 
 void PrintTo(const ModelCase& c, std::ostream* out) {
-  *out << c.file << (c.autoCast == kernel::AutoCast::kMatmult ? " (auto-cast matmult)" : "");
+  *out << c.file << (c.autoCast.mode == kernel::AutoCast::kMatmult ? " (auto-cast matmult)" : "");
 }
 
 class LogicalCoreOfTwo : public ::testing::TestWithParam<ModelCase> {};
@@ -123,7 +123,7 @@ INSTANTIATE_TEST_SUITE_P(
       for (const char c : param.param.file.substr(0, param.param.file.find('.'))) {
         name.push_back(std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_');
       }
-      return param.param.autoCast == kernel::AutoCast::kMatmult ? name + "_matmult" : name;
+      return param.param.autoCast.mode == kernel::AutoCast::kMatmult ? name + "_matmult" : name;
     });
 
 // PyTorch's own output for the exported block, at LNC=2.

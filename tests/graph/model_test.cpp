@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "graph_builder.h"
 #include "model_check.h"
@@ -312,39 +313,50 @@ TEST(GraphModel, ElementwiseChainsAreFusedIntoOneLoop) {
   }
 }
 
-// Under auto-cast the weights only products read are stored in bf16 (half the bytes to load);
-// biases, norms' parameters and everything else stay fp32, and the output stays close to PyTorch's.
-TEST(GraphModel, AutoCastStoresProductWeightsInBf16) {
+// Under auto-cast the weights only products read are stored in the auto-cast type (bf16: half
+// the bytes to load; fp8_e4m3: a quarter); biases, norms' parameters and everything else stay
+// fp32, and the output stays close to PyTorch's.
+TEST(GraphModel, AutoCastStoresProductWeightsInItsType) {
   const runtime::Session session = trn2();
-  kernel::CompileOptions options;
-  options.autoCast = kernel::AutoCast::kMatmult;
-  Result<CompiledModel> model =
-      compileModel(session, modelPath("torch_block.onnx"), atBatch(2), options);
-  ASSERT_TRUE(model.ok()) << model.status().toString();
-  int bf16 = 0;
-  const LoweredModel& lowered = model->parts.at(0).lowered;
-  for (const ModelTensor& t : lowered.inputs) {
-    const Value* v = lowered.graph->value(t.value);
-    ASSERT_NE(v, nullptr);
-    bool product = false;
-    for (const Node& n : lowered.graph->nodes) {
-      product = product || ((n.opType == "Gemm" || n.opType == "MatMul") && n.inputs.size() > 1 &&
-                            n.inputs[1] == t.value);
-    }
-    const bool weight = lowered.graph->initializer(t.value) != nullptr;
-    EXPECT_EQ(t.spec.dtype, weight && product ? DType::kBf16 : DType::kFp32) << t.value;
-    bf16 += t.spec.dtype == DType::kBf16 ? 1 : 0;
-  }
-  EXPECT_EQ(bf16, 4);  // qkv, proj, up, down
   Result<runtime::NpyArray> x = runtime::readNpy(modelPath("torch_block.x.npy"));
   Result<runtime::NpyArray> y = runtime::readNpy(modelPath("torch_block.y.npy"));
   ASSERT_TRUE(x.ok() && y.ok());
-  Result<ModelRun> run = runModel(session, *model, {&*x, 1}, {});
-  ASSERT_TRUE(run.ok()) << run.status().toString();
-  // 8-bit operands in products of 16 and 32 terms, outputs up to ~3: within a few hundredths.
-  const double error = fixtures::worstError(run->outputs[0], *y);
-  EXPECT_GT(error, 1e-4);
-  EXPECT_LT(error, 0.1);
+  std::map<DType, double> errors;
+  std::map<DType, std::int64_t> dmaBytes;
+  for (const DType type : {DType::kBf16, DType::kFp8E4m3}) {
+    SCOPED_TRACE(dtypeName(type));
+    kernel::CompileOptions options;
+    options.autoCast = {kernel::AutoCast::kMatmult, type};
+    Result<CompiledModel> model =
+        compileModel(session, modelPath("torch_block.onnx"), atBatch(2), options);
+    ASSERT_TRUE(model.ok()) << model.status().toString();
+    int cast = 0;
+    const LoweredModel& lowered = model->parts.at(0).lowered;
+    for (const ModelTensor& t : lowered.inputs) {
+      const Value* v = lowered.graph->value(t.value);
+      ASSERT_NE(v, nullptr);
+      bool product = false;
+      for (const Node& n : lowered.graph->nodes) {
+        product = product || ((n.opType == "Gemm" || n.opType == "MatMul") && n.inputs.size() > 1 &&
+                              n.inputs[1] == t.value);
+      }
+      const bool weight = lowered.graph->initializer(t.value) != nullptr;
+      EXPECT_EQ(t.spec.dtype, weight && product ? type : DType::kFp32) << t.value;
+      cast += t.spec.dtype == type ? 1 : 0;
+    }
+    EXPECT_EQ(cast, 4);  // qkv, proj, up, down
+    Result<ModelRun> run = runModel(session, *model, {&*x, 1}, {});
+    ASSERT_TRUE(run.ok()) << run.status().toString();
+    errors[type] = fixtures::worstError(run->outputs[0], *y);
+    dmaBytes[type] = run->stats.dma.bytes;
+  }
+  // 8-bit operands (bf16) in products of 16 and 32 terms, outputs up to ~3: within a few
+  // hundredths; fp8_e4m3's 4-bit operands are 16 times coarser.
+  EXPECT_GT(errors[DType::kBf16], 1e-4);
+  EXPECT_LT(errors[DType::kBf16], 0.1);
+  EXPECT_GT(errors[DType::kFp8E4m3], 2 * errors[DType::kBf16]);
+  EXPECT_LT(errors[DType::kFp8E4m3], 1.0);
+  EXPECT_LT(dmaBytes[DType::kFp8E4m3], dmaBytes[DType::kBf16]);
 }
 
 // Slice with negative steps (x.flip, x[:, ::-2]): each index of the reversed axis copies its slab

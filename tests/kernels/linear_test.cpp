@@ -60,30 +60,35 @@ void expectMatches(const std::string& name, const Shape& shape, DType dtype) {
   EXPECT_EQ(result->outputs[0].shape, (std::vector<std::int64_t>{shape.s, shape.n}));
 }
 
-/// Runs `name` on fp32 inputs at `shape` with --auto-cast matmult, checked at fp32 tolerance
-/// against the reference at bf16-rounded operands (what the harness compares under auto-cast).
-Result<harness::CheckResult> runAutoCast(const std::string& name, const Shape& shape) {
+/// Runs `name` on fp32 inputs at `shape` with --auto-cast matmult into `type`, checked at fp32
+/// tolerance against the reference at operands rounded to `type` (what the harness compares under
+/// auto-cast).
+Result<harness::CheckResult> runAutoCast(const std::string& name, const Shape& shape,
+                                         DType type = DType::kBf16) {
   harness::CheckOptions options;
-  options.compile.autoCast = kernel::AutoCast::kMatmult;
+  options.compile.autoCast = {kernel::AutoCast::kMatmult, type};
   options.tolerance = kFp32Tolerance;
   return harness::checkKernel(kernel::testutil::trn2Session(), *findKernel(name),
                               specsFor(shape, DType::kFp32, name == "linear_residual"), options);
 }
 
-TEST(LinearKernel, AutoCastMultipliesFp32TensorsInBf16WithFp32Accumulation) {
-  for (const std::string name : {"linear", "linear_residual"}) {
-    SCOPED_TRACE(name);
-    auto result = runAutoCast(name, {200, 300, 700});
-    ASSERT_TRUE(result.ok()) << result.status().toString();
-    const Comparison& c = result->comparisons[0];
-    // Within fp32 rounding of the bf16-operand products: every operand was rounded to bf16
-    // exactly as the reference rounds it, and the sums stayed fp32.
-    EXPECT_TRUE(result->pass) << c.failures << " elements outside; max abs error " << c.maxAbsError;
-    // Against the products of the unrounded fp32 inputs the error is bf16's, far outside.
-    const std::vector<HostTensor> exact = findKernel(name)->reference(result->inputs);
-    const Comparison unrounded = compare(result->outputs[0], exact[0], kFp32Tolerance);
-    EXPECT_FALSE(unrounded.pass);
-    EXPECT_GT(unrounded.maxAbsError, 1e-3);
+TEST(LinearKernel, AutoCastMultipliesFp32TensorsInItsTypeWithFp32Accumulation) {
+  for (const DType type : {DType::kBf16, DType::kFp16, DType::kTf32, DType::kFp8E4m3}) {
+    for (const std::string name : {"linear", "linear_residual"}) {
+      SCOPED_TRACE(name + " in " + std::string(dtypeName(type)));
+      auto result = runAutoCast(name, {200, 300, 700}, type);
+      ASSERT_TRUE(result.ok()) << result.status().toString();
+      const Comparison& c = result->comparisons[0];
+      // Within fp32 rounding of the rounded operands' products (a product of two such operands
+      // is exact in fp32): every operand was rounded exactly as the reference rounds it, once,
+      // and the sums stayed fp32.
+      EXPECT_TRUE(result->pass) << c.failures << " elements outside; max abs error "
+                                << c.maxAbsError;
+      // Against the products of the unrounded fp32 inputs the error is the type's, far outside.
+      const std::vector<HostTensor> exact = findKernel(name)->reference(result->inputs);
+      const Comparison unrounded = compare(result->outputs[0], exact[0], kFp32Tolerance);
+      EXPECT_FALSE(unrounded.pass);
+    }
   }
 }
 

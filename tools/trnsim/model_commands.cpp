@@ -40,6 +40,7 @@ struct ModelArgs {
   std::string report;
   std::uint64_t seed = 1;
   std::string autoCast = "none";
+  DType autoCastType = DType::kBf16;
   std::string partition = "auto";
   int lnc = 1;
   /// graph run: the options given on the command line, of those a compiled .trnx file fixes.
@@ -48,8 +49,8 @@ struct ModelArgs {
 };
 
 /// The options of `graph run` that compiling from ONNX takes and a .trnx file has already fixed.
-constexpr std::array<const char*, 5> kCompileOptions = {"--dim", "--dump-after", "--auto-cast",
-                                                        "--partition", "--lnc"};
+constexpr std::array<const char*, 6> kCompileOptions = {
+    "--dim", "--dump-after", "--auto-cast", "--auto-cast-type", "--partition", "--lnc"};
 
 Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Session& session) {
   graph::PipelineOptions pipeline;
@@ -59,9 +60,11 @@ Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Sessi
     fmt::print("// after {}\n{}", pass, graph::formatGraph(g));
   };
   kernel::CompileOptions options;
-  options.autoCast =
-      args.autoCast == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
-  pipeline.castAllToBf16 = args.autoCast == "all";
+  if (args.autoCast == "matmult") {
+    options.autoCast = {kernel::AutoCast::kMatmult, args.autoCastType};
+  } else if (args.autoCast == "all") {
+    TRN_ASSIGN_OR_RETURN(pipeline.castAll, graph::elementTypeOf(args.autoCastType));
+  }
   TRN_ASSIGN_OR_RETURN(const graph::Partition partition, graph::parsePartition(args.partition));
   TRN_ASSIGN_OR_RETURN(
       graph::CompiledModel model,
@@ -273,10 +276,12 @@ void addCommonOptions(CLI::App* cmd, ModelArgs& args) {
                               fmt::join(graph::passNames(), ", ")));
   cmd->add_option(
          "--auto-cast", args.autoCast,
-         "matmult: matrix products of fp32 tensors in bf16 with fp32 accumulation (neuronx-cc's "
-         "default); all: every fp32 computation in bf16; none: as the model is written")
+         "matmult: matrix products of fp32 tensors in the --auto-cast-type with fp32 "
+         "accumulation (neuronx-cc's default); all: every fp32 computation in that type; none: as "
+         "the model is written")
       ->check(CLI::IsMember({"none", "matmult", "all"}))
       ->capture_default_str();
+  addAutoCastTypeOption(cmd, args.autoCastType);
   cmd->add_option("--partition", args.partition,
                   "kernels to compile the model as: auto (one per layer when layers repeat, each "
                   "distinct layer compiled once), one, or per-layer")

@@ -58,12 +58,29 @@ void addAutoCastOption(CLI::App* command, kernel::AutoCast& autoCast) {
       ->add_option_function<std::string>(
           "--auto-cast",
           [&autoCast](const std::string& name) {
-            autoCast = name == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
+            autoCast.mode = name == "matmult" ? kernel::AutoCast::kMatmult : kernel::AutoCast::kNone;
           },
-          "matmult: matrix products of fp32 tensors in bf16 with fp32 accumulation, as "
-          "neuronx-cc does by default; none: as the kernel is written")
+          "matmult: matrix products of fp32 tensors in the --auto-cast-type with fp32 "
+          "accumulation, as neuronx-cc does by default; none: as the kernel is written")
       ->check(CLI::IsMember({"none", "matmult"}))
       ->default_str("none");
+  addAutoCastTypeOption(command, autoCast.type);
+}
+
+void addAutoCastTypeOption(CLI::App* command, DType& type) {
+  command
+      ->add_option_function<std::string>(
+          "--auto-cast-type",
+          [&type](const std::string& name) {
+            Result<DType> parsed = kernel::parseAutoCastType(name);
+            if (!parsed.ok()) {
+              throw CLI::ValidationError("--auto-cast-type", parsed.status().message());
+            }
+            type = *parsed;
+          },
+          "the type auto-cast computes in: bf16 (the default), fp16, tf32 or fp8_e4m3 "
+          "(neuronx-cc's choices; fp8 with --auto-cast matmult only)")
+      ->default_str("bf16");
 }
 
 void addPluginOption(CLI::App* command, std::vector<std::string>& plugins) {

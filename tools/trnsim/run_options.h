@@ -22,8 +22,12 @@ void addSeedOption(CLI::App* command, std::uint64_t& seed, const std::string& he
 /// Adds --max-instructions, a decimal integer 1..2^64-1, stored in `limit`.
 void addMaxInstructionsOption(CLI::App* command, std::uint64_t& limit);
 
-/// Adds --auto-cast none|matmult (neuronx-cc's spelling), stored in `autoCast`.
+/// Adds --auto-cast none|matmult and --auto-cast-type bf16|fp16|tf32|fp8_e4m3 (neuronx-cc's
+/// spellings), stored in `autoCast`.
 void addAutoCastOption(CLI::App* command, kernel::AutoCast& autoCast);
+
+/// Adds --auto-cast-type (as above), stored in `type`.
+void addAutoCastTypeOption(CLI::App* command, DType& type);
 
 /// Adds --plugin PATH (repeatable): shared libraries of user kernels (kernels/plugin.h).
 void addPluginOption(CLI::App* command, std::vector<std::string>& plugins);

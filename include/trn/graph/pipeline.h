@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,8 +25,9 @@ struct PipelineOptions {
   /// Run the attention fusion pass (fuse_attention.h): attention subgraphs become one
   /// trn.FlashAttention node each, lowered to the library's flash attention.
   bool fuseAttention = true;
-  /// Run the auto-cast pass (auto_cast.h, `--auto-cast all`): every fp32 computation in bf16.
-  bool castAllToBf16 = false;
+  /// Run the auto-cast pass (auto_cast.h, `--auto-cast all`): every fp32 computation in this
+  /// type (bf16 or fp16).
+  std::optional<ElementType> castAll;
   /// Pass names after which the graph is handed to `dump`, in pipeline order.
   std::vector<std::string> dumpAfter;
   /// Receives the pass name and the graph after each pass in dumpAfter.

@@ -35,9 +35,25 @@ struct Grid {
 };
 
 /// How matrix products of fp32 tensors are computed: as written (kNone, what an NKI kernel does),
-/// or with their operands cast to bf16 and fp32 accumulation (kMatmult, what neuronx-cc does by
-/// default: `--auto-cast matmult --auto-cast-type bf16`). Kernels ask Kernel::matmulDType.
-enum class AutoCast { kNone, kMatmult };
+/// or with their operands cast to `type` and fp32 accumulation (kMatmult, what neuronx-cc does:
+/// `--auto-cast matmult --auto-cast-type bf16` by default, or fp16 or fp8_e4m3). Kernels ask
+/// Kernel::matmulDType.
+struct AutoCast {
+  enum Mode : std::uint8_t { kNone, kMatmult };
+  Mode mode = kNone;
+  DType type = DType::kBf16;
+  AutoCast() = default;
+  AutoCast(Mode m, DType t = DType::kBf16)
+      : mode(m), type(t) {}  // NOLINT(google-explicit-constructor)
+  friend auto operator<=>(const AutoCast&, const AutoCast&) = default;
+  friend bool operator==(const AutoCast&, const AutoCast&) = default;
+  /// Compare `mode` instead: a policy equals kMatmult only with its type, which is easy to miss.
+  friend bool operator==(const AutoCast&, Mode) = delete;
+};
+
+/// The types `--auto-cast-type` takes, neuronx-cc's spellings: bf16, fp16, tf32, fp8_e4m3 (also
+/// "fp8"); an error names the choices.
+Result<DType> parseAutoCastType(std::string_view name);
 
 /// The most tile operations one kernel may trace (each is an instruction of about 0.7 KiB in the
 /// IR, so the bound keeps a runaway trace near 3 GiB of host memory; docs/limits.md).
@@ -70,9 +86,9 @@ class Kernel {
   [[nodiscard]] const isa::CoreLimits& limits() const { return limits_; }
 
   /// The dtype matrix-product operands of a tensor of `dtype` take under the kernel's AutoCast:
-  /// bf16 for fp32 under kMatmult, else `dtype` itself.
+  /// its type for fp32 under kMatmult, else `dtype` itself.
   [[nodiscard]] DType matmulDType(DType dtype) const {
-    return autoCast_ == AutoCast::kMatmult && dtype == DType::kFp32 ? DType::kBf16 : dtype;
+    return autoCast_.mode == AutoCast::kMatmult && dtype == DType::kFp32 ? autoCast_.type : dtype;
   }
 
   /// SPMD: this program's index along `axis`, the grid size along it, and the grid's rank.
