@@ -108,7 +108,10 @@ Result<ModelRun> runModelOnRanks(const runtime::Session& session, const Compiled
       if (!data) {
         continue;
       }
-      for (const ModelTensor& t : part.lowered.inputs) {
+      // The kernel may be the one compiled for another part (a repeated layer): its tensors are
+      // bound by position, as runLaunch does.
+      for (std::size_t i = 0; i < part.lowered.inputs.size(); ++i) {
+        const ModelTensor& t = part.lowered.inputs[i];
         auto weight = model.rankWeights.find(t.value);
         const runtime::NpyArray* array = nullptr;
         if (weight != model.rankWeights.end()) {
@@ -119,11 +122,12 @@ Result<ModelRun> runModelOnRanks(const runtime::Session& session, const Compiled
               << part.name << " reads '" << t.value << "', which no earlier part kept";
           array = &value->second;
         }
-        programs[r].inputs.push_back({t.spec.name, array, fmt::format("input '{}'", t.value)});
+        programs[r].inputs.push_back(
+            {compiled->inputs.at(i).name, array, fmt::format("input '{}'", t.value)});
       }
-      for (const ModelTensor& t : part.lowered.outputs) {
+      for (const kernel::TensorSpec& out : compiled->outputs) {
         programs[r].outputs.push_back(
-            {t.spec.name, isFloat(t.spec.dtype) ? std::optional(DType::kFp32) : std::nullopt});
+            {out.name, isFloat(out.dtype) ? std::optional(DType::kFp32) : std::nullopt});
       }
     }
     Result<runtime::RanksResult> ran = session.runRanks(*model.system, programs, options);

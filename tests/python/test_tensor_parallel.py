@@ -24,9 +24,9 @@ BUILD = os.environ.get("TRN_BUILD_DIR")
 TRNSIM = os.path.join(BUILD, "tools", "trnsim", "trnsim") if BUILD else None
 
 
-def _llama_layer(kv_heads):
+def _llama_layer(kv_heads, layers=1):
     torch.manual_seed(7)
-    module = models.Llama(layers=1, d=D, heads=HEADS, kv_heads=kv_heads, ff=96)
+    module = models.Llama(layers=layers, d=D, heads=HEADS, kv_heads=kv_heads, ff=96)
     cos, sin = models.rotary_tables(TOKENS, D // HEADS)
     return module, (torch.randn(BATCH, TOKENS, D), cos, sin, models.causal_mask(TOKENS))
 
@@ -46,6 +46,19 @@ def test_a_llama_layer_on_tp_chips_matches_pytorch(tp):
     reduces = [c for c in traced.collectives if c["op"] == "all_reduce"]
     assert [c["bytes"] for c in reduces] == [BATCH * TOKENS * D * 4] * 2
     assert all(c["us"] > 0 for c in reduces)
+
+
+def test_repeated_layers_run_as_one_kernel_per_layer_on_every_chip():
+    # Two layers: a kernel per layer (the same kernel twice) and one for the final norm, each a
+    # run over the two chips, the hidden states handed from one to the next per chip.
+    module, inputs = _llama_layer(kv_heads=4, layers=2)
+    traced = trnsim.trace(module, inputs, tp=2)
+    assert [name for name, _, _ in traced.kernels] == ["layers.0", "layers.1", "norm"]
+    got = traced(*inputs)
+    with torch.no_grad():
+        want = module(*inputs)
+    assert torch.max(torch.abs(got - want)).item() < TOLERANCE
+    assert len([c for c in traced.collectives if c["op"] == "all_reduce"]) == 4
 
 
 def test_key_value_heads_that_do_not_divide_over_the_chips_are_an_error():
