@@ -3,11 +3,13 @@
 // instance's chips against the unsharded model, a float64 reference and PyTorch's own output.
 #include "trn/graph/shard.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
+#include "graph_builder.h"
 #include "model_check.h"
 #include "trn/fabric/topology.h"
 #include "trn/graph/fuse_attention.h"
@@ -15,6 +17,7 @@
 #include "trn/graph/onnx_import.h"
 #include "trn/graph/pipeline.h"
 #include "trn/graph/printer.h"
+#include "trn/graph/shape_inference.h"
 #include "trn/runtime/npy.h"
 #include "trn/spec/system_loader.h"
 
@@ -231,6 +234,75 @@ TEST(Shard, UnsupportedShardingsAreErrorsNamingTheNode) {
   ASSERT_FALSE(noSystem.ok());
   EXPECT_NE(noSystem.status().message().find("--system"), std::string::npos)
       << noSystem.status().toString();
+}
+
+// A column-parallel product read by a node without a rule for its split (a softmax along the
+// split axis) and, reshaped so that the split lies inside a merged axis (outer 4), given as a
+// graph output: both all-gathered, the second with each rank's blocks interleaved.
+TEST(Shard, SplitValuesAreGatheredForANodeWithoutARuleAndForTheOutputs) {
+  fixtures::GraphBuilder b;
+  b.input("x", {2, 4, 16}).weight("w", {16, 8}).ints("shape", {2, 32});
+  std::vector<float> ws(16 * 8);
+  std::vector<float> xs(2 * 4 * 16);
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    ws[i] = static_cast<float>(std::cos(0.11 * static_cast<double>(i)));
+  }
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    xs[i] = static_cast<float>(std::sin(0.29 * static_cast<double>(i)));
+  }
+  auto bytes = std::make_shared<std::vector<std::byte>>(ws.size() * sizeof(float));
+  std::memcpy(bytes->data(), ws.data(), bytes->size());
+  b.graph().initializers["w"].bytes = bytes;
+  b.node("MatMul", {"x", "w"}, {"h"})
+      .node("Softmax", {"h"}, {"s"}, {fixtures::attr("axis", -1)})
+      .node("Reshape", {"h", "shape"}, {"r"})
+      .output("s")
+      .output("r");
+  // float64: h = x w, s = softmax(h) by rows, r = h as [2, 32].
+  std::vector<double> h(2 * 4 * 8);
+  for (std::size_t row = 0; row < 8; ++row) {
+    for (std::size_t n = 0; n < 8; ++n) {
+      for (std::size_t k = 0; k < 16; ++k) {
+        h[row * 8 + n] += static_cast<double>(xs[row * 16 + k]) * ws[k * 8 + n];
+      }
+    }
+  }
+  std::vector<double> softmax(h.size());
+  for (std::size_t row = 0; row < 8; ++row) {
+    double sum = 0;
+    for (std::size_t n = 0; n < 8; ++n) {
+      sum += std::exp(h[row * 8 + n]);
+    }
+    for (std::size_t n = 0; n < 8; ++n) {
+      softmax[row * 8 + n] = std::exp(h[row * 8 + n]) / sum;
+    }
+  }
+  const runtime::Session session = trn2();
+  const runtime::NpyArray x = runtime::floatArray({2, 4, 16}, xs);
+  for (const int ranks : {2, 4}) {
+    Graph g = b.graph();
+    ASSERT_TRUE(inferShapes(g, {}).ok());
+    ASSERT_TRUE(shardGraph(g, ranks).ok());
+    EXPECT_EQ(opTypes(g), (std::vector<std::string>{"MatMul", "trn.AllGather", "Softmax", "Reshape",
+                                                    "trn.AllGather"}));
+    EXPECT_EQ(layoutOf(g, "r/local"), fmt::format("split(1, outer 4)/{}", ranks));
+    Result<CompiledModel> model =
+        compileGraph(session, g, {}, {Partition::kAuto, 1, trn2Instance(session)});
+    ASSERT_TRUE(model.ok()) << model.status().toString();
+    Result<ModelRun> run = runModel(session, *model, {&x, 1}, {});
+    ASSERT_TRUE(run.ok()) << run.status().toString();
+    const std::vector<float> s = runtime::floatValues(run->outputs.at(0));
+    const std::vector<float> r = runtime::floatValues(run->outputs.at(1));
+    ASSERT_EQ(s.size(), h.size());
+    ASSERT_EQ(r.size(), h.size());
+    EXPECT_EQ(run->outputs[1].shape, (std::vector<std::int64_t>{2, 32}));
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      EXPECT_NEAR(s[i], softmax[i], 1e-6) << ranks << " ranks, element " << i;
+      EXPECT_NEAR(r[i], h[i], 1e-5) << ranks << " ranks, element " << i;
+    }
+    ASSERT_EQ(run->collectives.size(), 2u);
+    EXPECT_EQ(run->collectives[0].op, fabric::CollectiveOp::kAllGather);
+  }
 }
 
 }  // namespace
