@@ -305,5 +305,59 @@ TEST(Shard, SplitValuesAreGatheredForANodeWithoutARuleAndForTheOutputs) {
   }
 }
 
+// Weights given as graph inputs (as the Llama-3-8B-shaped export has them): the host gives each
+// rank its share of the whole arrays the caller passes.
+TEST(Shard, WeightsGivenAsGraphInputsAreSlicedOnTheHost) {
+  fixtures::GraphBuilder b;
+  b.input("x", {4, 16}).input("w1", {16, 32}).input("w2", {32, 16});
+  b.node("MatMul", {"x", "w1"}, {"h"})
+      .node("Relu", {"h"}, {"a"})
+      .node("MatMul", {"a", "w2"}, {"y"})
+      .output("y");
+  auto values = [](std::size_t n, double f) {
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      v[i] = static_cast<float>(std::sin(f * static_cast<double>(i) + 0.5));
+    }
+    return v;
+  };
+  const std::vector<float> xs = values(4 * 16, 0.31);
+  const std::vector<float> w1 = values(16 * 32, 0.17);
+  const std::vector<float> w2 = values(32 * 16, 0.23);
+  std::vector<double> want(4 * 16);
+  for (std::size_t r = 0; r < 4; ++r) {
+    for (std::size_t j = 0; j < 32; ++j) {
+      double acc = 0;
+      for (std::size_t k = 0; k < 16; ++k) {
+        acc += static_cast<double>(xs[r * 16 + k]) * w1[k * 32 + j];
+      }
+      for (std::size_t n = 0; n < 16; ++n) {
+        want[r * 16 + n] += std::max(acc, 0.0) * w2[j * 16 + n];
+      }
+    }
+  }
+  const std::vector<runtime::NpyArray> inputs = {runtime::floatArray({4, 16}, xs),
+                                                 runtime::floatArray({16, 32}, w1),
+                                                 runtime::floatArray({32, 16}, w2)};
+  const runtime::Session session = trn2();
+  for (const int ranks : {2, 4}) {
+    Graph g = b.graph();
+    ASSERT_TRUE(inferShapes(g, {}).ok());
+    ASSERT_TRUE(shardGraph(g, ranks).ok());
+    EXPECT_EQ(layoutOf(g, "w1"), fmt::format("split(1)/{}", ranks));
+    EXPECT_EQ(layoutOf(g, "w2"), fmt::format("split(0)/{}", ranks));
+    Result<CompiledModel> model =
+        compileGraph(session, g, {}, {Partition::kAuto, 1, trn2Instance(session)});
+    ASSERT_TRUE(model.ok()) << model.status().toString();
+    Result<ModelRun> run = runModel(session, *model, inputs, {});
+    ASSERT_TRUE(run.ok()) << run.status().toString();
+    const std::vector<float> got = runtime::floatValues(run->outputs.at(0));
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], 1e-5) << ranks << " ranks, element " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trn::graph
