@@ -25,6 +25,7 @@
 #include "trn/profile/trace.h"
 #include "trn/runtime/host_io.h"
 #include "trn/runtime/session.h"
+#include "trn/spec/system_loader.h"
 
 namespace trn::python {
 namespace {
@@ -48,6 +49,8 @@ struct Run {
   std::vector<Picoseconds> starts;
   /// Cores of each launch: the entries of launch p are p × lnc ... p × lnc + lnc - 1.
   int lnc = 1;
+  /// A tensor-parallel model's run: the collectives it ran, in order.
+  std::vector<fabric::CollectiveRecord> collectives;
 };
 
 kernel::CompileOptions toCompileOptions(const py::dict& options, std::ostream* dump) {
@@ -255,6 +258,20 @@ void bindRuntime(py::module_& m) {
                              [](const Run& r) { return r.result.stats.instructions; })
       .def_property_readonly("physical_cores", [](const Run& r) { return r.result.physicalCores; })
       .def("report", [](const Run& r) { return reportOf(r, -1); })
+      .def_property_readonly(
+          "collectives",
+          [](const Run& r) {
+            py::list out;
+            for (const fabric::CollectiveRecord& c : r.collectives) {
+              py::dict row;
+              row["op"] = std::string(fabric::opName(c.op));
+              row["bytes"] = c.bytes;
+              row["us"] = static_cast<double>(c.picoseconds) * 1e-6;
+              out.append(row);
+            }
+            return out;
+          },
+          "A tensor-parallel model's run: each collective (op, bytes, fabric time in us).")
       .def("core_reports", [](const Run& r) {
         py::list out;
         for (std::size_t c = 0; c < r.result.cores.size(); ++c) {
@@ -398,9 +415,17 @@ void bindRuntime(py::module_& m) {
           "compile_model",
           [](const Session& s, const std::string& path,
              const std::map<std::string, std::int64_t>& symbols, const std::string& autoCast,
-             const std::string& partition, int lnc, const std::string& autoCastType) {
+             const std::string& partition, int lnc, const std::string& autoCastType, int tp,
+             const std::string& system) {
             graph::PipelineOptions pipeline;
             pipeline.shapes.symbols = symbols;
+            pipeline.tensorParallel = tp;
+            graph::Placement placement{take(graph::parsePartition(partition)), lnc, nullptr};
+            if (tp > 1) {
+              const spec::SystemSpec loaded = take(spec::loadSystem(system));
+              placement.system = std::make_shared<const fabric::Topology>(
+                  take(fabric::Topology::create(loaded, s.chip())));
+            }
             if (autoCast != "none" && autoCast != "matmult" && autoCast != "all") {
               throw py::value_error("auto_cast must be 'none', 'matmult' or 'all', not '" +
                                     autoCast + "'");
@@ -412,13 +437,14 @@ void bindRuntime(py::module_& m) {
             } else if (autoCast == "all") {
               pipeline.castAll = take(graph::elementTypeOf(type));
             }
-            const graph::Partition split = take(graph::parsePartition(partition));
             return std::make_shared<graph::CompiledModel>(
-                take(graph::compileModel(s, path, pipeline, options, {split, lnc})));
+                take(graph::compileModel(s, path, pipeline, options, placement)));
           },
           py::arg("path"), py::arg("symbols"), py::arg("auto_cast") = "none",
           py::arg("partition") = "auto", py::arg("lnc") = 1, py::arg("auto_cast_type") = "bf16",
-          "Compiles an ONNX model for a logical core of the chip (docs/compiler.md).")
+          py::arg("tp") = 1, py::arg("system") = "trn2.48xlarge",
+          "Compiles an ONNX model for a logical core of the chip, or with tp > 1 sharded over "
+          "tp chips of the system (docs/compiler.md).")
       .def(
           "run_model",
           [](const Session& s, const graph::CompiledModel& model, const py::list& arrays,
@@ -457,6 +483,7 @@ void bindRuntime(py::module_& m) {
             }
             run->result.stats = std::move(ran.stats);
             run->result.outputs = std::move(ran.outputs);
+            run->collectives = std::move(ran.collectives);
             return run;
           },
           py::arg("model"), py::arg("arrays"), py::arg("run_options"));
@@ -480,6 +507,7 @@ void bindRuntime(py::module_& m) {
                                return c.launchedInstructions();
                              })
       .def_property_readonly("lnc", [](const graph::CompiledModel& c) { return c.lnc; })
+      .def_property_readonly("tp", [](const graph::CompiledModel& c) { return c.ranks; })
       .def(
           "save",
           [](const graph::CompiledModel& c, const std::string& chip, const std::string& path) {

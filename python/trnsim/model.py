@@ -55,6 +55,17 @@ class TracedModel:
         """Cores of the logical core each kernel is launched over."""
         return self._model.lnc
 
+    @property
+    def tp(self):
+        """Tensor-parallel ranks the model is sharded over (1: not sharded)."""
+        return self._model.tp
+
+    @property
+    def collectives(self):
+        """The last call's collectives, a dict each (op, bytes, us): a sharded model's
+        all-reduces and all-gathers."""
+        return self._last_run.collectives
+
     def save(self, path):
         """Writes the compiled model (every kernel, the launch order, the weights) to ``path``, a
         .trnx file that ``trnsim.load`` and ``trnsim graph run`` run without the module."""
@@ -86,7 +97,8 @@ def _host_array(x):
 
 
 def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
-          rounding="nearest_even", auto_cast="none", partition="auto", lnc=1, auto_cast_type="bf16"):
+          rounding="nearest_even", auto_cast="none", partition="auto", lnc=1, auto_cast_type="bf16",
+          tp=1, system="trn2.48xlarge"):
     """Compiles ``module`` (a torch.nn.Module, put in eval mode) for ``example_inputs`` (a tensor
     or a tuple of them) onto a logical core of ``chip``; returns a TracedModel. ``lnc=2`` launches
     each kernel over the two cores of a logical core, each computing its share of every node. ``auto_cast="matmult"``
@@ -94,7 +106,9 @@ def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
     does by default (``--auto-cast matmult``); ``auto_cast_type`` chooses fp16, tf32 or fp8_e4m3
     instead (``--auto-cast-type``; ``auto_cast="all"`` takes bf16 or fp16). ``partition`` splits the model into kernels:
     "auto" (one per layer when layers repeat, each distinct layer compiled once), "one" or
-    "per-layer". Operators the graph compiler cannot lower raise trnsim.Error naming the node and
+    "per-layer". ``tp=N`` shards the model over N chips of ``system`` (tensor parallelism by
+    Megatron's rules, the all-reduces and all-gathers inserted; docs/compiler.md), each chip
+    running its share. Operators the graph compiler cannot lower raise trnsim.Error naming the node and
     its op type."""
     import torch
     if not isinstance(example_inputs, (tuple, list)):
@@ -107,7 +121,8 @@ def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
         with torch.no_grad():
             torch.onnx.export(module, tuple(example_inputs), path, opset_version=17,
                               input_names=[f"input{i}" for i in range(len(example_inputs))])
-        model = session.compile_model(path, {}, auto_cast, partition, lnc, auto_cast_type)
+        model = session.compile_model(path, {}, auto_cast, partition, lnc, auto_cast_type, tp,
+                                      system)
     options = {"mode": mode, "seed": seed, "rounding": rounding, "record": mode != "functional-only"}
     return TracedModel(session, model, name, options)
 

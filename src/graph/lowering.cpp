@@ -286,6 +286,7 @@ const OpLowerings& opLowerings() {
     addConvLowerings(t);
     addPoolLowerings(t);
     addBatchNormLowerings(t);
+    addCollectiveLowerings(t);
     return t;
   }();
   return table;

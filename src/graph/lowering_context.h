@@ -206,5 +206,6 @@ void addLibraryLowerings(OpLowerings& table);      // lower_library.cpp
 void addConvLowerings(OpLowerings& table);         // lower_conv.cpp
 void addPoolLowerings(OpLowerings& table);         // lower_pool.cpp
 void addBatchNormLowerings(OpLowerings& table);    // lower_batchnorm.cpp
+void addCollectiveLowerings(OpLowerings& table);   // lower_collective.cpp
 
 }  // namespace trn::graph::detail

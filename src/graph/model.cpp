@@ -7,7 +7,9 @@
 #include <limits>
 #include <set>
 
+#include "model_ranks.h"
 #include "trn/core/timeline.h"
+#include "trn/graph/shard.h"
 #include "trn/numerics/convert.h"
 
 namespace trn::graph {
@@ -33,7 +35,10 @@ Result<std::vector<std::byte>> narrowToInt32(const std::byte* data, std::size_t 
   return out;
 }
 
-/// A weight of the graph as the host array the runtime fills its tensor from.
+}  // namespace
+
+namespace detail {
+
 Result<runtime::NpyArray> weightArray(const Tensor& weight) {
   runtime::NpyArray array;
   const std::optional<std::int64_t> count = weight.shape.elementCount();
@@ -99,7 +104,7 @@ Result<runtime::NpyArray> weightArray(const Tensor& weight) {
   return array;
 }
 
-}  // namespace
+}  // namespace detail
 
 std::int64_t ModelPart::instructions() const {
   std::int64_t total = 0;
@@ -198,10 +203,18 @@ Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
   model.graph = std::make_shared<const Graph>(std::move(graph));
   model.lnc = placement.lnc;
   const Graph& g = *model.graph;
+  // A sharded graph: every rank's graph has rank 0's shapes, so one compile serves them all.
+  model.ranks = g.ranks;
+  Graph rankZero;
+  if (g.ranks > 1) {
+    TRN_RETURN_IF_ERROR(detail::checkRanks(g, placement));
+    model.system = placement.system;
+    rankZero = rankGraph(g, 0);
+  }
   runtime::RunOptions launchOptions;
   launchOptions.lnc = placement.lnc;
   std::map<std::string, std::size_t> compiledParts;  // key -> the part compiled for it
-  std::vector<PlannedPart> planned = planParts(g, placement.partition);
+  std::vector<PlannedPart> planned = planParts(g.ranks > 1 ? rankZero : g, placement.partition);
   for (std::size_t p = 0; p < planned.size(); ++p) {
     PlannedPart& plan = planned[p];
     ModelPart part;
@@ -232,8 +245,12 @@ Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
     const Graph& lowered = *part.lowered.graph;
     for (std::size_t i = lowered.inputs.size(); i < part.lowered.inputs.size(); ++i) {
       const std::string& name = part.lowered.inputs[i].value;
-      if (!model.weights.contains(name)) {
-        TRN_ASSIGN_OR_RETURN(runtime::NpyArray w, weightArray(*lowered.initializer(name)));
+      if (model.ranks > 1) {
+        if (!model.rankWeights.contains(name)) {
+          TRN_ASSIGN_OR_RETURN(model.rankWeights[name], detail::rankWeightArrays(g, name));
+        }
+      } else if (!model.weights.contains(name)) {
+        TRN_ASSIGN_OR_RETURN(runtime::NpyArray w, detail::weightArray(*lowered.initializer(name)));
         model.weights.emplace(name, std::move(w));
       }
     }
@@ -252,7 +269,7 @@ Result<CompiledModel> compileGraph(const runtime::Session& session, Graph graph,
   return model;
 }
 
-namespace {
+namespace detail {
 
 /// The statistics of runs one after another on one logical core: counts and busy times summed,
 /// the total the sum of the totals.
@@ -298,18 +315,21 @@ Result<std::map<std::string, runtime::NpyArray>> deviceInputs(
   return values;
 }
 
-}  // namespace
+}  // namespace detail
 
 Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& model,
                           std::span<const runtime::NpyArray> inputs,
                           const runtime::RunOptions& options) {
+  if (model.ranks > 1) {
+    return detail::runModelOnRanks(session, model, inputs, options);
+  }
   const Graph& graph = *model.graph;
   const bool data = core::hasData(options.mode);
   // The values on the host between parts: the graph inputs, then the parts' results, each
   // dropped after the last part that reads it.
   std::map<std::string, runtime::NpyArray> values;
   if (data) {
-    TRN_ASSIGN_OR_RETURN(values, deviceInputs(model, inputs));
+    TRN_ASSIGN_OR_RETURN(values, detail::deviceInputs(model, inputs));
   }
   std::map<std::string, std::size_t> lastReader;
   for (std::size_t p = 0; p < model.parts.size(); ++p) {
@@ -366,14 +386,14 @@ Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& 
       run.cores.push_back(std::move(ran->cores));
     }
   }
-  run.stats = chainStats(run.parts);
+  run.stats = detail::chainStats(run.parts);
   for (int c = 0; c < model.lnc && model.lnc > 1; ++c) {
     // Core c's run of each part, its figures without its records (mergeStats of one run).
     std::vector<core::RunStats> parts;
     for (const std::vector<core::RunStats>& cores : run.cores) {
       parts.push_back(core::mergeStats(std::span(&cores.at(static_cast<std::size_t>(c)), 1)));
     }
-    run.coreTotals.push_back(chainStats(parts));
+    run.coreTotals.push_back(detail::chainStats(parts));
   }
   if (data) {
     for (const std::string& out : graph.outputs) {

@@ -10,12 +10,14 @@
 #include "trn/graph/fold_batchnorm.h"
 #include "trn/graph/fuse_attention.h"
 #include "trn/graph/layout.h"
+#include "trn/graph/shard.h"
 
 namespace trn::graph {
 
 const std::vector<std::string>& passNames() {
-  static const std::vector<std::string> names = {
-      "import", "shapes", "fold", "fold-batchnorm", "fuse-attention", "layout", "auto-cast"};
+  static const std::vector<std::string> names = {"import",         "shapes",         "fold",
+                                                 "fold-batchnorm", "fuse-attention", "layout",
+                                                 "auto-cast",      "shard"};
   return names;
 }
 
@@ -68,7 +70,11 @@ Result<Graph> runPipeline(const std::string& path, const PipelineOptions& option
   if (options.castAll) {
     TRN_RETURN_IF_ERROR(castAll(graph, *options.castAll));
   }
-  after("auto-cast", graph);
+  if (after("auto-cast", graph)) {
+    return graph;
+  }
+  TRN_RETURN_IF_ERROR(shardGraph(graph, options.tensorParallel));
+  after("shard", graph);
   return graph;
 }
 

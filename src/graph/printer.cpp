@@ -9,7 +9,13 @@ namespace {
 
 std::string typed(const Graph& graph, const std::string& name) {
   const Value* v = graph.value(name);
-  return fmt::format("%{}: {}", name, v != nullptr ? describeValue(*v) : "?[?]");
+  std::string layout;
+  if (graph.ranks > 1) {  // sharded (shard.h): the value's layout over the ranks
+    auto it = graph.layouts.find(name);
+    layout = fmt::format(
+        " {}", describeLayout(it == graph.layouts.end() ? RankLayout{} : it->second, graph.ranks));
+  }
+  return fmt::format("%{}: {}{}", name, v != nullptr ? describeValue(*v) : "?[?]", layout);
 }
 
 std::string withCommas(std::int64_t n) {
@@ -34,14 +40,21 @@ std::string formatGraph(const Graph& graph) {
       graph.outputs.size(), graph.nodes.size(), graph.initializers.size());
   out += fmt::format("parameters: {} ({} bytes)\n", withCommas(graph.parameterCount()),
                      withCommas(graph.parameterBytes()));
+  if (graph.ranks > 1) {
+    out += fmt::format("tensor parallel over {} ranks\n", graph.ranks);
+  }
   out += "inputs:\n";
   for (const std::string& in : graph.inputs) {
     out += fmt::format("  {}\n", typed(graph, in));
   }
   out += "initializers:\n";
   for (const auto& [name, tensor] : graph.initializers) {
-    out += fmt::format("  %{}: {}{}  ({} bytes)\n", name, elementTypeName(tensor.type),
+    auto layout = graph.layouts.find(name);
+    out += fmt::format("  %{}: {}{}{}  ({} bytes)\n", name, elementTypeName(tensor.type),
                        tensor.shape.toString(),
+                       layout == graph.layouts.end()
+                           ? std::string()
+                           : fmt::format(" {}", describeLayout(layout->second, graph.ranks)),
                        withCommas(static_cast<std::int64_t>(tensor.data().size())));
   }
   out += "nodes:\n";

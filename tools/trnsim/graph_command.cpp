@@ -21,6 +21,7 @@ struct ShowArgs {
   std::string model;
   std::vector<std::string> dumpAfter;
   std::vector<std::string> dims;
+  int tp = 1;
 };
 
 int show(const ShowArgs& args) {
@@ -31,6 +32,7 @@ int show(const ShowArgs& args) {
   }
   options.shapes.symbols = *dims;
   options.dumpAfter = args.dumpAfter;
+  options.tensorParallel = args.tp;
   const bool dumping = !args.dumpAfter.empty();
   if (dumping) {
     // Stop after the last pass asked for, so a model a later pass rejects can still be shown.
@@ -88,6 +90,11 @@ void registerGraphCommands(CLI::App& app, int& exitCode) {
                                       fmt::join(graph::passNames(), ", ")));
   showCommand->add_option("--dim", args->dims,
                           "the size of a symbolic input dimension, NAME=N; repeatable");
+  showCommand
+      ->add_option("--tp", args->tp,
+                   "shard over this many tensor-parallel ranks (the shard pass; each value's "
+                   "layout printed)")
+      ->capture_default_str();
   showCommand->callback([args, &exitCode] { exitCode = show(*args); });
   registerModelCommands(app, *graphCommand, exitCode);
 }

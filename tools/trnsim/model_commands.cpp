@@ -4,6 +4,7 @@
 
 #include <array>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -12,6 +13,7 @@
 #include "exit_codes.h"
 #include "graph_command.h"
 #include "run_options.h"
+#include "trn/fabric/topology.h"
 #include "trn/graph/model.h"
 #include "trn/graph/model_file.h"
 #include "trn/graph/node_profile.h"
@@ -22,6 +24,7 @@
 #include "trn/profile/verdict.h"
 #include "trn/runtime/host_io.h"
 #include "trn/runtime/npy.h"
+#include "trn/spec/system_loader.h"
 
 namespace trn::tools {
 namespace {
@@ -43,14 +46,18 @@ struct ModelArgs {
   DType autoCastType = DType::kBf16;
   std::string partition = "auto";
   int lnc = 1;
+  // graph run --tp N: tensor-parallel ranks (shard.h) on a system's chips
+  int tp = 1;
+  std::string system = "trn2.48xlarge";
   /// graph run: the options given on the command line, of those a compiled .trnx file fixes.
   std::vector<std::string> compileOptionsGiven;
   bool chipGiven = false;
 };
 
 /// The options of `graph run` that compiling from ONNX takes and a .trnx file has already fixed.
-constexpr std::array<const char*, 6> kCompileOptions = {
-    "--dim", "--dump-after", "--auto-cast", "--auto-cast-type", "--partition", "--lnc"};
+constexpr std::array<const char*, 8> kCompileOptions = {
+    "--dim",       "--dump-after", "--auto-cast", "--auto-cast-type",
+    "--partition", "--lnc",        "--tp",        "--system"};
 
 Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Session& session) {
   graph::PipelineOptions pipeline;
@@ -66,9 +73,16 @@ Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Sessi
     TRN_ASSIGN_OR_RETURN(pipeline.castAll, graph::elementTypeOf(args.autoCastType));
   }
   TRN_ASSIGN_OR_RETURN(const graph::Partition partition, graph::parsePartition(args.partition));
-  TRN_ASSIGN_OR_RETURN(
-      graph::CompiledModel model,
-      graph::compileModel(session, args.model, pipeline, options, {partition, args.lnc}));
+  graph::Placement placement{partition, args.lnc, nullptr};
+  pipeline.tensorParallel = args.tp;
+  if (args.tp > 1) {
+    TRN_ASSIGN_OR_RETURN(const spec::SystemSpec system, spec::loadSystem(args.system));
+    TRN_ASSIGN_OR_RETURN(fabric::Topology topology,
+                         fabric::Topology::create(system, session.chip()));
+    placement.system = std::make_shared<const fabric::Topology>(std::move(topology));
+  }
+  TRN_ASSIGN_OR_RETURN(graph::CompiledModel model,
+                       graph::compileModel(session, args.model, pipeline, options, placement));
   std::int64_t sbuf = 0;
   std::int64_t psum = 0;
   for (const graph::ModelPart& part : model.parts) {
@@ -83,7 +97,9 @@ Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Sessi
       args.model, session.chip().name,
       model.lnc > 1
           ? fmt::format(" (a logical core of {} cores, each its share of every node)", model.lnc)
-          : std::string(),
+      : model.ranks > 1 ? fmt::format(" ({} tensor-parallel ranks on {}, a chip each; per rank)",
+                                      model.ranks, args.system)
+                        : std::string(),
       model.graph->nodes.size(), model.launchedInstructions(), sbuf, psum);
   if (model.parts.size() > 1) {
     fmt::print("{} kernels launched in order, {} of them distinct ({} instructions compiled)\n",
@@ -95,6 +111,28 @@ Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Sessi
     }
   }
   return model;
+}
+
+/// The collectives of a tensor-parallel run: by operation and size, their count and fabric time
+/// (the engine table below is rank 0's).
+void printCollectives(const graph::ModelRun& run, int ranks) {
+  std::map<std::pair<std::string, std::int64_t>, std::pair<int, std::int64_t>> byKind;
+  std::int64_t bytes = 0;
+  std::int64_t picoseconds = 0;
+  for (const fabric::CollectiveRecord& c : run.collectives) {
+    auto& [count, time] = byKind[{std::string(fabric::opName(c.op)), c.bytes}];
+    ++count;
+    time += c.picoseconds;
+    bytes += c.bytes;
+    picoseconds += c.picoseconds;
+  }
+  fmt::print(
+      "collectives over {} ranks: {}, {} bytes, {} of fabric time (the tables are rank 0's)\n",
+      ranks, run.collectives.size(), bytes, profile::formatDuration(Picoseconds(picoseconds)));
+  for (const auto& [kind, figures] : byKind) {
+    fmt::print("  {:>4} x {} of {} bytes: {}\n", figures.first, kind.first, kind.second,
+               profile::formatDuration(Picoseconds(figures.second)));
+  }
 }
 
 Status compileCommand(const ModelArgs& args) {
@@ -207,6 +245,9 @@ Status runCommand(const ModelArgs& args) {
                  profile::formatDuration(result.stats.total));
     }
     fmt::print("{}\n", profile::formatVerdict(verdict));
+    if (model.ranks > 1) {
+      printCollectives(result, model.ranks);
+    }
     std::fputs(profile::formatReport(report).c_str(), stdout);
     const std::vector<graph::NodeTime> nodes = graph::profileNodes(model, result);
     fmt::print("\nthe nodes with most engine and DMA time (line n of {} is node n):\n{}",
@@ -319,6 +360,13 @@ void registerModelCommands(CLI::App& app, CLI::App& graphCommand, int& exitCode)
   runCmd->add_option("--input", runArgs->inputs, "a model input, NAME=FILE.npy; repeatable");
   runCmd->add_option("--output-dir", runArgs->outputDir, "write each output as DIR/NAME.npy");
   runCmd->add_option("--trace", runArgs->trace, "write a Perfetto trace of the run");
+  runCmd
+      ->add_option("--tp", runArgs->tp,
+                   "tensor-parallel ranks: the model sharded over this many chips of --system "
+                   "(Megatron's rules, the collectives inserted; docs/compiler.md)")
+      ->capture_default_str();
+  runCmd->add_option("--system", runArgs->system, "the system --tp runs on: name or YAML path")
+      ->capture_default_str();
   addReportOption(runCmd, runArgs->report);
   addSeedOption(runCmd, runArgs->seed, "seed of stochastic rounding");
   runCmd->callback([runArgs, runCmd, &exitCode] {

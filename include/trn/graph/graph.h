@@ -12,6 +12,7 @@
 
 #include "trn/graph/element_type.h"
 #include "trn/graph/node.h"
+#include "trn/graph/rank_layout.h"
 #include "trn/graph/shape.h"
 #include "trn/graph/tensor.h"
 
@@ -39,6 +40,10 @@ struct Graph {
   /// Shape outputs, arithmetic on them), flattened, by value name: filled by shape inference, read
   /// by lowering for the operators' parameters (Slice's starts, ...).
   std::map<std::string, std::vector<std::int64_t>> knownIntegers;
+  /// Set by the shard pass (shard.h): the tensor-parallel degree and each value's layout over the
+  /// ranks (a value not listed is replicated).
+  int ranks = 1;
+  std::map<std::string, RankLayout> layouts;
 
   [[nodiscard]] const Value* value(const std::string& valueName) const;
   [[nodiscard]] Value* value(const std::string& valueName);

@@ -3,7 +3,9 @@
 // once), lowering (lowering.h) and the kernel backend, each kernel for one core or for the cores
 // of a logical core (LNC=2: each core computes its share of every node); then runs of it on a
 // runtime::Session, the kernels launched in order, with the graph's own weights, inputs and
-// outputs in its shapes.
+// outputs in its shapes. A graph the shard pass split over tensor-parallel ranks (shard.h) is
+// compiled once for every rank's share and runs on a system's chips (Session::runRanks), each
+// rank with its share of the weights.
 #pragma once
 
 #include <map>
@@ -48,6 +50,8 @@ struct ModelPart {
 struct Placement {
   Partition partition = Partition::kAuto;
   int lnc = 1;
+  /// The chips a sharded graph's ranks run on, rank r on place r (needed when graph.ranks > 1).
+  std::shared_ptr<const fabric::Topology> system = nullptr;
 };
 
 struct CompiledModel {
@@ -61,6 +65,11 @@ struct CompiledModel {
   /// bf16 widened to float32, which the runtime narrows back exactly; int64 narrowed to int32):
   /// converted once, read by every run.
   std::map<std::string, runtime::NpyArray> weights;
+  /// Tensor-parallel ranks (graph->ranks; shard.h), the system they run on and, in place of
+  /// `weights`, each weight's share per rank (one array when every rank holds it whole).
+  int ranks = 1;
+  std::shared_ptr<const fabric::Topology> system;
+  std::map<std::string, std::vector<runtime::NpyArray>> rankWeights;
 
   /// Instructions of the distinct compiled kernels, each counted once.
   [[nodiscard]] std::int64_t compiledInstructions() const;
@@ -102,13 +111,17 @@ struct ModelRun {
   [[nodiscard]] std::span<const core::RunStats> coresOf(std::size_t p) const;
   /// The graph outputs in order and in their graph shapes (empty in timing-only mode).
   std::vector<runtime::NpyArray> outputs;
+  /// Tensor-parallel ranks: the collectives the parts ran, in order. A part's statistics are then
+  /// rank 0's, with the time of the slowest rank.
+  std::vector<fabric::CollectiveRecord> collectives;
 };
 
 /// Runs a compiled model: `inputs` are the graph inputs in order, each in its graph shape
 /// (ignored in timing-only mode, where they may be empty); int64 ones (token ids) are narrowed
 /// to the device's int32, a value out of its range being an error. The weights come from the
 /// graph. Values a part hands to later ones go through the host in their device types. The
-/// outputs come back in graph order and shape, floating-point ones as float32.
+/// outputs come back in graph order and shape, floating-point ones as float32. A sharded model's
+/// parts run on its ranks (Session::runRanks): each rank given its share of the inputs.
 Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& model,
                           std::span<const runtime::NpyArray> inputs,
                           const runtime::RunOptions& options);

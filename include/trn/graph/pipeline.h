@@ -1,5 +1,6 @@
 // The graph compiler's graph-level pass pipeline: import, shape inference, constant folding,
-// batch-norm folding into convolutions, attention fusion, layout choice and auto-cast (lowering
+// batch-norm folding into convolutions, attention fusion, layout choice, auto-cast and
+// tensor-parallel sharding (lowering
 // follows: lowering.h, model.h). Each pass has a name for --dump-after; the pipeline stops after
 // the last pass asked for.
 #pragma once
@@ -28,6 +29,8 @@ struct PipelineOptions {
   /// Run the auto-cast pass (auto_cast.h, `--auto-cast all`): every fp32 computation in this
   /// type (bf16 or fp16).
   std::optional<ElementType> castAll;
+  /// Ranks of the shard pass (shard.h, `--tp N`): above 1, the graph is sharded over them.
+  int tensorParallel = 1;
   /// Pass names after which the graph is handed to `dump`, in pipeline order.
   std::vector<std::string> dumpAfter;
   /// Receives the pass name and the graph after each pass in dumpAfter.

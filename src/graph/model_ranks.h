@@ -1,0 +1,40 @@
+// Internal to the compiled model (model.h): the helpers model.cpp shares with the tensor-parallel
+// run (model_ranks.cpp), which runs a sharded model's parts on its ranks.
+#pragma once
+
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "trn/graph/model.h"
+
+namespace trn::graph::detail {
+
+/// A weight of the graph as the host array the runtime fills its tensor from.
+Result<runtime::NpyArray> weightArray(const Tensor& weight);
+
+/// The statistics of runs one after another on one logical core: counts and busy times summed,
+/// the total the sum of the totals.
+core::RunStats chainStats(std::span<const core::RunStats> runs);
+
+/// The graph inputs as the device takes them: flattened, int64 ones narrowed to int32; or an
+/// error naming an input of the wrong count or shape.
+Result<std::map<std::string, runtime::NpyArray>> deviceInputs(
+    const CompiledModel& model, std::span<const runtime::NpyArray> inputs);
+
+/// An error unless a graph sharded over graph.ranks ranks can be placed as `placement` says (a
+/// system of enough chips, one core per rank).
+Status checkRanks(const Graph& sharded, const Placement& placement);
+
+/// Weight `name` of a sharded graph as each rank's host array (one array when every rank holds
+/// it whole).
+Result<std::vector<runtime::NpyArray>> rankWeightArrays(const Graph& sharded,
+                                                        const std::string& name);
+
+/// runModel for a sharded model: each part a system run over the ranks.
+Result<ModelRun> runModelOnRanks(const runtime::Session& session, const CompiledModel& model,
+                                 std::span<const runtime::NpyArray> inputs,
+                                 const runtime::RunOptions& options);
+
+}  // namespace trn::graph::detail
