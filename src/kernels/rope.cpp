@@ -128,10 +128,11 @@ Tensor ropeRows(Kernel& k, const Tensor& x, const Tensor& cos, const Tensor& sin
   const Tensor outRows = out.reshape({heads * blocks, t * d});
   const Tensor cosRows = cos.reshape({blocks, t * halves * half});
   const Tensor sinRows = sin.reshape({blocks, t * halves * half});
-  // A tile holds `group` heads' rows when a head's rows fit the partitions, else a chunk of up
-  // to 128 rows of one head.
+  // A tile holds `group` heads' rows when a head's rows fit the partitions (no more heads than
+  // there are: the tables are loaded once per head of a group), else a chunk of up to 128 rows
+  // of one head.
   const std::int64_t chunk = std::min(blocks, kPartitions);
-  const std::int64_t group = blocks <= kPartitions ? kPartitions / blocks : 1;
+  const std::int64_t group = blocks <= kPartitions ? std::min(heads, kPartitions / blocks) : 1;
 
   // The tiles in order: chunk c0 of every head's rows, `group` heads at a time.
   struct Job {
