@@ -1,3 +1,4 @@
+// The fusion passes' shared matching helpers and rewrite (see fuse_pattern.h).
 #include "fuse_pattern.h"
 
 #include <fmt/format.h>
