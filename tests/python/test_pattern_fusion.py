@@ -113,3 +113,17 @@ def test_gpt2_linears_with_bias_and_gelu_are_fused():
     with torch.no_grad():
         want = module(tokens)
     assert torch.max(torch.abs(traced(tokens) - want)).item() < TOLERANCE
+
+
+def test_fused_llama_in_bf16_under_auto_cast_all_stays_close():
+    module, inputs = _llama(25, layers=1, tokens=32, d=128, heads=2, kv_heads=1, ff=128)
+    traced = trnsim.trace(module, inputs, mode="functional-only", auto_cast="all")
+    assert len(_lowered(traced, RMS_NORM)) == 3 and len(_lowered(traced, ROPE)) == 2
+    with torch.no_grad():
+        want = module(*inputs)
+        bf16 = module.to(torch.bfloat16)(*(t.to(torch.bfloat16) for t in inputs)).float()
+    # Everything rounds to bf16 (8 significant bits): compared with PyTorch's own bf16 run's
+    # distance from its fp32 output, as test_attention_fusion.py does.
+    ours = torch.max(torch.abs(traced(*inputs) - want)).item()
+    theirs = torch.max(torch.abs(bf16 - want)).item()
+    assert ours < 2 * theirs, (ours, theirs)
