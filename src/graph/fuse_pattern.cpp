@@ -107,6 +107,14 @@ int Rewrite::apply(Graph& graph) {
   for (Replacement& m : matches_) {
     fusedAt[m.at] = &m;
   }
+  // Node names stay unique: a second fused node of a module ("/layers.0/Rope", the queries' and
+  // the keys') is "/layers.0/Rope_1".
+  std::set<std::string> names;
+  for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
+    if (!claimed_.contains(n)) {
+      names.insert(graph.nodes[n].name);
+    }
+  }
   std::set<std::string> touched;
   std::vector<Node> nodes;
   for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
@@ -125,6 +133,11 @@ int Rewrite::apply(Graph& graph) {
       graph.values[v.name] = std::move(v);
     }
     for (Node& node : fused->second->nodes) {
+      const std::string base = node.name;
+      for (int k = 1; names.contains(node.name); ++k) {
+        node.name = fmt::format("{}_{}", base, k);
+      }
+      names.insert(node.name);
       nodes.push_back(std::move(node));
     }
   }

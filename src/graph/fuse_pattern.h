@@ -64,7 +64,8 @@ class Rewrite {
   /// Takes `r` unless one of its nodes belongs to an earlier match; true when taken.
   bool claim(Replacement r);
 
-  /// Rebuilds `graph` with every claimed match in place; returns how many there were.
+  /// Rebuilds `graph` with every claimed match in place (a fused node whose name another node
+  /// has gets "_1", "_2", ...); returns how many there were.
   int apply(Graph& graph);
 
  private:

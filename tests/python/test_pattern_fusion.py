@@ -92,6 +92,7 @@ def test_llama_rms_norms_and_rotary_embeddings_become_library_nodes():
     assert len(_lowered(traced, RMS_NORM)) == 5, traced.nodes
     assert len(_lowered(traced, ROPE)) == 4, traced.nodes
     names = [name for name, _ in traced.nodes]
+    assert len(set(names)) == len(names)  # the keys' rope of a layer is "/layers.i/Rope_1"
     for gone in ("ReduceMean", "Sqrt", "Pow", "Neg", "Concat"):
         assert not any(gone in name for name in names), gone
     with torch.no_grad():
