@@ -3,85 +3,27 @@
 // it replaces, and the graph is rebuilt once with each fused node where the second product was.
 #include "trn/graph/fuse_attention.h"
 
-#include <fmt/format.h>
-
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "fuse_pattern.h"
+
 namespace trn::graph {
 namespace {
+
+using detail::moduleOf;
+using detail::scalarWeight;
+using detail::staticSizes;
+using detail::typeOf;
+using detail::unusedName;
+using detail::Uses;
 
 /// Largest head dimension and sequence the flash kernel takes (kernels/attention.h).
 constexpr std::int64_t kMaxHeadDim = 128;
 constexpr std::int64_t kMaxSequence = 8192;
-
-/// Who produces and who reads each value.
-struct Uses {
-  std::map<std::string, std::size_t> producer;
-  std::map<std::string, std::vector<std::size_t>> readers;
-  std::set<std::string> outputs;  ///< graph outputs: never removed
-
-  explicit Uses(const Graph& graph) : outputs(graph.outputs.begin(), graph.outputs.end()) {
-    for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
-      for (const std::string& in : graph.nodes[n].inputs) {
-        if (!in.empty()) {
-          readers[in].push_back(n);
-        }
-      }
-      for (const std::string& out : graph.nodes[n].outputs) {
-        producer[out] = n;
-      }
-    }
-  }
-
-  /// The node producing `value` when its op type is `opType` (default domain), else nullopt.
-  [[nodiscard]] std::optional<std::size_t> producedBy(const Graph& graph, const std::string& value,
-                                                      const char* opType) const {
-    auto it = producer.find(value);
-    if (it == producer.end()) {
-      return std::nullopt;
-    }
-    const Node& node = graph.nodes[it->second];
-    if (node.opType != opType || !node.domain.empty()) {
-      return std::nullopt;
-    }
-    return it->second;
-  }
-
-  /// True when node `reader` is the only one reading `value` and it is not a graph output.
-  [[nodiscard]] bool onlyReader(const std::string& value, std::size_t reader) const {
-    auto it = readers.find(value);
-    return !outputs.contains(value) && it != readers.end() && it->second.size() == 1 &&
-           it->second[0] == reader;
-  }
-};
-
-std::optional<std::vector<std::int64_t>> staticSizes(const Graph& graph, const std::string& name) {
-  const Value* v = graph.value(name);
-  if (v == nullptr || !v->shape || !v->shape->isStatic()) {
-    return std::nullopt;
-  }
-  return v->shape->sizes();
-}
-
-std::optional<ElementType> typeOf(const Graph& graph, const std::string& name) {
-  const Value* v = graph.value(name);
-  return v == nullptr ? std::nullopt : v->type;
-}
-
-/// The value of a one-element fp32 initializer.
-std::optional<float> scalarWeight(const Graph& graph, const std::string& name) {
-  const Tensor* t = graph.initializer(name);
-  if (t == nullptr || t->type != ElementType::kFp32 || t->data().size() != sizeof(float)) {
-    return std::nullopt;
-  }
-  float value = 0;
-  std::memcpy(&value, t->data().data(), sizeof(float));
-  return value;
-}
 
 /// True when `sizes` is [..., s, s] with every leading dimension 1: one [S, S] matrix that
 /// broadcasts over batch and heads.
@@ -194,12 +136,6 @@ class Matcher {
   }
 
  private:
-  /// "/layers.0/" for "/layers.0/Softmax"; "" for a name without a module path.
-  static std::string moduleOf(const std::string& nodeName) {
-    const std::size_t slash = nodeName.rfind('/');
-    return slash == std::string::npos ? "" : nodeName.substr(0, slash + 1);
-  }
-
   /// Steps over an additive mask or a causal Where in front of `reader` (the Softmax): `scores`
   /// becomes the value before it. False when a mask is there but not one the kernel takes.
   bool matchMask(Match& m, std::string& scores, std::size_t reader, std::int64_t s) {
@@ -398,7 +334,7 @@ class Matcher {
     transpose.name = node.name;
     transpose.opType = "Transpose";
     transpose.inputs = {source};
-    transpose.outputs = {unusedName(keysT + "_keys")};
+    transpose.outputs = {unusedName(graph_, keysT + "_keys")};
     transpose.attributes = {Attribute{"perm", perm}};
     m.keyValue = Value{transpose.outputs[0], typeOf(graph_, source), Shape::of(sizes)};
     m.keyTranspose = std::move(transpose);
@@ -441,14 +377,6 @@ class Matcher {
     return source;
   }
 
-  std::string unusedName(const std::string& base) const {
-    std::string name = base;
-    for (int n = 1; graph_.values.contains(name) || graph_.initializers.contains(name); ++n) {
-      name = fmt::format("{}_{}", base, n);
-    }
-    return name;
-  }
-
   Graph& graph_;
   const Uses& uses_;
   std::size_t maskReader_ = 0;  ///< the node reading the scaled scores
@@ -459,8 +387,7 @@ class Matcher {
 Result<int> fuseAttention(Graph& graph) {
   const Uses uses(graph);
   Matcher matcher(graph, uses);
-  std::vector<Match> matches;
-  std::set<std::size_t> claimed;
+  detail::Rewrite rewrite;
   for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
     if (node.opType != "Softmax" || !node.domain.empty()) {
@@ -470,57 +397,28 @@ Result<int> fuseAttention(Graph& graph) {
     if (!m) {
       continue;
     }
-    bool overlaps = false;
-    for (const std::size_t r : m->removed) {
-      overlaps = overlaps || claimed.contains(r);
-    }
-    if (!overlaps) {
-      claimed.insert(m->removed.begin(), m->removed.end());
-      matches.push_back(std::move(*m));
-    }
-  }
-  if (matches.empty()) {
-    return 0;
-  }
-  std::map<std::size_t, const Match*> fusedAt;
-  for (const Match& m : matches) {
-    fusedAt[m.at] = &m;
-  }
-  std::set<std::string> touched;
-  std::vector<Node> nodes;
-  for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
-    if (!claimed.contains(n)) {
-      nodes.push_back(std::move(graph.nodes[n]));
-      continue;
-    }
-    const Node& old = graph.nodes[n];
-    touched.insert(old.inputs.begin(), old.inputs.end());
-    touched.insert(old.outputs.begin(), old.outputs.end());
-    auto fused = fusedAt.find(n);
-    if (fused == fusedAt.end()) {
-      continue;
-    }
-    const Match& m = *fused->second;
-    if (m.keyTranspose) {
-      nodes.push_back(*m.keyTranspose);
-      graph.values[m.keyValue->name] = *m.keyValue;
+    detail::Replacement r;
+    r.removed = m->removed;
+    r.at = m->at;
+    if (m->keyTranspose) {
+      r.nodes.push_back(*m->keyTranspose);
+      r.values.push_back(*m->keyValue);
     }
     Node attention;
-    attention.name = m.name;
+    attention.name = m->name;
     attention.domain = kTrnDomain;
     attention.opType = kFlashAttentionOp;
-    attention.inputs = {m.q, m.k, m.v};
-    if (!m.bias.empty()) {
-      attention.inputs.push_back(m.bias);
+    attention.inputs = {m->q, m->k, m->v};
+    if (!m->bias.empty()) {
+      attention.inputs.push_back(m->bias);
     }
-    attention.outputs = {m.out};
-    attention.attributes = {Attribute{"causal", std::int64_t{m.causal ? 1 : 0}},
-                            Attribute{"scale", m.scale}};
-    nodes.push_back(std::move(attention));
+    attention.outputs = {m->out};
+    attention.attributes = {Attribute{"causal", std::int64_t{m->causal ? 1 : 0}},
+                            Attribute{"scale", m->scale}};
+    r.nodes.push_back(std::move(attention));
+    rewrite.claim(std::move(r));
   }
-  graph.nodes = std::move(nodes);
-  dropUnread(graph, touched);
-  return static_cast<int>(matches.size());
+  return rewrite.apply(graph);
 }
 
 }  // namespace trn::graph

@@ -1,17 +1,27 @@
 // Lowerings of the operators with a structure of their own: matrix products (the library's
 // `linear` kernel for activations against a 2-D weight, a generated tiled loop for batched
 // products), Gemm with its bias fused into the PSUM evacuation, layer normalisation, softmax
-// (the library kernel), the fused attention of fuse_attention.h (the library's flash attention)
-// and reductions along the last axis.
+// (the library kernel), the fused attention of fuse_attention.h (the library's flash attention),
+// the fused products of fuse_linear.h (the library's linear with a bias and an activation), the
+// fused RMS norms and rotary embeddings of fuse_rms_norm.h and fuse_rope.h (the library's RMS norm
+// and rope) and reductions along the last axis.
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "lowering_context.h"
 #include "trn/graph/fuse_attention.h"
+#include "trn/graph/fuse_linear.h"
+#include "trn/graph/fuse_rms_norm.h"
+#include "trn/graph/fuse_rope.h"
 #include "trn/kernel/nl.h"
 #include "trn/kernels/attention.h"
 #include "trn/kernels/linear.h"
+#include "trn/kernels/normalization.h"
+#include "trn/kernels/rope.h"
 #include "trn/kernels/softmax.h"
 
 namespace trn::graph::detail {
@@ -163,6 +173,87 @@ void gemm(LoweringContext& ctx) {
     ctx.unsupported(fmt::format("a bias of {} elements for a [{}, {}] product", count, m, n));
   }
   bindResult(ctx, callLibrary(ctx, [&] { return kernels::linearResidual(ctx.kernel(), x, w, r); }));
+}
+
+/// The activations a trn.Linear applies (fuse_linear.h), by the attribute's name.
+const std::map<std::string, isa::ActivationFunction>& linearActivations() {
+  static const std::map<std::string, isa::ActivationFunction> functions = {
+      {"Relu", isa::ActivationFunction::kRelu},
+      {"Sigmoid", isa::ActivationFunction::kSigmoid},
+      {"Tanh", isa::ActivationFunction::kTanh},
+      {"Gelu", isa::ActivationFunction::kGelu}};
+  return functions;
+}
+
+/// A trn.Linear's activation attribute ("" for none).
+std::string activationOf(const Node& node) {
+  const Attribute* activation = node.attribute("activation");
+  const std::string* name =
+      activation != nullptr ? std::get_if<std::string>(&activation->value) : nullptr;
+  return name != nullptr ? *name : "";
+}
+
+/// "library linear (bias and Gelu fused)", "library linear (bias fused)", ...
+const char* describeLinear(const Graph& /*graph*/, const Node& node) {
+  static const std::map<std::pair<bool, std::string>, std::string> descriptions = [] {
+    std::map<std::pair<bool, std::string>, std::string> all;
+    all[{true, ""}] = "library linear (bias fused)";
+    for (const auto& [name, function] : linearActivations()) {
+      all[{true, name}] = fmt::format("library linear (bias and {} fused)", name);
+      all[{false, name}] = fmt::format("library linear ({} fused)", name);
+    }
+    return all;
+  }();
+  auto it = descriptions.find({node.hasInput(2), activationOf(node)});
+  return it == descriptions.end() ? "library linear" : it->second.c_str();
+}
+
+/// trn.Linear (fuse_linear.h): x [..., K] as [rows, K] against w [K, N], the bias [N] and the
+/// activation applied as the library kernel drains PSUM.
+void fusedLinear(LoweringContext& ctx) {
+  const Node& node = ctx.node();
+  const Sizes a = ctx.inputSizes(0);
+  const Sizes b = ctx.inputSizes(1);
+  kernels::LinearEpilogue epilogue;
+  if (node.hasInput(2)) {
+    epilogue.bias = ctx.input(2).flat.reshape({b[1]});
+  }
+  const std::string name = activationOf(node);
+  if (!name.empty()) {
+    auto function = linearActivations().find(name);
+    if (function == linearActivations().end()) {
+      ctx.unsupported(fmt::format("activation '{}' is not one the linear kernel applies", name));
+    }
+    epilogue.activation = function->second;
+  }
+  const Tensor x = ctx.input(0).flat.reshape({elementCount(a, 0, a.size() - 1), a.back()});
+  const Tensor w = ctx.input(1).flat.reshape({b[0], b[1]});
+  bindResult(
+      ctx, callLibrary(ctx, [&] { return kernels::linearEpilogue(ctx.kernel(), x, w, epilogue); }));
+}
+
+/// trn.RmsNorm (fuse_rms_norm.h): x [..., D] as [rows, D] through the library's RMS norm with
+/// the model's eps.
+void fusedRmsNorm(LoweringContext& ctx) {
+  const Sizes x = ctx.inputSizes(0);
+  const std::int64_t d = x.back();
+  const Tensor in = ctx.input(0).flat.reshape({elementCount(x, 0, x.size() - 1), d});
+  const Tensor w = ctx.input(1).flat.reshape({d});
+  const float eps = ctx.node().floatAttribute("epsilon").value_or(kernels::kRmsNormEps);
+  bindResult(ctx, callLibrary(ctx, [&] { return kernels::rmsNormEps(ctx.kernel(), in, w, eps); }));
+}
+
+/// trn.Rope (fuse_rope.h): x [..., S, D] as [rows / S, S, D] through the library's rope with the
+/// model's [S, D] tables.
+void fusedRope(LoweringContext& ctx) {
+  const Sizes x = ctx.inputSizes(0);
+  const std::int64_t s = x[x.size() - 2];
+  const std::int64_t d = x.back();
+  const Tensor in = ctx.input(0).flat.reshape({elementCount(x, 0, x.size() - 2), s, d});
+  const Tensor cos = ctx.input(1).flat.reshape({s, d});
+  const Tensor sin = ctx.input(2).flat.reshape({s, d});
+  bindResult(ctx,
+             callLibrary(ctx, [&] { return kernels::ropeFullTables(ctx.kernel(), in, cos, sin); }));
 }
 
 /// The last axis of input 0, or an error: these lowerings work along rows of [rows, last].
@@ -371,6 +462,9 @@ void addLibraryLowerings(OpLowerings& table) {
   table["Softmax"] = {softmax, "library softmax"};
   table[fmt::format("{}.{}", kTrnDomain, kFlashAttentionOp)] = {flashAttention,
                                                                 "library flash attention"};
+  table[fmt::format("{}.{}", kTrnDomain, kLinearOp)] = {fusedLinear, "", describeLinear};
+  table[fmt::format("{}.{}", kTrnDomain, kRmsNormOp)] = {fusedRmsNorm, "library rms norm"};
+  table[fmt::format("{}.{}", kTrnDomain, kRopeOp)] = {fusedRope, "library rope"};
   table["LogSoftmax"] = {logSoftmax, "tile loop"};
   table["ReduceMean"] = {reduceLastAxis<mean>, "tile loop"};
   table["ReduceSum"] = {reduceLastAxis<sum>, "tile loop"};

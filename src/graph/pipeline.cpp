@@ -9,15 +9,18 @@
 #include "trn/graph/fold.h"
 #include "trn/graph/fold_batchnorm.h"
 #include "trn/graph/fuse_attention.h"
+#include "trn/graph/fuse_linear.h"
+#include "trn/graph/fuse_rms_norm.h"
+#include "trn/graph/fuse_rope.h"
 #include "trn/graph/layout.h"
 #include "trn/graph/shard.h"
 
 namespace trn::graph {
 
 const std::vector<std::string>& passNames() {
-  static const std::vector<std::string> names = {"import",         "shapes",         "fold",
-                                                 "fold-batchnorm", "fuse-attention", "layout",
-                                                 "auto-cast",      "shard"};
+  static const std::vector<std::string> names = {
+      "import",      "shapes",        "fold",      "fold-batchnorm", "fuse-attention", "layout",
+      "fuse-linear", "fuse-rms-norm", "fuse-rope", "auto-cast",      "shard"};
   return names;
 }
 
@@ -65,6 +68,24 @@ Result<Graph> runPipeline(const std::string& path, const PipelineOptions& option
   TRN_RETURN_IF_ERROR(chooseLayouts(graph, options.layout));
   TRN_RETURN_IF_ERROR(layOutConvWeights(graph));
   if (after("layout", graph)) {
+    return graph;
+  }
+  if (options.fusePatterns) {
+    TRN_RETURN_IF_ERROR(fuseLinear(graph).status());
+  }
+  if (after("fuse-linear", graph)) {
+    return graph;
+  }
+  if (options.fusePatterns) {
+    TRN_RETURN_IF_ERROR(fuseRmsNorm(graph).status());
+  }
+  if (after("fuse-rms-norm", graph)) {
+    return graph;
+  }
+  if (options.fusePatterns) {
+    TRN_RETURN_IF_ERROR(fuseRope(graph).status());
+  }
+  if (after("fuse-rope", graph)) {
     return graph;
   }
   if (options.castAll) {

@@ -11,6 +11,9 @@
 
 #include "trn/graph/fold.h"
 #include "trn/graph/fuse_attention.h"
+#include "trn/graph/fuse_linear.h"
+#include "trn/graph/fuse_rms_norm.h"
+#include "trn/graph/fuse_rope.h"
 
 namespace trn::graph {
 namespace {
@@ -284,6 +287,8 @@ class Sharder {
   void shardElementwise(Node node);
   Status shardMatMul(Node node);
   Status shardGemm(Node node);
+  Status shardLinear(Node node);
+  void shardRowwise(Node node, std::size_t rowAxes);
   Status shardAttention(Node node);
   Status shardMovement(Node node, const RankLayout& in);
   void gatherOutputs();
@@ -306,6 +311,17 @@ Status Sharder::shardNode(Node node) {
   }
   if (key == fmt::format("{}.{}", kTrnDomain, kFlashAttentionOp)) {
     return shardAttention(std::move(node));
+  }
+  if (key == fmt::format("{}.{}", kTrnDomain, kLinearOp)) {
+    return shardLinear(std::move(node));
+  }
+  if (key == fmt::format("{}.{}", kTrnDomain, kRmsNormOp)) {  // along the last axis
+    shardRowwise(std::move(node), 1);
+    return Status();
+  }
+  if (key == fmt::format("{}.{}", kTrnDomain, kRopeOp)) {  // along the last two, [S, D]
+    shardRowwise(std::move(node), 2);
+    return Status();
   }
   if (elementwiseOps().contains(key)) {
     shardElementwise(std::move(node));
@@ -431,6 +447,64 @@ Status Sharder::shardGemm(Node node) {
   }
   gatherAll(std::move(node));
   return Status();
+}
+
+Status Sharder::shardLinear(Node node) {
+  // trn.Linear (fuse_linear.h): x [..., K] against W [K, N], plus b [N], then an activation.
+  const std::string& x = node.inputs.at(0);
+  const std::string& w = node.inputs.at(1);
+  const bool bias = node.hasInput(2);
+  const RankLayout lx = open_.contains(x) ? RankLayout::replicated() : layoutOf(x);
+  const int last = static_cast<int>(sizesOf(x).size()) - 1;
+  const Attribute* activation = node.attribute("activation");
+  const std::string* function =
+      activation != nullptr ? std::get_if<std::string>(&activation->value) : nullptr;
+  // Row-parallel only without an activation: it would apply to each rank's partial sum.
+  if (lx == RankLayout::split(last) && (function == nullptr || function->empty()) &&
+      open_.contains(w) && canTake(w, RankLayout::split(0)) &&
+      (!bias || canTake(node.inputs[2], RankLayout::firstRank()))) {
+    std::vector<std::optional<RankLayout>> wants = {lx, RankLayout::split(0)};
+    if (bias) {
+      wants.emplace_back(RankLayout::firstRank());
+    }
+    rowParallel(std::move(node), wants);
+    return Status();
+  }
+  if (lx.kind == RankLayout::Kind::kReplicated && open_.contains(w)) {  // column-parallel
+    const std::int64_t columns = sizesOf(w).at(1);
+    const std::int64_t parts = partsOf(node.outputs.at(0));
+    if (columns % (parts * ranks_) != 0) {
+      return error(fmt::format(
+          "the product's {} output columns (weight '{}'{}) do not divide over the ranks "
+          "(a column-parallel product splits them)",
+          columns, w, parts > 1 ? fmt::format(", in {} parts", parts) : ""));
+    }
+    std::vector<std::optional<RankLayout>> wants = {lx, RankLayout::split(1, parts)};
+    if (bias) {
+      wants.emplace_back(RankLayout::split(0, parts));
+      if (!canTake(node.inputs[2], *wants.back())) {
+        gatherAll(std::move(node));
+        return Status();
+      }
+    }
+    emit(std::move(node), wants, {RankLayout::split(last, parts)});
+    return Status();
+  }
+  gatherAll(std::move(node));
+  return Status();
+}
+
+void Sharder::shardRowwise(Node node, std::size_t rowAxes) {
+  // An operator that works along the last `rowAxes` axes of its first input, the others
+  // replicated (a norm's weight, rope's tables): a split of an outer axis carries through.
+  const auto split = firstSplit(node);
+  const auto rank = static_cast<int>(sizesOf(node.inputs.at(0)).size());
+  if (!split || split->first != 0 || split->second.axis >= rank - static_cast<int>(rowAxes)) {
+    gatherAll(std::move(node));
+    return;
+  }
+  const RankLayout layout = split->second;
+  carry(std::move(node), layout, layout);
 }
 
 Status Sharder::shardAttention(Node node) {

@@ -69,8 +69,20 @@ void checkInputs(Kernel& k, const char* name, const Tensor& x, const Tensor& w, 
   }
 }
 
-Tensor project(Kernel& k, const char* name, const Tensor& x, const Tensor& w, const Tensor* r) {
+Tensor project(Kernel& k, const char* name, const Tensor& x, const Tensor& w, const Tensor* r,
+               const LinearEpilogue& epilogue = {}) {
   checkInputs(k, name, x, w, r);
+  std::optional<Tensor> bias;
+  if (epilogue.bias) {
+    const Tensor& b = *epilogue.bias;
+    if (b.rank() != 1 || b.shape(0) != w.shape(1) || b.dtype() != x.dtype()) {
+      detail::failInput(k, name,
+                        "the bias b " + shapeText(b) + " must be [N] = [" +
+                            std::to_string(w.shape(1)) + "] of x's dtype",
+                        Loc::current());
+    }
+    bias = b.reshape({1, b.shape(0)});
+  }
   const std::int64_t tokens = x.shape(0);
   const std::int64_t kSize = x.shape(1);
   const std::int64_t nSize = w.shape(1);
@@ -108,8 +120,16 @@ Tensor project(Kernel& k, const char* name, const Tensor& x, const Tensor& w, co
     detail::TokenBlock block(k, x, s0, blockRows, transposes, balance);
     const Tensor& xT = block.transposed();
     for (std::int64_t n0 = share.begin; n0 < share.end(); n0 += kMovingMax, ++column) {
-      const detail::ColumnTile tile{
-          xT, s0, blockRows, n0, std::min(kMovingMax, share.end() - n0), columns[column], r, out};
+      const detail::ColumnTile tile{xT,
+                                    s0,
+                                    blockRows,
+                                    n0,
+                                    std::min(kMovingMax, share.end() - n0),
+                                    columns[column],
+                                    r,
+                                    out,
+                                    bias ? &*bias : nullptr,
+                                    epilogue.activation};
       detail::projectColumn(k, tile, weights, accumulators, balance, &block);
     }
   }
@@ -133,6 +153,10 @@ Tensor linear(Kernel& k, Tensor x, Tensor w) { return project(k, "linear", x, w,
 
 Tensor linearResidual(Kernel& k, Tensor x, Tensor w, Tensor r) {
   return project(k, "linear_residual", x, w, &r);
+}
+
+Tensor linearEpilogue(Kernel& k, Tensor x, Tensor w, const LinearEpilogue& epilogue) {
+  return project(k, "linear_epilogue", x, w, nullptr, epilogue);
 }
 
 std::vector<HostTensor> linearReference(std::span<const HostTensor> in) {

@@ -160,8 +160,16 @@ Tensor swigluMlp(Kernel& k, Tensor x, Tensor wg, Tensor wu, Tensor wd, Tensor r)
     // Down projection: out[s, c] = sum_f hT[f, s] wd[f, c] + r[s, c], 512 columns at a time.
     for (std::size_t c = 0; c < downColumns[block].size(); ++c) {
       const std::int64_t n0 = static_cast<std::int64_t>(c) * kMovingMax;
-      const detail::ColumnTile tile{
-          hT, s0, blockRows, n0, std::min(kMovingMax, hSize - n0), downColumns[block][c], &r, out};
+      const detail::ColumnTile tile{hT,
+                                    s0,
+                                    blockRows,
+                                    n0,
+                                    std::min(kMovingMax, hSize - n0),
+                                    downColumns[block][c],
+                                    &r,
+                                    out,
+                                    nullptr,
+                                    std::nullopt};
       detail::projectColumn(k, tile, weights, banks, balance, nullptr);
     }
   }

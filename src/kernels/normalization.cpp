@@ -246,7 +246,9 @@ Tensor layerNormTutorialV2(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   return out;
 }
 
-Tensor rmsNorm(Kernel& k, Tensor x, Tensor w) {
+Tensor rmsNorm(Kernel& k, Tensor x, Tensor w) { return rmsNormEps(k, x, w, kRmsNormEps); }
+
+Tensor rmsNormEps(Kernel& k, Tensor x, Tensor w, float eps) {
   checkRowsAndParams(k, x, {&w}, "rmsnorm");
   const std::int64_t n = x.shape(0);
   const std::int64_t d = x.shape(1);
@@ -273,8 +275,7 @@ Tensor rmsNorm(Kernel& k, Tensor x, Tensor w) {
     Tensor sumSq = k.sbuf({rows, 1}, DType::kFp32, "sum_sq");
     nisa::activationReduce(scaled, sumSq, xt, ActivationFunction::kSquare);
     Tensor rstd = k.sbuf({rows, 1}, DType::kFp32, "rstd");
-    nisa::activation(rstd, sumSq, ActivationFunction::kRsqrt, kRmsNormEps,
-                     1.0f / static_cast<float>(d));
+    nisa::activation(rstd, sumSq, ActivationFunction::kRsqrt, eps, 1.0f / static_cast<float>(d));
     // The vector engine and GpSimd take the columns in proportion to their clocks (0.96 and
     // 1.2 GHz, the same cycles per element), so both finish the tile at the same time.
     Tensor ot = k.sbuf({rows, d}, x.dtype(), "out_tile");

@@ -203,6 +203,14 @@ void projectColumn(Kernel& k, const ColumnTile& tile, WeightStream& weights,
   }
   std::vector<Tensor> residual;
   auto loadResidual = [&] {
+    if (tile.bias != nullptr) {
+      // One tile of the bias row, each partition a copy (a stride-0 read of HBM).
+      const std::int64_t rows = acc[0].partitions();
+      Tensor bTile = k.sbuf({rows, tile.width}, dtype, "bias");
+      nisa::dmaCopy(bTile, (*tile.bias)(ds(0, 1), ds(tile.n0, tile.width)).broadcast(0, rows),
+                    std::nullopt, std::nullopt, isa::DmaOobMode::kError, isa::Engine::kDve);
+      residual.push_back(bTile);
+    }
     for (std::int64_t t = 0; t < tokenTiles && tile.residual != nullptr; ++t) {
       // Triggered by the vector engine, which adds it, behind its earlier work: well before it
       // is needed, and not ahead of the first loads the tensor engine waits for.
@@ -216,11 +224,23 @@ void projectColumn(Kernel& k, const ColumnTile& tile, WeightStream& weights,
   };
   auto finish = [&](std::int64_t t) {
     const Tensor& sum = acc[static_cast<std::size_t>(t)];
-    Tensor result = k.sbuf({sum.partitions(), tile.width}, dtype, "out_tile");
-    if (tile.residual != nullptr) {
-      nisa::tensorTensor(result, sum, residual[static_cast<std::size_t>(t)], isa::AluOp::kAdd,
-                         isa::Engine::kDve);
+    const std::int64_t rows = sum.partitions();
+    Tensor result = k.sbuf({rows, tile.width}, dtype, "out_tile");
+    if (tile.residual != nullptr || tile.bias != nullptr) {
+      const Tensor& addend = tile.bias != nullptr ? residual[0](ds(0, rows), kernel::all)
+                                                  : residual[static_cast<std::size_t>(t)];
+      // Before an activation the sum stays fp32, so the result is rounded once.
+      const Tensor added =
+          tile.activation ? k.sbuf({rows, tile.width}, DType::kFp32, "biased") : result;
+      nisa::tensorTensor(added, sum, addend, isa::AluOp::kAdd, isa::Engine::kDve);
       balance.addVectorWork(static_cast<double>(std::max<std::int64_t>(64, tile.width)) / 0.96);
+      if (tile.activation) {
+        nisa::activation(result, added, *tile.activation);
+        balance.addScalarWork(static_cast<double>(std::max<std::int64_t>(64, tile.width)) / 1.2);
+      }
+    } else if (tile.activation) {
+      nisa::activation(result, sum, *tile.activation);
+      balance.addScalarWork(static_cast<double>(std::max<std::int64_t>(64, tile.width)) / 1.2);
     } else {
       balance.copy(result, sum);
     }

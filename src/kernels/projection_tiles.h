@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tile_util.h"
+#include "trn/isa/enums.h"
 #include "trn/kernel/kernel.h"
 
 namespace trn::kernels::detail {
@@ -53,6 +55,8 @@ class EvacuationBalance {
             std::source_location loc = std::source_location::current());
   /// Counts vector-engine work done outside copy(), in nanoseconds.
   void addVectorWork(double nanoseconds) { vectorNs_ += nanoseconds; }
+  /// Counts scalar-engine work done outside copy(), in nanoseconds.
+  void addScalarWork(double nanoseconds) { scalarNs_ += nanoseconds; }
 
  private:
   double vectorNs_ = 0;
@@ -153,9 +157,9 @@ class WeightStream {
   std::vector<kernel::Tensor> loaded_;
 };
 
-/// One output column tile of a projection: out[s0 + s, n0 + c] = sum_k aT[k, s] w[k, n0 + c]
-/// (+ r[s0 + s, n0 + c]) for s < rows <= 512, c < width <= 512, with aT the SBUF tile
-/// [128, KT, rows] (K on partitions) and w's K tiles the stream's `groups`.
+/// One output column tile of a projection: out[s0 + s, n0 + c] = act(sum_k aT[k, s] w[k, n0 + c]
+/// (+ r[s0 + s, n0 + c]) (+ b[n0 + c])) for s < rows <= 512, c < width <= 512, with aT the SBUF
+/// tile [128, KT, rows] (K on partitions) and w's K tiles the stream's `groups`.
 struct ColumnTile {
   kernel::Tensor activationsT;
   std::int64_t s0 = 0;
@@ -165,14 +169,20 @@ struct ColumnTile {
   WeightStream::Range groups;
   const kernel::Tensor* residual = nullptr;  ///< HBM r [S, N], or none
   kernel::Tensor out;                        ///< HBM out [S, N]
+  /// HBM b [1, N] added to every row (one SBUF tile of its columns, broadcast over the
+  /// partitions by its DMA, serves every token tile), or none; not with a residual.
+  const kernel::Tensor* bias = nullptr;
+  /// Applied last, on the scalar engine, to the fp32 sum (one rounding to out's dtype).
+  std::optional<isa::ActivationFunction> activation;
 };
 
 /// Computes `tile`: every token tile (128 rows) accumulates over K in its own fp32 PSUM bank of
 /// `accumulators`; the K tiles meet all token tiles in turn, so each weight tile is read once,
 /// except in the last weight group, which finishes the token tiles one by one so their
-/// evacuations (a copy through `balance`, or the residual add on the vector engine) and stores
-/// overlap the remaining matmuls. The residual is loaded by the vector engine half way through
-/// K. When `pending` is given, its transposes are issued one K tile ahead of the matmuls.
+/// evacuations (a copy through `balance`, or the residual or bias add on the vector engine, then
+/// the activation on the scalar engine) and stores overlap the remaining matmuls. The residual
+/// or bias is loaded by the vector engine half way through K. When `pending` is given, its
+/// transposes are issued one K tile ahead of the matmuls.
 void projectColumn(kernel::Kernel& k, const ColumnTile& tile, WeightStream& weights,
                    PsumRotation& accumulators, EvacuationBalance& balance, TokenBlock* pending);
 

@@ -35,11 +35,13 @@ constexpr std::int64_t kGpSimdTiles = 3;
 /// times a tile's compute.
 constexpr std::int64_t kPrefetch = 4;
 
+/// Checks x [H, S, D] and cos, sin [S, D/2] ([S, D] with `fullTables`).
 void checkInputs(Kernel& k, const Tensor& x, const Tensor& cos, const Tensor& sin,
-                 Loc loc = Loc::current()) {
+                 bool fullTables, Loc loc = Loc::current()) {
+  const std::string tables = fullTables ? "[S, D]" : "[S, D/2]";
   detail::requireRank(k, x, 3, "rope", "x [H, S, D]", loc);
-  detail::requireRank(k, cos, 2, "rope", "cos [S, D/2]", loc);
-  detail::requireRank(k, sin, 2, "rope", "sin [S, D/2]", loc);
+  detail::requireRank(k, cos, 2, "rope", "cos " + tables, loc);
+  detail::requireRank(k, sin, 2, "rope", "sin " + tables, loc);
   detail::requireFloat(k, x, "rope", "x", loc);
   detail::requireFloat(k, cos, "rope", "cos", loc);
   detail::requireFloat(k, sin, "rope", "sin", loc);
@@ -50,10 +52,11 @@ void checkInputs(Kernel& k, const Tensor& x, const Tensor& cos, const Tensor& si
                std::to_string(kBankFloats),
            loc);
   }
-  if (cos.shape() != sin.shape() || cos.shape(0) != s || cos.shape(1) != d / 2) {
+  const std::int64_t width = fullTables ? d : d / 2;
+  if (cos.shape() != sin.shape() || cos.shape(0) != s || cos.shape(1) != width) {
     k.fail("rope: cos " + formatShape(cos.shape()) + " and sin " + formatShape(sin.shape()) +
-               " must both be [S, D/2] = [" + std::to_string(s) + ", " + std::to_string(d / 2) +
-               "] for x " + formatShape(x.shape()),
+               " must both be " + tables + " = [" + std::to_string(s) + ", " +
+               std::to_string(width) + "] for x " + formatShape(x.shape()),
            loc);
   }
 }
@@ -80,36 +83,38 @@ struct Tables {
 
 /// Loads cos and sin rows [bc, T * D/2] `group` times onto consecutive partitions and builds the
 /// chunk's tables for T = `tokens` tokens per row (the scalar engine, otherwise idle here, does
-/// the copies).
+/// the copies). With `halves` = 2 the rows are [bc, T * D], each token's two halves of its own
+/// (the tables as a model computes them, [c, c] and [s, s] in the usual case).
 Tables loadTables(Kernel& k, const Tensor& cosRows, const Tensor& sinRows, std::int64_t group,
-                  std::int64_t tokens) {
+                  std::int64_t tokens, std::int64_t halves) {
   const std::int64_t bc = cosRows.shape(0);
   const std::int64_t p = group * bc;
-  const std::int64_t half = cosRows.shape(1) / tokens;
-  Tensor cosSb = k.sbuf({p, tokens, half}, cosRows.dtype(), "cos_rows");
-  Tensor sinSb = k.sbuf({p, tokens, half}, sinRows.dtype(), "sin_rows");
+  const std::int64_t half = cosRows.shape(1) / tokens / halves;
+  Tensor cosSb = k.sbuf({p, tokens, halves, half}, cosRows.dtype(), "cos_rows");
+  Tensor sinSb = k.sbuf({p, tokens, halves, half}, sinRows.dtype(), "sin_rows");
   for (std::int64_t g = 0; g < group; ++g) {
-    nisa::dmaCopy(cosSb(ds(g * bc, bc)).reshape({bc, tokens * half}), cosRows);
-    nisa::dmaCopy(sinSb(ds(g * bc, bc)).reshape({bc, tokens * half}), sinRows);
+    nisa::dmaCopy(cosSb(ds(g * bc, bc)).reshape({bc, tokens * halves * half}), cosRows);
+    nisa::dmaCopy(sinSb(ds(g * bc, bc)).reshape({bc, tokens * halves * half}), sinRows);
   }
   Tables tables;
-  tables.cosPair = cosSb.reshape({p, tokens, 1, half}).broadcast(2, 2);
+  tables.cosPair = halves == 2 ? cosSb : cosSb.broadcast(2, 2);
   tables.cos2 = k.psum({p, tokens, 2, half}, DType::kFp32, "cos2_psum");
   nisa::tensorCopy(tables.cos2, tables.cosPair, Engine::kAct);
   tables.sin2 = k.psum({p, tokens, 2, half}, DType::kFp32, "sin2_psum");
   tables.sin2Sb = k.sbuf({p, tokens, 2, half}, DType::kFp32, "sin2_sb");
   for (const Tensor& sin2 : {tables.sin2, tables.sin2Sb}) {
-    nisa::tensorScalar(sin2(all, all, 0), sinSb, AluOp::kMultiply, -1.0f, false, AluOp::kBypass,
-                       0.0f, false, Engine::kAct);
-    nisa::tensorCopy(sin2(all, all, 1), sinSb, Engine::kAct);
+    nisa::tensorScalar(sin2(all, all, 0), sinSb(all, all, 0), AluOp::kMultiply, -1.0f, false,
+                       AluOp::kBypass, 0.0f, false, Engine::kAct);
+    nisa::tensorCopy(sin2(all, all, 1), sinSb(all, all, halves - 1), Engine::kAct);
   }
   return tables;
 }
 
-}  // namespace
-
-Tensor rope(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
-  checkInputs(k, x, cos, sin);
+/// rope over x [H, S, D] with cos and sin [S, D/2], or [S, D] with `fullTables`.
+Tensor ropeRows(Kernel& k, const Tensor& x, const Tensor& cos, const Tensor& sin,
+                bool fullTables) {
+  checkInputs(k, x, cos, sin, fullTables);
+  const std::int64_t halves = fullTables ? 2 : 1;
   const std::int64_t heads = x.shape(0);
   const std::int64_t seq = x.shape(1);
   const std::int64_t d = x.shape(2);
@@ -121,12 +126,13 @@ Tensor rope(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
   const std::int64_t blocks = seq / t;
   const Tensor xRows = x.reshape({heads * blocks, t * d});
   const Tensor outRows = out.reshape({heads * blocks, t * d});
-  const Tensor cosRows = cos.reshape({blocks, t * half});
-  const Tensor sinRows = sin.reshape({blocks, t * half});
-  // A tile holds `group` heads' rows when a head's rows fit the partitions, else a chunk of up
-  // to 128 rows of one head.
+  const Tensor cosRows = cos.reshape({blocks, t * halves * half});
+  const Tensor sinRows = sin.reshape({blocks, t * halves * half});
+  // A tile holds `group` heads' rows when a head's rows fit the partitions (no more heads than
+  // there are: the tables are loaded once per head of a group), else a chunk of up to 128 rows
+  // of one head.
   const std::int64_t chunk = std::min(blocks, kPartitions);
-  const std::int64_t group = blocks <= kPartitions ? kPartitions / blocks : 1;
+  const std::int64_t group = blocks <= kPartitions ? std::min(heads, kPartitions / blocks) : 1;
 
   // The tiles in order: chunk c0 of every head's rows, `group` heads at a time.
   struct Job {
@@ -154,7 +160,7 @@ Tensor rope(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
   };
   // The first chunk's tables go first, so the first tiles' loads do not delay them.
   Tables tables = loadTables(k, cosRows(ds(jobAt(0).c0, jobAt(0).bc)),
-                             sinRows(ds(jobAt(0).c0, jobAt(0).bc)), group, t);
+                             sinRows(ds(jobAt(0).c0, jobAt(0).bc)), group, t, halves);
   detail::TilePrefetcher tiles(share.count, kPrefetch, [&](std::int64_t i, Loc site) {
     const Job& job = jobAt(i);
     Tensor xt = k.sbuf({job.rows, t, 2, half}, x.dtype(), "x_tile", std::nullopt, site);
@@ -168,7 +174,8 @@ Tensor rope(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
     const Job& job = jobAt(i);
     const Tensor xt = tiles.take();
     if (i > 0 && job.c0 != jobAt(i - 1).c0) {
-      tables = loadTables(k, cosRows(ds(job.c0, job.bc)), sinRows(ds(job.c0, job.bc)), group, t);
+      tables = loadTables(k, cosRows(ds(job.c0, job.bc)), sinRows(ds(job.c0, job.bc)), group, t,
+                          halves);
     }
     const std::int64_t rows = job.rows;
     // rotate_half's operand order: [x2, x1] per token, read with a negative stride.
@@ -194,6 +201,16 @@ Tensor rope(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
     nisa::dmaCopy(outRows(ds(job.r0, rows)), ot.reshape({rows, t * d}));
   }
   return out;
+}
+
+}  // namespace
+
+Tensor rope(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
+  return ropeRows(k, x, cos, sin, false);
+}
+
+Tensor ropeFullTables(Kernel& k, Tensor x, Tensor cos, Tensor sin) {
+  return ropeRows(k, x, cos, sin, true);
 }
 
 std::vector<HostTensor> ropeReference(std::span<const HostTensor> in) {

@@ -68,8 +68,9 @@ TEST(CliGraph, RunWritesOutputsAndExplainsTheTime) {
       trnsim("graph run " + model("torch_block") + " --dim batch=2 --input x=" + models +
              "torch_block.x.npy --output-dir " + dir.path().string());
   EXPECT_EQ(run.exitCode, 0) << run.output;
-  // 27 nodes: the 30 of the folded block with its attention fused (fuse_attention.h).
-  EXPECT_NE(run.output.find("compiled " + model("torch_block") + " for trn2: 27 nodes"),
+  // 18 nodes: the 30 of the folded block with its attention fused (fuse_attention.h) and its
+  // projections with their biases and GELU (fuse_linear.h).
+  EXPECT_NE(run.output.find("compiled " + model("torch_block") + " for trn2: 18 nodes"),
             std::string::npos)
       << run.output;
   EXPECT_NE(run.output.find("simulated time"), std::string::npos);
@@ -158,9 +159,11 @@ TEST(CliGraph, CompileListsEachNodesLoweringAndSavesTheProgram) {
   const testing::CliRun run =
       trnsim("compile " + model("mlp") + " --dim batch=4 -o " + dir.file("mlp.tprog"));
   EXPECT_EQ(run.exitCode, 0) << run.output;
-  EXPECT_NE(run.output.find("line    1: fc1 (library linear (bias fused))"), std::string::npos)
+  // fc1's bias and the ReLU after it are applied as the product leaves PSUM (fuse_linear.h).
+  EXPECT_NE(run.output.find("line    1: fc1 (library linear (bias and Relu fused))"),
+            std::string::npos)
       << run.output;
-  EXPECT_NE(run.output.find("line    2: relu (tile loop)"), std::string::npos);
+  EXPECT_NE(run.output.find("line    2: fc2 (library linear (bias fused))"), std::string::npos);
   const testing::CliRun timed = trnsim("run " + dir.file("mlp.tprog") + " --mode timing-only");
   EXPECT_EQ(timed.exitCode, 0) << timed.output;
 }

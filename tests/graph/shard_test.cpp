@@ -13,6 +13,7 @@
 #include "model_check.h"
 #include "trn/fabric/topology.h"
 #include "trn/graph/fuse_attention.h"
+#include "trn/graph/fuse_linear.h"
 #include "trn/graph/model.h"
 #include "trn/graph/onnx_import.h"
 #include "trn/graph/pipeline.h"
@@ -80,11 +81,30 @@ TEST(Shard, ARanksShareIsItsBlocksOfTheSplitAxis) {
   EXPECT_EQ(zeros, std::vector<std::byte>(64, std::byte{0}));
 }
 
-TEST(Shard, AnMlpIsColumnThenRowParallelWithOneAllReduce) {
+TEST(Shard, AFusedMlpIsColumnThenRowParallelWithOneAllReduce) {
   Result<Graph> g = runPipeline(modelPath("mlp.onnx"), sharded(4, 2));
   ASSERT_TRUE(g.ok()) << g.status().toString();
-  // mlp.onnx: Gemm (x w1^T + b1), Relu, MatMul (w2), Add (b2); the all-reduce after the MatMul,
-  // the bias added once to the whole sum.
+  // Fused (fuse_linear.h): Linear (x w1^T + b1, Relu) column-parallel, Linear (w2 + b2)
+  // row-parallel with b2 held by rank 0, so that the all-reduce adds it once.
+  ASSERT_EQ(opTypes(*g), (std::vector<std::string>{"trn.Linear", "trn.Linear", "trn.AllReduce"}));
+  const Node& first = g->nodes[0];
+  const Node& second = g->nodes[1];
+  EXPECT_EQ(layoutOf(*g, first.inputs[1]), "split(1)/2");  // w1, [16, 32] after layout
+  EXPECT_EQ(layoutOf(*g, first.inputs[2]), "split(0)/2");  // b1
+  EXPECT_EQ(layoutOf(*g, first.outputs[0]), "split(1)/2");
+  EXPECT_EQ(layoutOf(*g, second.inputs[1]), "split(0)/2");  // w2's rows
+  EXPECT_EQ(layoutOf(*g, second.inputs[2]), "rank 0");      // b2
+  EXPECT_EQ(layoutOf(*g, second.outputs[0]), "partial sum");
+  EXPECT_EQ(layoutOf(*g, g->outputs[0]), "replicated");
+}
+
+TEST(Shard, AnMlpIsColumnThenRowParallelWithOneAllReduce) {
+  PipelineOptions options = sharded(4, 2);
+  options.fusePatterns = false;
+  Result<Graph> g = runPipeline(modelPath("mlp.onnx"), options);
+  ASSERT_TRUE(g.ok()) << g.status().toString();
+  // mlp.onnx unfused: Gemm (x w1^T + b1), Relu, MatMul (w2), Add (b2); the all-reduce after the
+  // MatMul, the bias added once to the whole sum.
   ASSERT_EQ(opTypes(*g),
             (std::vector<std::string>{"Gemm", "Relu", "MatMul", "trn.AllReduce", "Add"}));
   const Node& first = g->nodes[0];
@@ -356,6 +376,69 @@ TEST(Shard, WeightsGivenAsGraphInputsAreSlicedOnTheHost) {
     for (std::size_t i = 0; i < got.size(); ++i) {
       EXPECT_NEAR(got[i], want[i], 1e-5) << ranks << " ranks, element " << i;
     }
+  }
+}
+
+// A fused product with an activation is not row-parallel (the activation would apply to each
+// rank's partial sum): its contraction-split input is gathered and the product runs whole.
+TEST(Shard, AFusedProductWithAnActivationGathersItsSplitInput) {
+  auto values = [](std::size_t n, double f) {
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      v[i] = static_cast<float>(std::sin(f * static_cast<double>(i) + 0.5));
+    }
+    return v;
+  };
+  const std::vector<float> xs = values(4 * 16, 0.31);
+  const std::vector<float> w1 = values(16 * 32, 0.17);
+  const std::vector<float> w2 = values(32 * 8, 0.23);
+  const std::vector<float> b2 = values(8, 0.7);
+  fixtures::GraphBuilder b;
+  b.input("x", {4, 16}).input("w1", {16, 32}).weight("w2", {32, 8}).weight("b2", {8});
+  b.node("MatMul", {"x", "w1"}, {"h"})
+      .node("MatMul", {"h", "w2"}, {"p"})
+      .node("Add", {"p", "b2"}, {"q"})
+      .node("Relu", {"q"}, {"y"})
+      .output("y");
+  std::vector<double> want(4 * 8);
+  for (std::size_t r = 0; r < 4; ++r) {
+    for (std::size_t n = 0; n < 8; ++n) {
+      double acc = b2[n];
+      for (std::size_t j = 0; j < 32; ++j) {
+        double h = 0;
+        for (std::size_t k = 0; k < 16; ++k) {
+          h += static_cast<double>(xs[r * 16 + k]) * w1[k * 32 + j];
+        }
+        acc += h * w2[j * 8 + n];
+      }
+      want[r * 8 + n] = std::max(acc, 0.0);
+    }
+  }
+  const std::vector<runtime::NpyArray> inputs = {runtime::floatArray({4, 16}, xs),
+                                                 runtime::floatArray({16, 32}, w1)};
+  const runtime::Session session = trn2();
+  Graph g = b.graph();
+  for (const auto& [name, floatValues] : {std::pair{"w2", &w2}, std::pair{"b2", &b2}}) {
+    auto bytes = std::make_shared<std::vector<std::byte>>(floatValues->size() * sizeof(float));
+    std::memcpy(bytes->data(), floatValues->data(), bytes->size());
+    g.initializers.at(name).bytes = std::move(bytes);
+  }
+  ASSERT_TRUE(inferShapes(g, {}).ok());
+  Result<int> fused = fuseLinear(g);
+  ASSERT_TRUE(fused.ok()) << fused.status().toString();
+  ASSERT_EQ(*fused, 1);
+  ASSERT_TRUE(shardGraph(g, 2).ok());
+  EXPECT_EQ(opTypes(g), (std::vector<std::string>{"MatMul", "trn.AllGather", "trn.Linear"}));
+  EXPECT_EQ(layoutOf(g, "w2"), "replicated");
+  Result<CompiledModel> model =
+      compileGraph(session, g, {}, {Partition::kAuto, 1, trn2Instance(session)});
+  ASSERT_TRUE(model.ok()) << model.status().toString();
+  Result<ModelRun> run = runModel(session, *model, inputs, {});
+  ASSERT_TRUE(run.ok()) << run.status().toString();
+  const std::vector<float> got = runtime::floatValues(run->outputs.at(0));
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-5) << "element " << i;
   }
 }
 

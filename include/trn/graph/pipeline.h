@@ -1,8 +1,7 @@
 // The graph compiler's graph-level pass pipeline: import, shape inference, constant folding,
-// batch-norm folding into convolutions, attention fusion, layout choice, auto-cast and
-// tensor-parallel sharding (lowering
-// follows: lowering.h, model.h). Each pass has a name for --dump-after; the pipeline stops after
-// the last pass asked for.
+// batch-norm folding into convolutions, attention fusion, layout choice, pattern fusion,
+// auto-cast and tensor-parallel sharding (lowering follows: lowering.h, model.h). Each pass has a
+// name for --dump-after; the pipeline stops after the last pass asked for.
 #pragma once
 
 #include <functional>
@@ -26,6 +25,10 @@ struct PipelineOptions {
   /// Run the attention fusion pass (fuse_attention.h): attention subgraphs become one
   /// trn.FlashAttention node each, lowered to the library's flash attention.
   bool fuseAttention = true;
+  /// Run the pattern fusion passes: products with their bias and activation become trn.Linear
+  /// nodes (fuse_linear.h), RMS norms trn.RmsNorm nodes (fuse_rms_norm.h), rotary embeddings
+  /// trn.Rope nodes (fuse_rope.h).
+  bool fusePatterns = true;
   /// Run the auto-cast pass (auto_cast.h, `--auto-cast all`): every fp32 computation in this
   /// type (bf16 or fp16).
   std::optional<ElementType> castAll;

@@ -3,10 +3,12 @@
 // A product against a 2-D weight whose input is replicated splits the weight's columns
 // (column-parallel: the result split along its last axis); one whose input is split along its
 // contraction axis splits the weight's rows (row-parallel: the result a partial sum, made whole by
-// a trn.AllReduce inserted after it; a Gemm's bias held by rank 0 only). Element-wise operators
+// a trn.AllReduce inserted after it; a Gemm's bias held by rank 0 only); a fused trn.Linear the
+// same, row-parallel only without an activation. Element-wise operators
 // keep a common split (broadcast operands replicated); Reshape, Flatten, Squeeze, Unsqueeze,
 // Transpose, Expand and Slice, Concat, Split, Gather, softmaxes, layer norms and reductions along
-// other axes carry a split (the heads of attention: Q, K, V split by heads, so the attention runs
+// other axes, and the fused trn.RmsNorm and trn.Rope over the axes before their rows, carry a
+// split (the heads of attention: Q, K, V split by heads, so the attention runs
 // on each rank's heads); anything else reads its split inputs gathered (a trn.AllGather inserted
 // before it), and so do the graph outputs. Weights and graph inputs take the layout their first
 // use asks for: the host gives each rank its share. Shapes stay global; rankGraph makes the graph

@@ -1,7 +1,8 @@
 // Projection kernels of a Llama decoder layer: out[S, N] = x[S, K] @ w[K, N] for token-major
 // activations x (tokens on rows, as the layer keeps them in HBM) and a weight w[K, N], optionally
 // plus a residual r[S, N] added while PSUM is drained (the attention output projection with its
-// residual connection).
+// residual connection), or a bias b[N] and an activation applied there (the graph compiler's
+// fused trn.Linear: nn.Linear and its activation).
 //
 // Layout on chip: the tensor engine contracts over partitions, so each block of up to 512 tokens
 // of x is loaded row-wise and transposed on the tensor engine (128 x 128 blocks into PSUM, copied
@@ -26,9 +27,11 @@
 // instance's weight traffic lowest.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "trn/isa/enums.h"
 #include "trn/kernel/kernel.h"
 #include "trn/kernels/reference.h"
 
@@ -40,6 +43,18 @@ kernel::Tensor linear(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor w);
 /// out = x @ w + r, r [S, N]; the addition is fused into the PSUM evacuation (one rounding).
 kernel::Tensor linearResidual(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor w,
                               kernel::Tensor r);
+
+/// What a projection applies to its fp32 product as PSUM is drained: a bias added to every row
+/// (a broadcast row add on the vector engine), then an activation on the scalar engine, the
+/// result rounded once to x's dtype.
+struct LinearEpilogue {
+  std::optional<kernel::Tensor> bias;  ///< b [N] in x's dtype, or none
+  std::optional<isa::ActivationFunction> activation;
+};
+
+/// out = act(x @ w + b) with the epilogue's bias and activation (either may be absent).
+kernel::Tensor linearEpilogue(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor w,
+                              const LinearEpilogue& epilogue);
 
 /// float64 references: {x @ w} and {x @ w + r} from inputs (x, w) and (x, w, r).
 std::vector<HostTensor> linearReference(std::span<const HostTensor> inputs);

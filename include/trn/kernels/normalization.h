@@ -54,6 +54,9 @@ kernel::Tensor layerNormTutorialV2(kernel::Kernel& k, kernel::Tensor x, kernel::
 /// DMA traffic.
 kernel::Tensor rmsNorm(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor w);
 
+/// The RMS norm with another eps (the graph compiler's fused trn.RmsNorm: the model's own).
+kernel::Tensor rmsNormEps(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor w, float eps);
+
 /// float64 references: layer norm of (x, gamma, beta) and RMS norm of (x, w).
 std::vector<HostTensor> layerNormReference(std::span<const HostTensor> inputs);
 std::vector<HostTensor> rmsNormReference(std::span<const HostTensor> inputs);

@@ -26,6 +26,12 @@ namespace trn::kernels {
 /// [S, D/2]; out in x's dtype.
 kernel::Tensor rope(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor cos, kernel::Tensor sin);
 
+/// The same with cos and sin [S, D] as a model computes them (Hugging Face's cat(freqs, freqs)):
+/// out = x * cos + rotate_half(x) * sin, each half of a token reading its own half of the tables
+/// (the graph compiler's fused trn.Rope, whose tables are graph inputs).
+kernel::Tensor ropeFullTables(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor cos,
+                              kernel::Tensor sin);
+
 /// float64 reference of (x, cos, sin).
 std::vector<HostTensor> ropeReference(std::span<const HostTensor> inputs);
 
