@@ -28,7 +28,7 @@ class Matcher {
  public:
   Matcher(const Graph& graph, const Uses& uses) : graph_(graph), uses_(uses) {}
 
-  std::optional<Match> match(std::size_t anchor) {
+  std::optional<Replacement> match(std::size_t anchor) {
     const Node& node = graph_.nodes[anchor];
     Match m;
     if (!product(m, node)) {
@@ -65,7 +65,7 @@ class Matcher {
     linear.outputs = {m.out};
     linear.attributes = {Attribute{"activation", m.activation}};
     m.r.nodes.push_back(std::move(linear));
-    return m;
+    return std::move(m.r);
   }
 
  private:
@@ -211,16 +211,6 @@ class Matcher {
 
 }  // namespace
 
-Result<int> fuseLinear(Graph& graph) {
-  const Uses uses(graph);
-  Matcher matcher(graph, uses);
-  detail::Rewrite rewrite;
-  for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
-    if (std::optional<Match> m = matcher.match(n)) {
-      rewrite.claim(std::move(m->r));
-    }
-  }
-  return rewrite.apply(graph);
-}
+Result<int> fuseLinear(Graph& graph) { return detail::fuseMatches<Matcher>(graph); }
 
 }  // namespace trn::graph

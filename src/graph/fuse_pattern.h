@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trn/graph/graph.h"
@@ -72,5 +73,21 @@ class Rewrite {
   std::vector<Replacement> matches_;
   std::set<std::size_t> claimed_;
 };
+
+/// Runs a pass's `Matcher` (made from the graph and its uses; `match(n)` gives the replacement
+/// of a match ending at node n, or nullopt) over every node in order and applies the matches it
+/// could claim; returns how many there were.
+template <typename Matcher>
+int fuseMatches(Graph& graph) {
+  const Uses uses(graph);
+  Matcher matcher(graph, uses);
+  Rewrite rewrite;
+  for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
+    if (std::optional<Replacement> r = matcher.match(n)) {
+      rewrite.claim(std::move(*r));
+    }
+  }
+  return rewrite.apply(graph);
+}
 
 }  // namespace trn::graph::detail

@@ -176,16 +176,6 @@ class Matcher {
 
 }  // namespace
 
-Result<int> fuseRmsNorm(Graph& graph) {
-  const Uses uses(graph);
-  Matcher matcher(graph, uses);
-  detail::Rewrite rewrite;
-  for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
-    if (std::optional<Replacement> r = matcher.match(n)) {
-      rewrite.claim(std::move(*r));
-    }
-  }
-  return rewrite.apply(graph);
-}
+Result<int> fuseRmsNorm(Graph& graph) { return detail::fuseMatches<Matcher>(graph); }
 
 }  // namespace trn::graph

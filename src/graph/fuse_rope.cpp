@@ -189,16 +189,6 @@ class Matcher {
 
 }  // namespace
 
-Result<int> fuseRope(Graph& graph) {
-  const Uses uses(graph);
-  Matcher matcher(graph, uses);
-  detail::Rewrite rewrite;
-  for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
-    if (std::optional<Replacement> r = matcher.match(n)) {
-      rewrite.claim(std::move(*r));
-    }
-  }
-  return rewrite.apply(graph);
-}
+Result<int> fuseRope(Graph& graph) { return detail::fuseMatches<Matcher>(graph); }
 
 }  // namespace trn::graph

@@ -56,6 +56,15 @@ std::vector<std::string> opTypes(const Graph& g) {
   return ops;
 }
 
+/// n values sin(f i + 0.5): inputs and weights of every magnitude and sign below 1.
+std::vector<float> sineValues(std::size_t n, double f) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = static_cast<float>(std::sin(f * static_cast<double>(i) + 0.5));
+  }
+  return v;
+}
+
 std::vector<float> floats(const Tensor& t) {
   std::vector<float> out(t.data().size() / sizeof(float));
   std::memcpy(out.data(), t.data().data(), out.size() * sizeof(float));
@@ -334,16 +343,9 @@ TEST(Shard, WeightsGivenAsGraphInputsAreSlicedOnTheHost) {
       .node("Relu", {"h"}, {"a"})
       .node("MatMul", {"a", "w2"}, {"y"})
       .output("y");
-  auto values = [](std::size_t n, double f) {
-    std::vector<float> v(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      v[i] = static_cast<float>(std::sin(f * static_cast<double>(i) + 0.5));
-    }
-    return v;
-  };
-  const std::vector<float> xs = values(4 * 16, 0.31);
-  const std::vector<float> w1 = values(16 * 32, 0.17);
-  const std::vector<float> w2 = values(32 * 16, 0.23);
+  const std::vector<float> xs = sineValues(4 * 16, 0.31);
+  const std::vector<float> w1 = sineValues(16 * 32, 0.17);
+  const std::vector<float> w2 = sineValues(32 * 16, 0.23);
   std::vector<double> want(4 * 16);
   for (std::size_t r = 0; r < 4; ++r) {
     for (std::size_t j = 0; j < 32; ++j) {
@@ -382,17 +384,10 @@ TEST(Shard, WeightsGivenAsGraphInputsAreSlicedOnTheHost) {
 // A fused product with an activation is not row-parallel (the activation would apply to each
 // rank's partial sum): its contraction-split input is gathered and the product runs whole.
 TEST(Shard, AFusedProductWithAnActivationGathersItsSplitInput) {
-  auto values = [](std::size_t n, double f) {
-    std::vector<float> v(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      v[i] = static_cast<float>(std::sin(f * static_cast<double>(i) + 0.5));
-    }
-    return v;
-  };
-  const std::vector<float> xs = values(4 * 16, 0.31);
-  const std::vector<float> w1 = values(16 * 32, 0.17);
-  const std::vector<float> w2 = values(32 * 8, 0.23);
-  const std::vector<float> b2 = values(8, 0.7);
+  const std::vector<float> xs = sineValues(4 * 16, 0.31);
+  const std::vector<float> w1 = sineValues(16 * 32, 0.17);
+  const std::vector<float> w2 = sineValues(32 * 8, 0.23);
+  const std::vector<float> b2 = sineValues(8, 0.7);
   fixtures::GraphBuilder b;
   b.input("x", {4, 16}).input("w1", {16, 32}).weight("w2", {32, 8}).weight("b2", {8});
   b.node("MatMul", {"x", "w1"}, {"h"})
