@@ -9,6 +9,7 @@
 #include <array>
 #include <bit>
 #include <map>
+#include <optional>
 #include <span>
 #include <tuple>
 
@@ -19,8 +20,10 @@ namespace trn::kernel {
 namespace {
 
 constexpr std::int64_t kUnused = -1;
-/// Tiles one allocation may spill to HBM before it gives up.
-constexpr int kMaxSpills = 64;
+/// Allocation passes that may plan spills before the allocation gives up: each pass but the last
+/// spills the tiles it needs to; more are needed only when a rewrite changes what the allocator
+/// sees (a bound on the compiler's search).
+constexpr int kMaxSpillRounds = 8;
 
 /// A claim on a memory: bytes [lo, hi) of each partition during ops [first, last], for one tile
 /// or for the ring of `slots` tiles declared at one line (tile k in slot k mod slots).
@@ -423,28 +426,32 @@ std::vector<Claim> automaticClaims(const KernelIR& ir, const LiveRanges& live, c
   return claims;
 }
 
+/// Heap order of claims: the one used first on top.
+bool laterClaim(const Claim& a, const Claim& b) {
+  return std::tie(a.first, a.buffer) > std::tie(b.first, b.buffer);
+}
+
 class Placer {
  public:
   Placer(const KernelIR& ir, isa::Memory memory, std::int64_t capacity, std::int64_t bankBytes)
       : ir_(ir), memory_(memory), capacity_(capacity), bankBytes_(bankBytes) {}
 
-  /// After a failed run: the ops over which the tile that did not fit is live.
-  [[nodiscard]] std::pair<std::int64_t, std::int64_t> failedLifetime() const {
-    return failedLifetime_;
-  }
   /// After a failed run: the tile that did not fit and the tiles (first tile of a ring) that
   /// held the space it needed.
   [[nodiscard]] const std::vector<std::int32_t>& failedTiles() const { return failedTiles_; }
 
-  /// Places every used tile of this memory; fills `placement` (byte offsets).
+  /// Places every used tile of this memory; fills `placement` (byte offsets, grown for the
+  /// tiles `spiller` reloads). With a spiller, a tile that does not fit makes room by spilling
+  /// tiles live across it (spillFor). Times in claims are doubled op indices (spilling.h).
   Status run(const LiveRanges& live, const Sites& sites, const Depths& depths,
-             std::vector<std::int64_t>& placement, std::int64_t& peak) {
+             std::vector<std::int64_t>& placement, std::int64_t& peak, SpillPlanner* spiller) {
+    spiller_ = spiller;
     std::vector<Claim> pinned;
     for (std::size_t b = 0; b < ir_.buffers.size(); ++b) {
       const Buffer& buf = ir_.buffers[b];
       if (buf.memory == memory_ && live.first[b] != kUnused && buf.address) {
-        Claim c{
-            static_cast<std::int32_t>(b), live.first[b], live.last[b], buf.partitionBytes(), 1, {}};
+        Claim c{static_cast<std::int32_t>(b), 2 * live.first[b], 2 * live.last[b],
+                buf.partitionBytes(), 1, {}};
         c.lo = buf.address->byte;
         c.hi = c.lo + c.size;
         pinned.push_back(c);
@@ -452,8 +459,21 @@ class Placer {
         peak = std::max(peak, c.hi);
       }
     }
+    std::vector<Claim> claims = automaticClaims(ir_, live, sites, memory_, depths);
+    const auto later = laterClaim;
+    std::vector<Claim> reloads;  ///< a min-heap by first use: the spilled tiles' reloads
     std::vector<Claim> active;
-    for (Claim& c : automaticClaims(ir_, live, sites, memory_, depths)) {
+    for (std::size_t next = 0; next < claims.size() || !reloads.empty();) {
+      Claim c;
+      if (!reloads.empty() && (next == claims.size() || later(claims[next], reloads.front()))) {
+        std::pop_heap(reloads.begin(), reloads.end(), later);
+        c = std::move(reloads.back());
+        reloads.pop_back();
+      } else {
+        c = std::move(claims[next++]);
+        c.first *= 2;
+        c.last *= 2;
+      }
       std::erase_if(active, [&](const Claim& a) { return a.last < c.first; });
       std::vector<Claim> busy = active;
       for (const Claim& p : pinned) {
@@ -465,15 +485,21 @@ class Placer {
                 [](const Claim& a, const Claim& b) { return a.lo < b.lo; });
       const std::int64_t slot = slotBytes(c);
       c.size = slot * c.slots;
-      const auto lo = firstFit(busy, c.size, slot);
+      auto lo = firstFit(busy, c.size, slot);
+      if (!lo && spiller != nullptr) {
+        lo = spillFor(c, busy, active, reloads, *spiller);
+      }
       if (!lo) {
         return full(c, busy);
       }
       c.lo = *lo;
       c.hi = *lo + c.size;
       for (std::size_t k = 0; k < c.members.size(); ++k) {
-        placement[static_cast<std::size_t>(c.members[k])] =
-            c.lo + static_cast<std::int64_t>(k) % c.slots * slot;
+        const auto member = static_cast<std::size_t>(c.members[k]);
+        if (member >= placement.size()) {
+          placement.resize(member + 1, kUnused);
+        }
+        placement[member] = c.lo + static_cast<std::int64_t>(k) % c.slots * slot;
       }
       peak = std::max(peak, c.hi);
       active.push_back(std::move(c));
@@ -516,7 +542,7 @@ class Placer {
   /// Bytes of one slot: aligned, and in PSUM a power of two within a bank (so no slot of a
   /// ring crosses a bank) or whole banks.
   [[nodiscard]] std::int64_t slotBytes(const Claim& c) const {
-    const std::int64_t bytes = ir_.buffers[static_cast<std::size_t>(c.buffer)].partitionBytes();
+    const std::int64_t bytes = ir_.buffers[static_cast<std::size_t>(origin(c.buffer))].partitionBytes();
     if (bankBytes_ == 0) {
       return alignUp(bytes, kAllocationAlignment);
     }
@@ -525,18 +551,119 @@ class Placer {
                                : alignUp(bytes, bankBytes_);
   }
 
-  Status full(const Claim& c, const std::vector<Claim>& busy) {
-    failedLifetime_ = {c.first, c.last};
-    failedTiles_ = {c.buffer};
-    for (const Claim& b : busy) {
-      failedTiles_.push_back(b.buffer);
+  /// Makes room for `c` by spilling single tiles of `active` (held in `busy`) that are unused
+  /// over its lifetime: clean ones first (a reload and no store), then the largest, then the one
+  /// with the longest gap; as few as let `c` fit. Each spilled tile's claim ends at its store and
+  /// its reload's claim joins the heap `reloads` (ordered by laterClaim). Returns
+  /// where `c` fits, or nullopt when it does not (see below for what is planned then).
+  std::optional<std::int64_t> spillFor(const Claim& c, const std::vector<Claim>& busy,
+                                       std::vector<Claim>& active, std::vector<Claim>& reloads,
+                                       SpillPlanner& spiller) {
+    struct Candidate {
+      std::size_t active;
+      SpillGap gap;
+    };
+    std::vector<Candidate> candidates;
+    for (std::size_t a = 0; a < active.size(); ++a) {
+      const Claim& claim = active[a];
+      if (claim.slots != 1 || claim.members.size() != 1) {
+        continue;
+      }
+      if (const auto gap = spiller.gapAround(claim.buffer, c.first, c.last)) {
+        candidates.push_back(Candidate{a, *gap});
+      }
     }
-    const Buffer& buf = ir_.buffers[static_cast<std::size_t>(c.buffer)];
+    auto key = [&](const Candidate& x) {
+      return std::make_tuple(x.gap.store, -active[x.active].size,
+                             x.gap.lastBefore - x.gap.firstAfter, x.active);
+    };
+    std::sort(candidates.begin(), candidates.end(),
+              [&](const Candidate& x, const Candidate& y) { return key(x) < key(y); });
+    const std::int64_t slot = slotBytes(c);
+    auto fitsWithout = [&](const std::vector<std::uint8_t>& gone) {
+      std::vector<Claim> left;
+      for (const Claim& b : busy) {
+        bool spilled = false;
+        for (std::size_t k = 0; k < candidates.size() && !spilled; ++k) {
+          spilled = gone[k] != 0 && active[candidates[k].active].buffer == b.buffer;
+        }
+        if (!spilled) {
+          left.push_back(b);
+        }
+      }
+      return firstFit(left, c.size, slot);
+    };
+    std::vector<std::uint8_t> gone(candidates.size(), 0);
+    std::optional<std::int64_t> lo;
+    for (std::size_t k = 0; k < candidates.size() && !lo; ++k) {
+      gone[k] = 1;
+      lo = fitsWithout(gone);
+    }
+    if (!lo) {
+      // The space they free is scattered between tiles that stay: when it adds up to enough,
+      // spill as many as free that much, and let the run fail; the allocation runs again over
+      // the rewritten IR, where the tiles that stay are placed knowing the spilled ones end early.
+      std::int64_t held = 0;
+      for (const Claim& b : busy) {
+        held += b.hi - b.lo;
+      }
+      std::size_t take = 0;
+      for (; take < candidates.size() && capacity_ - held < c.size; ++take) {
+        held -= active[candidates[take].active].size;
+      }
+      if (capacity_ - held >= c.size) {
+        for (std::size_t k = 0; k < take; ++k) {
+          spiller.plan(active[candidates[k].active].buffer, candidates[k].gap);
+        }
+      }
+      return std::nullopt;
+    }
+    // Keep the ones taken early that the later ones made unnecessary.
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      if (gone[k] == 0) {
+        continue;
+      }
+      gone[k] = 0;
+      if (const auto without = fitsWithout(gone)) {
+        lo = without;
+      } else {
+        gone[k] = 1;
+      }
+    }
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      if (gone[k] == 0) {
+        continue;
+      }
+      Claim& spilled = active[candidates[k].active];
+      const SpillGap& gap = candidates[k].gap;
+      const std::int32_t reload = spiller.plan(spilled.buffer, gap);
+      Claim back = spilled;
+      back.buffer = reload;
+      back.members = {reload};
+      back.first = 2 * gap.firstAfter - 1;
+      reloads.push_back(std::move(back));
+      std::push_heap(reloads.begin(), reloads.end(), laterClaim);
+      spilled.last = 2 * gap.lastBefore + 1;
+    }
+    return lo;
+  }
+
+  /// The buffer whose uses tile `tile` takes (a tile the spiller reloads is not a buffer yet).
+  [[nodiscard]] std::int32_t origin(std::int32_t tile) const {
+    return spiller_ != nullptr ? spiller_->originOf(tile) : tile;
+  }
+
+  Status full(const Claim& c, const std::vector<Claim>& busy) {
+    failedTiles_ = {origin(c.buffer)};
+    for (const Claim& b : busy) {
+      failedTiles_.push_back(origin(b.buffer));
+    }
+    const Buffer& buf = ir_.buffers[static_cast<std::size_t>(failedTiles_.front())];
     const std::int64_t size = c.size;
     std::vector<std::string> live;
     std::int64_t total = 0;
     for (const Claim& b : busy) {
-      const Buffer& other = ir_.buffers[static_cast<std::size_t>(b.buffer)];
+      const Buffer& other = ir_.buffers[static_cast<std::size_t>(origin(b.buffer))];
       live.push_back(fmt::format("'{}' [{}] {}{} at bytes {}..{} ({})", other.name,
                                  fmt::join(other.shape, ", "), dtypeName(other.dtype),
                                  b.slots > 1 ? fmt::format(" x{} buffers", b.slots) : "", b.lo,
@@ -555,8 +682,8 @@ class Placer {
                               capacity_, live.size(), fmt::join(live, "; ")));
   }
 
-  std::pair<std::int64_t, std::int64_t> failedLifetime_{0, 0};
   std::vector<std::int32_t> failedTiles_;
+  const SpillPlanner* spiller_ = nullptr;
   const KernelIR& ir_;
   isa::Memory memory_;
   std::int64_t capacity_;
@@ -599,18 +726,49 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
   std::vector<std::int64_t> placement(ir.buffers.size(), kUnused);
   Status status;
   // Deeper PE blocks first, then plain multi-buffering, then multi-buffering with the sites of
-  // the memory that did not fit made single one at a time (nextSingleSite), then single
-  // buffering, then single buffering with tiles spilled to HBM one at a time.
+  // the memory that did not fit made single one at a time (nextSingleSite), then spilling with
+  // the sites still multi-buffered kept so, then single buffering with spilling. A pass that
+  // plans spills applies them, and the allocation runs again over the rewritten IR (the last
+  // pass then places every tile with no new spill).
   Depths depths{std::max(bufs, 1), bufs > 1, std::vector<std::uint8_t>(sites.members.size(), 0)};
+  bool spilling = false;
+  int spillRounds = 0;
   for (;;) {
     summary.sbufPeakBytes = 0;
     summary.psumPeakBytes = 0;
     Placer sbuf(ir, isa::Memory::kSbuf, limits.sbufPartitionBytes, 0);
     Placer psum(ir, isa::Memory::kPsum, limits.psumPartitionBytes(), limits.psumBankBytes);
-    status = sbuf.run(live, sites, depths, placement, summary.sbufPeakBytes);
+    std::optional<SpillPlanner> spiller;
+    if (spilling) {
+      spiller.emplace(ir, limits.freeDimMaxCount);
+    }
+    status = sbuf.run(live, sites, depths, placement, summary.sbufPeakBytes,
+                      spiller ? &*spiller : nullptr);
     const bool sbufFull = !status.ok();
     if (status.ok()) {
-      status = psum.run(live, sites, depths, placement, summary.psumPeakBytes);
+      status = psum.run(live, sites, depths, placement, summary.psumPeakBytes, nullptr);
+    }
+    if (spiller && !spiller->planned().empty() && spillRounds < kMaxSpillRounds) {
+      ++spillRounds;
+      const std::vector<PlannedSpill> planned = spiller->planned();
+      spiller.reset();
+      const SpillTraffic traffic = applySpills(ir, planned);
+      summary.spills += traffic.spills;
+      summary.spillBytes += traffic.bytes;
+      live = liveRanges(ir);
+      sites = declarationSites(ir, live);
+      // A reloaded tile is of its tile's site, which stays single as it was when spilled.
+      std::vector<std::uint8_t> single(sites.members.size(), depths.bufs == 1 ? 1 : 0);
+      std::copy(depths.single.begin(), depths.single.end(), single.begin());
+      for (const PlannedSpill& s : planned) {
+        const std::int32_t site = sites.siteOf[static_cast<std::size_t>(s.reload)];
+        if (site >= 0) {
+          single[static_cast<std::size_t>(site)] = 1;
+        }
+      }
+      depths.single = std::move(single);
+      placement.assign(ir.buffers.size(), kUnused);
+      continue;
     }
     if (status.ok()) {
       break;
@@ -623,19 +781,15 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
       const auto site = nextSingleSite(ir, sites, depths, (sbufFull ? sbuf : psum).failedTiles());
       if (site) {
         depths.single[*site] = 1;
+      } else if (sbufFull && !spilling) {
+        spilling = true;
       } else {
         depths.bufs = 1;
       }
       continue;
     }
-    if (sbufFull && summary.spills < kMaxSpills &&
-        spillAcross(ir, sbuf.failedLifetime().first, sbuf.failedLifetime().second,
-                    limits.freeDimMaxCount)) {
-      ++summary.spills;
-      live = liveRanges(ir);
-      sites = declarationSites(ir, live);
-      depths.single.assign(sites.members.size(), 1);
-      placement.assign(ir.buffers.size(), kUnused);
+    if (sbufFull && !spilling) {
+      spilling = true;
       continue;
     }
     break;
