@@ -551,14 +551,64 @@ class Placer {
                                : alignUp(bytes, bankBytes_);
   }
 
-  /// Makes room for `c` by spilling single tiles of `active` (held in `busy`) that are unused
-  /// over its lifetime: clean ones first (a reload and no store), then the largest, then the one
-  /// with the longest gap; as few as let `c` fit. Each spilled tile's claim ends at its store and
-  /// its reload's claim joins the heap `reloads` (ordered by laterClaim). Returns
-  /// where `c` fits, or nullopt when it does not (see below for what is planned then).
-  std::optional<std::int64_t> spillFor(const Claim& c, const std::vector<Claim>& busy,
+  /// Makes room for `c` by spilling (spilling.h): first single tiles of `active` (held in
+  /// `busy`) unused over c's lifetime (makeRoom); when the space they hold adds up to enough but
+  /// lies scattered between tiles that stay, they are planned to spill and the run fails: the
+  /// allocation runs again over the rewritten IR, where the tiles that stay are placed knowing
+  /// the spilled ones end early. Else, when c is a reload, c itself is split across the latest gap
+  /// between its uses that lets tiles unused until then make room for it (its next reload joins
+  /// `reloads`, and it ends at the gap). Returns where `c` fits.
+  std::optional<std::int64_t> spillFor(Claim& c, const std::vector<Claim>& busy,
                                        std::vector<Claim>& active, std::vector<Claim>& reloads,
                                        SpillPlanner& spiller) {
+    const std::size_t planned = spiller.planned().size();
+    if (auto lo = makeRoom(c, c.last, busy, active, reloads, spiller, true)) {
+      return lo;
+    }
+    if (spiller.planned().size() > planned) {
+      return std::nullopt;
+    }
+    if (c.slots == 1 && c.members.size() == 1 && spiller.originOf(c.buffer) != c.buffer) {
+      const std::vector<std::int64_t> uses = spiller.usesOf(c.buffer);
+      for (std::size_t k = uses.size(); k-- > 1;) {
+        const std::int64_t end = 2 * uses[k - 1] + 1;
+        if (2 * uses[k] > c.last || end < c.first) {
+          continue;
+        }
+        const auto gap = spiller.gapAround(c.buffer, end, 2 * uses[k] - 1);
+        if (!gap) {
+          continue;
+        }
+        if (auto lo = makeRoom(c, end, busy, active, reloads, spiller, false)) {
+          pushReload(c, *gap, reloads, spiller);
+          c.last = end;
+          return lo;
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// Spills `claim` across `gap`: its reload's claim joins the heap `reloads`.
+  static void pushReload(const Claim& claim, const SpillGap& gap, std::vector<Claim>& reloads,
+                         SpillPlanner& spiller) {
+    Claim back = claim;
+    back.buffer = spiller.plan(claim.buffer, gap);
+    back.members = {back.buffer};
+    back.first = 2 * gap.firstAfter - 1;
+    reloads.push_back(std::move(back));
+    std::push_heap(reloads.begin(), reloads.end(), laterClaim);
+  }
+
+  /// Makes room for `c` over doubled times [c.first, last] by spilling single tiles of `active`
+  /// unused over them: clean ones first (a reload and no store), then the largest, then the one
+  /// with the longest gap; as few as let `c` fit. Each spilled tile's claim ends at its store.
+  /// Returns where `c` fits; with `scattered`, when it does not (see spillFor), plans the spills
+  /// anyway if they free enough bytes in all.
+  std::optional<std::int64_t> makeRoom(const Claim& c, std::int64_t last,
+                                       const std::vector<Claim>& busy, std::vector<Claim>& active,
+                                       std::vector<Claim>& reloads, SpillPlanner& spiller,
+                                       bool scattered) {
     struct Candidate {
       std::size_t active;
       SpillGap gap;
@@ -569,7 +619,7 @@ class Placer {
       if (claim.slots != 1 || claim.members.size() != 1) {
         continue;
       }
-      if (const auto gap = spiller.gapAround(claim.buffer, c.first, c.last)) {
+      if (const auto gap = spiller.gapAround(claim.buffer, c.first, last)) {
         candidates.push_back(Candidate{a, *gap});
       }
     }
@@ -600,20 +650,19 @@ class Placer {
       lo = fitsWithout(gone);
     }
     if (!lo) {
-      // The space they free is scattered between tiles that stay: when it adds up to enough,
-      // spill as many as free that much, and let the run fail; the allocation runs again over
-      // the rewritten IR, where the tiles that stay are placed knowing the spilled ones end early.
-      std::int64_t held = 0;
-      for (const Claim& b : busy) {
-        held += b.hi - b.lo;
-      }
-      std::size_t take = 0;
-      for (; take < candidates.size() && capacity_ - held < c.size; ++take) {
-        held -= active[candidates[take].active].size;
-      }
-      if (capacity_ - held >= c.size) {
-        for (std::size_t k = 0; k < take; ++k) {
-          spiller.plan(active[candidates[k].active].buffer, candidates[k].gap);
+      if (scattered) {
+        std::int64_t held = 0;
+        for (const Claim& b : busy) {
+          held += b.hi - b.lo;
+        }
+        std::size_t take = 0;
+        for (; take < candidates.size() && capacity_ - held < c.size; ++take) {
+          held -= active[candidates[take].active].size;
+        }
+        if (capacity_ - held >= c.size) {
+          for (std::size_t k = 0; k < take; ++k) {
+            spiller.plan(active[candidates[k].active].buffer, candidates[k].gap);
+          }
         }
       }
       return std::nullopt;
@@ -631,19 +680,11 @@ class Placer {
       }
     }
     for (std::size_t k = 0; k < candidates.size(); ++k) {
-      if (gone[k] == 0) {
-        continue;
+      if (gone[k] != 0) {
+        Claim& spilled = active[candidates[k].active];
+        pushReload(spilled, candidates[k].gap, reloads, spiller);
+        spilled.last = 2 * candidates[k].gap.lastBefore + 1;
       }
-      Claim& spilled = active[candidates[k].active];
-      const SpillGap& gap = candidates[k].gap;
-      const std::int32_t reload = spiller.plan(spilled.buffer, gap);
-      Claim back = spilled;
-      back.buffer = reload;
-      back.members = {reload};
-      back.first = 2 * gap.firstAfter - 1;
-      reloads.push_back(std::move(back));
-      std::push_heap(reloads.begin(), reloads.end(), laterClaim);
-      spilled.last = 2 * gap.lastBefore + 1;
     }
     return lo;
   }

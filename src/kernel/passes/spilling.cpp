@@ -187,6 +187,17 @@ bool SpillPlanner::writtenBetween(std::int64_t load, std::int64_t reload) const 
   return false;
 }
 
+std::vector<std::int64_t> SpillPlanner::usesOf(std::int32_t tile) {
+  if (!indexed_) {
+    index();
+  }
+  const auto buffers = static_cast<std::int32_t>(ir_.buffers.size());
+  const std::size_t from =
+      tile < buffers ? 0 : reloaded_[static_cast<std::size_t>(tile - buffers)].fromUse;
+  const std::vector<std::int64_t>& uses = uses_[static_cast<std::size_t>(originOf(tile))];
+  return {uses.begin() + static_cast<std::ptrdiff_t>(from), uses.end()};
+}
+
 std::int32_t SpillPlanner::originOf(std::int32_t tile) const {
   const auto buffers = static_cast<std::int32_t>(ir_.buffers.size());
   return tile < buffers ? tile : reloaded_[static_cast<std::size_t>(tile - buffers)].origin;

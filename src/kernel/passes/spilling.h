@@ -64,6 +64,8 @@ class SpillPlanner {
   /// before and after, never within.
   [[nodiscard]] std::optional<SpillGap> gapAround(std::int32_t tile, std::int64_t first,
                                                   std::int64_t last);
+  /// The ops that use `tile` (from its reload on, for a reloaded tile), in order.
+  [[nodiscard]] std::vector<std::int64_t> usesOf(std::int32_t tile);
   /// Plans `tile`'s spill across `gap`; returns the reloaded tile's id.
   std::int32_t plan(std::int32_t tile, const SpillGap& gap);
   [[nodiscard]] const std::vector<PlannedSpill>& planned() const { return planned_; }
