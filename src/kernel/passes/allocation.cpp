@@ -460,6 +460,10 @@ class Placer {
       }
     }
     std::vector<Claim> claims = automaticClaims(ir_, live, sites, memory_, depths);
+    for (Claim& c : claims) {
+      c.first *= 2;
+      c.last *= 2;
+    }
     const auto later = laterClaim;
     std::vector<Claim> reloads;  ///< a min-heap by first use: the spilled tiles' reloads
     std::vector<Claim> active;
@@ -471,8 +475,6 @@ class Placer {
         reloads.pop_back();
       } else {
         c = std::move(claims[next++]);
-        c.first *= 2;
-        c.last *= 2;
       }
       std::erase_if(active, [&](const Claim& a) { return a.last < c.first; });
       std::vector<Claim> busy = active;
