@@ -603,8 +603,9 @@ class Placer {
   }
 
   /// Makes room for `c` over doubled times [c.first, last] by spilling single tiles of `active`
-  /// unused over them: clean ones first (a reload and no store), then the largest, then the one
-  /// with the longest gap; as few as let `c` fit. Each spilled tile's claim ends at its store.
+  /// unused over them: the ones whose spill moves the fewest bytes first (a clean tile is
+  /// reloaded with no store: half the traffic of a dirty one of its size), then the largest per
+  /// partition, then the one with the longest gap; as few as let `c` fit. Each spilled tile's claim ends at its store.
   /// Returns where `c` fits; with `scattered`, when it does not (see spillFor), plans the spills
   /// anyway if they free enough bytes in all.
   std::optional<std::int64_t> makeRoom(const Claim& c, std::int64_t last,
@@ -626,8 +627,10 @@ class Placer {
       }
     }
     auto key = [&](const Candidate& x) {
-      return std::make_tuple(x.gap.store, -active[x.active].size,
-                             x.gap.lastBefore - x.gap.firstAfter, x.active);
+      const Buffer& tile = ir_.buffers[static_cast<std::size_t>(origin(active[x.active].buffer))];
+      const std::int64_t traffic = (x.gap.store ? 2 : 1) * tile.elementCount() * byteSize(tile.dtype);
+      return std::make_tuple(traffic, -active[x.active].size, x.gap.lastBefore - x.gap.firstAfter,
+                             x.active);
     };
     std::sort(candidates.begin(), candidates.end(),
               [&](const Candidate& x, const Candidate& y) { return key(x) < key(y); });
