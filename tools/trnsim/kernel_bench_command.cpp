@@ -90,8 +90,8 @@ void printText(const BenchArgs& args, const harness::CheckResult& result, core::
       "partition at most{}\n",
       s.instructions, s.semaphoreWaits, s.sbufPeakBytes, s.psumPeakBytes,
       s.spills > 0 ? fmt::format(", {} tile(s) spilled to HBM ({} B of spill traffic)", s.spills,
-                                   s.spillBytes)
-                     : std::string());
+                                 s.spillBytes)
+                   : std::string());
   if (result.checked) {
     printNumerics(result);
   } else if (core::hasData(mode)) {

@@ -450,8 +450,12 @@ class Placer {
     for (std::size_t b = 0; b < ir_.buffers.size(); ++b) {
       const Buffer& buf = ir_.buffers[b];
       if (buf.memory == memory_ && live.first[b] != kUnused && buf.address) {
-        Claim c{static_cast<std::int32_t>(b), 2 * live.first[b], 2 * live.last[b],
-                buf.partitionBytes(), 1, {}};
+        Claim c{static_cast<std::int32_t>(b),
+                2 * live.first[b],
+                2 * live.last[b],
+                buf.partitionBytes(),
+                1,
+                {}};
         c.lo = buf.address->byte;
         c.hi = c.lo + c.size;
         pinned.push_back(c);
@@ -544,7 +548,8 @@ class Placer {
   /// Bytes of one slot: aligned, and in PSUM a power of two within a bank (so no slot of a
   /// ring crosses a bank) or whole banks.
   [[nodiscard]] std::int64_t slotBytes(const Claim& c) const {
-    const std::int64_t bytes = ir_.buffers[static_cast<std::size_t>(origin(c.buffer))].partitionBytes();
+    const std::int64_t bytes =
+        ir_.buffers[static_cast<std::size_t>(origin(c.buffer))].partitionBytes();
     if (bankBytes_ == 0) {
       return alignUp(bytes, kAllocationAlignment);
     }
@@ -605,9 +610,9 @@ class Placer {
   /// Makes room for `c` over doubled times [c.first, last] by spilling single tiles of `active`
   /// unused over them: the ones whose spill moves the fewest bytes first (a clean tile is
   /// reloaded with no store: half the traffic of a dirty one of its size), then the largest per
-  /// partition, then the one with the longest gap; as few as let `c` fit. Each spilled tile's claim ends at its store.
-  /// Returns where `c` fits; with `scattered`, when it does not (see spillFor), plans the spills
-  /// anyway if they free enough bytes in all.
+  /// partition, then the one with the longest gap; as few as let `c` fit. Each spilled tile's claim
+  /// ends at its store. Returns where `c` fits; with `scattered`, when it does not (see spillFor),
+  /// plans the spills anyway if they free enough bytes in all.
   std::optional<std::int64_t> makeRoom(const Claim& c, std::int64_t last,
                                        const std::vector<Claim>& busy, std::vector<Claim>& active,
                                        std::vector<Claim>& reloads, SpillPlanner& spiller,
@@ -628,7 +633,8 @@ class Placer {
     }
     auto key = [&](const Candidate& x) {
       const Buffer& tile = ir_.buffers[static_cast<std::size_t>(origin(active[x.active].buffer))];
-      const std::int64_t traffic = (x.gap.store ? 2 : 1) * tile.elementCount() * byteSize(tile.dtype);
+      const std::int64_t traffic =
+          (x.gap.store ? 2 : 1) * tile.elementCount() * byteSize(tile.dtype);
       return std::make_tuple(traffic, -active[x.active].size, x.gap.lastBefore - x.gap.firstAfter,
                              x.active);
     };

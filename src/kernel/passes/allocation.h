@@ -70,8 +70,8 @@ struct TilePlacement {
 struct AllocationSummary {
   std::int64_t sbufPeakBytes = 0;  ///< highest byte used per partition
   std::int64_t psumPeakBytes = 0;
-  int bufs = 1;         ///< the multi-buffering depth that fitted
-  int spills = 0;       ///< tiles moved out through HBM to fit (spilling.h), counted per reload
+  int bufs = 1;    ///< the multi-buffering depth that fitted
+  int spills = 0;  ///< tiles moved out through HBM to fit (spilling.h), counted per reload
   std::int64_t spillBytes = 0;  ///< bytes the spills' stores and reloads move
   int singleSites = 0;  ///< with bufs > 1: declaration sites made single so that the rest fit
   std::vector<TilePlacement> tiles;

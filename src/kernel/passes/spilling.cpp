@@ -128,8 +128,8 @@ std::optional<SpillGap> SpillPlanner::gapAround(std::int32_t tile, std::int64_t 
     index();
   }
   const auto buffers = static_cast<std::int32_t>(ir_.buffers.size());
-  const TileUses t = tile < buffers ? TileUses{tile, 0}
-                                    : reloaded_[static_cast<std::size_t>(tile - buffers)];
+  const TileUses t =
+      tile < buffers ? TileUses{tile, 0} : reloaded_[static_cast<std::size_t>(tile - buffers)];
   const auto origin = static_cast<std::size_t>(t.origin);
   const Buffer& buffer = ir_.buffers[origin];
   if (buffer.memory != isa::Memory::kSbuf || buffer.address) {
@@ -149,11 +149,10 @@ std::optional<SpillGap> SpillPlanner::gapAround(std::int32_t tile, std::int64_t 
   }
   const std::int64_t load = sourceLoad_[origin];
   const auto written = writes_[origin].begin();
-  const bool clean =
-      tile < buffers ? load >= 0 && !writtenBetween(load, gap.firstAfter)
-                     : std::none_of(written + static_cast<std::ptrdiff_t>(t.fromUse),
-                                    written + (after - uses.begin()),
-                                    [](std::uint8_t w) { return w != 0; });
+  const bool clean = tile < buffers ? load >= 0 && !writtenBetween(load, gap.firstAfter)
+                                    : std::none_of(written + static_cast<std::ptrdiff_t>(t.fromUse),
+                                                   written + (after - uses.begin()),
+                                                   [](std::uint8_t w) { return w != 0; });
   if (clean && load >= 0 && !writtenBetween(load, gap.firstAfter)) {
     gap.sourceLoad = load;
     return gap;
@@ -292,8 +291,8 @@ SpillTraffic applySpills(KernelIR& ir, const std::vector<PlannedSpill>& planned)
     const isa::AccessPattern hbm =
         wholeBuffer(ir.buffers[static_cast<std::size_t>(scratchId)], scratchId);
     if (s.gap.store) {
-      inserted.push_back(Inserted{s.gap.lastBefore + 1, 0,
-                                  dmaOp(hbm, wholeBuffer(tile, s.tile), tile.site)});
+      inserted.push_back(
+          Inserted{s.gap.lastBefore + 1, 0, dmaOp(hbm, wholeBuffer(tile, s.tile), tile.site)});
       traffic.bytes += bytes;
     }
     inserted.push_back(

@@ -74,8 +74,8 @@ class SpillPlanner {
 
  private:
   struct TileUses {
-    std::int32_t origin = 0;    ///< the buffer whose uses it takes
-    std::size_t fromUse = 0;    ///< its first use, an index into uses_[origin]
+    std::int32_t origin = 0;  ///< the buffer whose uses it takes
+    std::size_t fromUse = 0;  ///< its first use, an index into uses_[origin]
   };
   void index();
   /// Whether an op between `load` (a DMA load) and `reload` writes the HBM tensor it reads.
@@ -84,12 +84,12 @@ class SpillPlanner {
   const KernelIR& ir_;
   std::int64_t freeDimMaxCount_;
   bool indexed_ = false;
-  std::vector<std::vector<std::int64_t>> uses_;     ///< per buffer: ops that touch it, in order
-  std::vector<std::vector<std::uint8_t>> writes_;   ///< per buffer and use: the op writes it
-  std::vector<std::int64_t> firstWholeWrite_;       ///< per buffer; -1 when none
+  std::vector<std::vector<std::int64_t>> uses_;    ///< per buffer: ops that touch it, in order
+  std::vector<std::vector<std::uint8_t>> writes_;  ///< per buffer and use: the op writes it
+  std::vector<std::int64_t> firstWholeWrite_;      ///< per buffer; -1 when none
   std::vector<std::int64_t> sourceLoad_;  ///< per buffer: its only write, a whole load from HBM
-  std::vector<std::uint8_t> inLoop_;                ///< per op: strictly inside a dynamic loop
-  std::vector<TileUses> reloaded_;                  ///< per planned reload
+  std::vector<std::uint8_t> inLoop_;      ///< per op: strictly inside a dynamic loop
+  std::vector<TileUses> reloaded_;        ///< per planned reload
   std::vector<PlannedSpill> planned_;
 };
 
