@@ -197,6 +197,7 @@ void bindRuntime(py::module_& m) {
              d["psum_peak_bytes"] = s.psumPeakBytes;
              d["bufs"] = s.bufs;
              d["spills"] = s.spills;
+             d["spill_bytes"] = s.spillBytes;
              return d;
            },
            py::arg("core") = 0)

@@ -202,6 +202,7 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
                                allocation.psumPeakBytes,
                                allocation.bufs,
                                allocation.spills,
+                               allocation.spillBytes,
                                allocation.singleSites};
   return out;
 }

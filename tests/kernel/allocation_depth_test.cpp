@@ -107,8 +107,8 @@ TEST(AllocationDepth, TheSmallTilesSecondSlotsLetTheTransfersOverlapTheVectorEng
 }
 
 /// Two [128, 8192] fp32 tiles declared at one line stay live while three [128, 16896] fp32 tiles
-/// are used: 64 + 198 KiB of trn2's 224. Both must go to HBM and back; returns {2 x0 + x1,
-/// y + z}.
+/// are used: 64 + 198 KiB of trn2's 224. Both are doubled on chip (so they are not reloaded from
+/// x) and must go to HBM scratch and back; returns {(2 x0 + 2 x0) + 2 x1, y + z}.
 KernelDef twoSpillsOfOneLine() {
   return makeKernel("spill_two", [](Kernel& k, Tensor x, Tensor y, Tensor z) {
     Tensor kept = k.output("kept", {128, 8192}, DType::kFp32);
@@ -117,6 +117,7 @@ KernelDef twoSpillsOfOneLine() {
     for (std::int64_t i = 0; i < 2; ++i) {
       held.push_back(k.sbuf({128, 8192}, DType::kFp32, "x_tile"));
       nisa::dmaCopy(held.back(), x(ds(i * 128, 128), all));
+      nisa::tensorTensor(held.back(), held.back(), held.back(), AluOp::kAdd);
     }
     Tensor yt = k.sbuf({128, 16896}, DType::kFp32, "y_tile");
     Tensor zt = k.sbuf({128, 16896}, DType::kFp32, "z_tile");
@@ -162,7 +163,9 @@ TEST(AllocationDepth, TwoTilesOfOneLineSpillToDistinctScratchTensors) {
   const std::vector<float> kept = runtime::floatValues(result.outputs[0]);
   const std::vector<float> sum = runtime::floatValues(result.outputs[1]);
   for (std::size_t i = 0; i < kept.size(); ++i) {
-    ASSERT_EQ(kept[i], (x[i] + x[i]) + x[i + 128 * 8192]) << i;
+    const float x0 = x[i] + x[i];
+    const float x1 = x[i + 128 * 8192] + x[i + 128 * 8192];
+    ASSERT_EQ(kept[i], (x0 + x0) + x1) << i;
   }
   for (std::size_t i = 0; i < sum.size(); ++i) {
     ASSERT_EQ(sum[i], y[i] + z[i]) << i;

@@ -51,6 +51,7 @@ def test_saved_launch_runs_as_a_program(tmp_path, rng):
     x = rng.standard_normal((256, 64), dtype=np.float32)
     launch = trnsim.compile(scale, x)
     assert launch.summary()["instructions"] == launch.instructions() > 0
+    assert launch.summary()["spills"] == launch.summary()["spill_bytes"] == 0
     assert "tensor_scalar" in launch.program_text()
     path = tmp_path / "scale.tprog"
     launch.save(str(path))

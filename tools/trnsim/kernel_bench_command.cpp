@@ -89,7 +89,9 @@ void printText(const BenchArgs& args, const harness::CheckResult& result, core::
       "compiled       {} instructions, {} semaphore waits, SBUF {} B and PSUM {} B per "
       "partition at most{}\n",
       s.instructions, s.semaphoreWaits, s.sbufPeakBytes, s.psumPeakBytes,
-      s.spills > 0 ? fmt::format(", {} tile(s) spilled to HBM", s.spills) : std::string());
+      s.spills > 0 ? fmt::format(", {} tile(s) spilled to HBM ({} B of spill traffic)", s.spills,
+                                 s.spillBytes)
+                   : std::string());
   if (result.checked) {
     printNumerics(result);
   } else if (core::hasData(mode)) {

@@ -101,7 +101,9 @@ Status compileKernel(const CompileArgs& args) {
         s.semaphoreWaits, s.crossEngineDependencies, s.sbufPeakBytes, s.psumPeakBytes, s.bufs,
         s.singleSites > 0 ? fmt::format(" ({} declaration site(s) single to fit)", s.singleSites)
                           : std::string(),
-        s.spills > 0 ? fmt::format(", {} tile(s) spilled to HBM", s.spills) : std::string());
+        s.spills > 0 ? fmt::format(", {} tile(s) spilled to HBM ({} B of spill traffic)", s.spills,
+                                   s.spillBytes)
+                     : std::string());
   }
   if (!args.output.empty()) {
     TRN_RETURN_IF_ERROR(runtime::saveChipProgram(launch.chipProgram(), args.output));

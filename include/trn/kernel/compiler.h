@@ -82,6 +82,7 @@ struct CompileSummary {
   std::int64_t psumPeakBytes = 0;
   int bufs = 1;
   int spills = 0;  ///< SBUF tiles moved out through HBM to fit (the allocation pass)
+  std::int64_t spillBytes = 0;  ///< bytes the spills' stores and reloads move (DMA traffic)
   /// With bufs > 1: declaration sites (lines declaring tiles in a loop) made single so that the
   /// rest fit bufs deep (the allocation pass).
   int singleSites = 0;

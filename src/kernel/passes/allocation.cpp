@@ -6,12 +6,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <map>
-#include <span>
+#include <optional>
 #include <tuple>
 
+#include "passes/in_place.h"
 #include "passes/operands.h"
 #include "passes/spilling.h"
 
@@ -19,8 +19,10 @@ namespace trn::kernel {
 namespace {
 
 constexpr std::int64_t kUnused = -1;
-/// Tiles one allocation may spill to HBM before it gives up.
-constexpr int kMaxSpills = 64;
+/// Allocation passes that may plan spills before the allocation gives up: each pass but the last
+/// spills the tiles it needs to; more are needed only when a rewrite changes what the allocator
+/// sees (a bound on the compiler's search).
+constexpr int kMaxSpillRounds = 8;
 
 /// A claim on a memory: bytes [lo, hi) of each partition during ops [first, last], for one tile
 /// or for the ring of `slots` tiles declared at one line (tile k in slot k mod slots).
@@ -49,202 +51,6 @@ struct LiveRanges {
   std::vector<std::int64_t> ownFirst;    ///< the tile's own first use
   std::vector<std::int64_t> ownLast;     ///< the tile's own last use
 };
-
-/// The instructions that compute each result element from the input elements at the same index
-/// only, reading them before writing it, on any engine: a result may overwrite such an input.
-bool elementWise(const isa::InstructionBody& body) {
-  return std::holds_alternative<isa::TensorTensor>(body) ||
-         std::holds_alternative<isa::TensorScalar>(body) ||
-         std::holds_alternative<isa::ScalarTensorTensor>(body) ||
-         std::holds_alternative<isa::TensorCopy>(body) ||
-         std::holds_alternative<isa::Reciprocal>(body) ||
-         std::holds_alternative<isa::Activation>(body) ||
-         std::holds_alternative<isa::ActivationReduce>(body);
-}
-
-/// The tensor operands of one instruction, inputs and outputs apart.
-class OpOperands {
- public:
-  explicit OpOperands(const isa::InstructionBody& body) {
-    forEachOperand(body, [&](isa::FieldRole role, const isa::AccessPattern& ap) {
-      const bool output = role == isa::FieldRole::kOutput;
-      std::size_t& count = output ? numOutputs_ : numInputs_;
-      if (count == kMax) {
-        complete_ = false;
-      } else {
-        (output ? outputs_ : inputs_)[count++] = &ap;
-      }
-    });
-  }
-  /// False when the instruction has more operands of a role than this records.
-  [[nodiscard]] bool complete() const { return complete_; }
-  [[nodiscard]] std::span<const isa::AccessPattern* const> inputs() const {
-    return std::span(inputs_).first(numInputs_);
-  }
-  [[nodiscard]] std::span<const isa::AccessPattern* const> outputs() const {
-    return std::span(outputs_).first(numOutputs_);
-  }
-  [[nodiscard]] bool reads(std::int32_t tile) const {
-    return std::any_of(inputs().begin(), inputs().end(),
-                       [&](const isa::AccessPattern* in) { return in->tensor == tile; });
-  }
-  [[nodiscard]] std::size_t writes(std::int32_t tile) const {
-    return static_cast<std::size_t>(
-        std::count_if(outputs().begin(), outputs().end(),
-                      [&](const isa::AccessPattern* out) { return out->tensor == tile; }));
-  }
-  /// Whether every read of `tile` uses `pattern` (but for the tensor), and there is one.
-  [[nodiscard]] bool readsOnlyAs(std::int32_t tile, const isa::AccessPattern& pattern) const {
-    return reads(tile) &&
-           std::all_of(inputs().begin(), inputs().end(), [&](const isa::AccessPattern* in) {
-             isa::AccessPattern same = *in;
-             same.tensor = pattern.tensor;
-             return in->tensor != tile || same == pattern;
-           });
-  }
-
- private:
-  static constexpr std::size_t kMax = 8;
-  std::array<const isa::AccessPattern*, kMax> inputs_{};
-  std::array<const isa::AccessPattern*, kMax> outputs_{};
-  std::size_t numInputs_ = 0;
-  std::size_t numOutputs_ = 0;
-  bool complete_ = true;
-};
-
-/// How many instructions after the first piece of a result written in pieces the in-place rule
-/// looks for the rest: a bound on the compiler's search, not a hardware limit.
-constexpr std::int64_t kMaxPieceSpan = 64;
-
-/// Whether instruction `at` computes a piece of `result` element-wise from the same piece of
-/// `input` (read only there and only with the piece's pattern): returns the piece, or nullptr.
-const isa::AccessPattern* inPlacePiece(const KernelIR& ir, const std::vector<std::uint8_t>& inLoop,
-                                       std::int64_t at, std::int32_t result, std::int32_t input) {
-  const isa::InstructionBody& body = ir.ops[static_cast<std::size_t>(at)].instr.body;
-  if (inLoop[static_cast<std::size_t>(at)] != 0 || !elementWise(body)) {
-    return nullptr;
-  }
-  const OpOperands operands(body);
-  if (!operands.complete() || operands.writes(result) != 1 || operands.writes(input) != 0 ||
-      operands.reads(result)) {
-    return nullptr;
-  }
-  const auto outputs = operands.outputs();
-  const isa::AccessPattern* piece =
-      *std::find_if(outputs.begin(), outputs.end(),
-                    [&](const isa::AccessPattern* out) { return out->tensor == result; });
-  return operands.readsOnlyAs(input, *piece) ? piece : nullptr;
-}
-
-/// Whether `result`, first written at `first` with `firstPiece` from the same piece of `input`,
-/// is computed in place over `input`: in one instruction that writes it whole, or in pieces, one
-/// per instruction up to the last use of `input` (within kMaxPieceSpan), each over all partitions
-/// with no broadcast stride, their bytes disjoint, together as many elements as the tile holds,
-/// and every instruction between that touches either tile one of those pieces.
-bool computedInPlace(const KernelIR& ir, const LiveRanges& live,
-                     const std::vector<std::uint8_t>& inLoop, std::int32_t result,
-                     std::int32_t input, const isa::AccessPattern& firstPiece, std::int64_t first) {
-  const Buffer& resultBuf = ir.buffers[static_cast<std::size_t>(result)];
-  const std::int64_t last = live.last[static_cast<std::size_t>(input)];
-  if (last == first) {
-    return coversWholeTile(firstPiece, resultBuf);
-  }
-  if (last - first > kMaxPieceSpan) {
-    return false;
-  }
-  std::vector<isa::AccessPattern::ByteRange> bytes;
-  std::int64_t elements = 0;
-  for (std::int64_t at = first; at <= last; ++at) {
-    const isa::AccessPattern* piece = &firstPiece;
-    if (at > first) {
-      bool touches = false;
-      forEachOperand(ir.ops[static_cast<std::size_t>(at)].instr.body,
-                     [&](isa::FieldRole, const isa::AccessPattern& ap) {
-                       touches = touches || ap.tensor == result || ap.tensor == input;
-                     });
-      if (!touches) {
-        continue;
-      }
-      piece = inPlacePiece(ir, inLoop, at, result, input);
-    }
-    if (piece == nullptr || piece->partitionStart != 0 ||
-        piece->partitionCount != resultBuf.shape.front() ||
-        std::any_of(piece->dims.begin(), piece->dims.begin() + piece->numDims,
-                    [](const isa::Dim& d) { return d.stride == 0; })) {
-      return false;
-    }
-    bytes.push_back(piece->byteRange());
-    elements += piece->elementCount();
-  }
-  std::sort(bytes.begin(), bytes.end(),
-            [](const auto& a, const auto& b) { return a.begin < b.begin; });
-  for (std::size_t k = 1; k < bytes.size(); ++k) {
-    if (bytes[k].begin < bytes[k - 1].end) {
-      return false;
-    }
-  }
-  return elements == resultBuf.elementCount();
-}
-
-/// The in-place rule. An element-wise instruction outside any dynamic loop that writes an
-/// automatically placed tile at that tile's first use may write it over an input tile when the
-/// two have one memory, dtype, partition count and size per partition, the instruction reads the
-/// input with exactly the pattern it writes the result with (element k is then read before
-/// element k is written, at the same address, as an in-place NKI step
-/// `nisa.tensor_tensor(dst=x, data1=x, ...)` does), and the input dies there, or the result is
-/// written in pieces the same way until the input dies (computedInPlace). The result takes the
-/// input's space. Returns, per buffer, the tile whose space it takes (itself when none), through
-/// chains of such steps.
-std::vector<std::int32_t> inPlaceSpaces(const KernelIR& ir, const LiveRanges& live) {
-  std::vector<std::int32_t> spaceOf(ir.buffers.size());
-  for (std::size_t b = 0; b < spaceOf.size(); ++b) {
-    spaceOf[b] = static_cast<std::int32_t>(b);
-  }
-  std::vector<std::uint8_t> inLoop(ir.ops.size(), 0);
-  for (const DynamicLoop& loop : ir.loops) {
-    std::fill(inLoop.begin() + loop.begin, inLoop.begin() + loop.end, 1);
-  }
-  std::vector<std::uint8_t> given(ir.buffers.size(), 0);
-  auto automatic = [&](std::int32_t b) {
-    const Buffer& buf = ir.buffers[static_cast<std::size_t>(b)];
-    return buf.memory != isa::Memory::kHbm && !buf.address;
-  };
-  for (std::size_t i = 0; i < ir.ops.size(); ++i) {
-    const isa::InstructionBody& body = ir.ops[i].instr.body;
-    if (inLoop[i] != 0 || !elementWise(body)) {
-      continue;
-    }
-    const OpOperands operands(body);
-    if (!operands.complete()) {
-      continue;
-    }
-    const auto op = static_cast<std::int64_t>(i);
-    for (const isa::AccessPattern* out : operands.outputs()) {
-      const std::int32_t result = out->tensor;
-      const Buffer& resultBuf = ir.buffers[static_cast<std::size_t>(result)];
-      if (live.first[static_cast<std::size_t>(result)] != op || !automatic(result) ||
-          operands.writes(result) != 1 || operands.reads(result)) {
-        continue;
-      }
-      for (const isa::AccessPattern* in : operands.inputs()) {
-        const std::int32_t input = in->tensor;
-        const Buffer& inputBuf = ir.buffers[static_cast<std::size_t>(input)];
-        if (given[static_cast<std::size_t>(input)] != 0 || !automatic(input) ||
-            inputBuf.memory != resultBuf.memory || inputBuf.dtype != resultBuf.dtype ||
-            inputBuf.shape.front() != resultBuf.shape.front() ||
-            inputBuf.partitionBytes() != resultBuf.partitionBytes() ||
-            operands.writes(input) != 0 || !operands.readsOnlyAs(input, *out) ||
-            !computedInPlace(ir, live, inLoop, result, input, *out, op)) {
-          continue;
-        }
-        spaceOf[static_cast<std::size_t>(result)] = spaceOf[static_cast<std::size_t>(input)];
-        given[static_cast<std::size_t>(input)] = 1;
-        break;
-      }
-    }
-  }
-  return spaceOf;
-}
 
 LiveRanges liveRanges(const KernelIR& ir) {
   LiveRanges r{std::vector<std::int64_t>(ir.buffers.size(), kUnused),
@@ -279,7 +85,7 @@ LiveRanges liveRanges(const KernelIR& ir) {
       }
     }
   }
-  r.spaceOf = inPlaceSpaces(ir, r);
+  r.spaceOf = inPlaceSpaces(ir, r.first, r.last);
   r.ownFirst = r.first;
   r.ownLast = r.last;
   for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
@@ -423,28 +229,36 @@ std::vector<Claim> automaticClaims(const KernelIR& ir, const LiveRanges& live, c
   return claims;
 }
 
+/// Heap order of claims: the one used first on top.
+bool laterClaim(const Claim& a, const Claim& b) {
+  return std::tie(a.first, a.buffer) > std::tie(b.first, b.buffer);
+}
+
 class Placer {
  public:
   Placer(const KernelIR& ir, isa::Memory memory, std::int64_t capacity, std::int64_t bankBytes)
       : ir_(ir), memory_(memory), capacity_(capacity), bankBytes_(bankBytes) {}
 
-  /// After a failed run: the ops over which the tile that did not fit is live.
-  [[nodiscard]] std::pair<std::int64_t, std::int64_t> failedLifetime() const {
-    return failedLifetime_;
-  }
   /// After a failed run: the tile that did not fit and the tiles (first tile of a ring) that
   /// held the space it needed.
   [[nodiscard]] const std::vector<std::int32_t>& failedTiles() const { return failedTiles_; }
 
-  /// Places every used tile of this memory; fills `placement` (byte offsets).
+  /// Places every used tile of this memory; fills `placement` (byte offsets, grown for the
+  /// tiles `spiller` reloads). With a spiller, a tile that does not fit makes room by spilling
+  /// tiles live across it (spillFor). Times in claims are doubled op indices (spilling.h).
   Status run(const LiveRanges& live, const Sites& sites, const Depths& depths,
-             std::vector<std::int64_t>& placement, std::int64_t& peak) {
+             std::vector<std::int64_t>& placement, std::int64_t& peak, SpillPlanner* spiller) {
+    spiller_ = spiller;
     std::vector<Claim> pinned;
     for (std::size_t b = 0; b < ir_.buffers.size(); ++b) {
       const Buffer& buf = ir_.buffers[b];
       if (buf.memory == memory_ && live.first[b] != kUnused && buf.address) {
-        Claim c{
-            static_cast<std::int32_t>(b), live.first[b], live.last[b], buf.partitionBytes(), 1, {}};
+        Claim c{static_cast<std::int32_t>(b),
+                2 * live.first[b],
+                2 * live.last[b],
+                buf.partitionBytes(),
+                1,
+                {}};
         c.lo = buf.address->byte;
         c.hi = c.lo + c.size;
         pinned.push_back(c);
@@ -452,8 +266,23 @@ class Placer {
         peak = std::max(peak, c.hi);
       }
     }
+    std::vector<Claim> claims = automaticClaims(ir_, live, sites, memory_, depths);
+    for (Claim& c : claims) {
+      c.first *= 2;
+      c.last *= 2;
+    }
+    const auto later = laterClaim;
+    std::vector<Claim> reloads;  ///< a min-heap by first use: the spilled tiles' reloads
     std::vector<Claim> active;
-    for (Claim& c : automaticClaims(ir_, live, sites, memory_, depths)) {
+    for (std::size_t next = 0; next < claims.size() || !reloads.empty();) {
+      Claim c;
+      if (!reloads.empty() && (next == claims.size() || later(claims[next], reloads.front()))) {
+        std::pop_heap(reloads.begin(), reloads.end(), later);
+        c = std::move(reloads.back());
+        reloads.pop_back();
+      } else {
+        c = std::move(claims[next++]);
+      }
       std::erase_if(active, [&](const Claim& a) { return a.last < c.first; });
       std::vector<Claim> busy = active;
       for (const Claim& p : pinned) {
@@ -465,15 +294,21 @@ class Placer {
                 [](const Claim& a, const Claim& b) { return a.lo < b.lo; });
       const std::int64_t slot = slotBytes(c);
       c.size = slot * c.slots;
-      const auto lo = firstFit(busy, c.size, slot);
+      auto lo = firstFit(busy, c.size, slot);
+      if (!lo && spiller != nullptr) {
+        lo = spillFor(c, busy, active, reloads, *spiller);
+      }
       if (!lo) {
         return full(c, busy);
       }
       c.lo = *lo;
       c.hi = *lo + c.size;
       for (std::size_t k = 0; k < c.members.size(); ++k) {
-        placement[static_cast<std::size_t>(c.members[k])] =
-            c.lo + static_cast<std::int64_t>(k) % c.slots * slot;
+        const auto member = static_cast<std::size_t>(c.members[k]);
+        if (member >= placement.size()) {
+          placement.resize(member + 1, kUnused);
+        }
+        placement[member] = c.lo + static_cast<std::int64_t>(k) % c.slots * slot;
       }
       peak = std::max(peak, c.hi);
       active.push_back(std::move(c));
@@ -516,7 +351,8 @@ class Placer {
   /// Bytes of one slot: aligned, and in PSUM a power of two within a bank (so no slot of a
   /// ring crosses a bank) or whole banks.
   [[nodiscard]] std::int64_t slotBytes(const Claim& c) const {
-    const std::int64_t bytes = ir_.buffers[static_cast<std::size_t>(c.buffer)].partitionBytes();
+    const std::int64_t bytes =
+        ir_.buffers[static_cast<std::size_t>(origin(c.buffer))].partitionBytes();
     if (bankBytes_ == 0) {
       return alignUp(bytes, kAllocationAlignment);
     }
@@ -525,18 +361,164 @@ class Placer {
                                : alignUp(bytes, bankBytes_);
   }
 
-  Status full(const Claim& c, const std::vector<Claim>& busy) {
-    failedLifetime_ = {c.first, c.last};
-    failedTiles_ = {c.buffer};
-    for (const Claim& b : busy) {
-      failedTiles_.push_back(b.buffer);
+  /// Makes room for `c` by spilling (spilling.h): first single tiles of `active` (held in
+  /// `busy`) unused over c's lifetime (makeRoom); when the space they hold adds up to enough but
+  /// lies scattered between tiles that stay, they are planned to spill and the run fails: the
+  /// allocation runs again over the rewritten IR, where the tiles that stay are placed knowing
+  /// the spilled ones end early. Else, when c is a reload, c itself is split across the latest gap
+  /// between its uses that lets tiles unused until then make room for it (its next reload joins
+  /// `reloads`, and it ends at the gap). Returns where `c` fits.
+  std::optional<std::int64_t> spillFor(Claim& c, const std::vector<Claim>& busy,
+                                       std::vector<Claim>& active, std::vector<Claim>& reloads,
+                                       SpillPlanner& spiller) {
+    const std::size_t planned = spiller.planned().size();
+    if (auto lo = makeRoom(c, c.last, busy, active, reloads, spiller, true)) {
+      return lo;
     }
-    const Buffer& buf = ir_.buffers[static_cast<std::size_t>(c.buffer)];
+    if (spiller.planned().size() > planned) {
+      return std::nullopt;
+    }
+    if (c.slots == 1 && c.members.size() == 1 && spiller.originOf(c.buffer) != c.buffer) {
+      const std::vector<std::int64_t> uses = spiller.usesOf(c.buffer);
+      for (std::size_t k = uses.size(); k-- > 1;) {
+        const std::int64_t end = 2 * uses[k - 1] + 1;
+        if (2 * uses[k] > c.last || end < c.first) {
+          continue;
+        }
+        const auto gap = spiller.gapAround(c.buffer, end, 2 * uses[k] - 1);
+        if (!gap) {
+          continue;
+        }
+        if (auto lo = makeRoom(c, end, busy, active, reloads, spiller, false)) {
+          pushReload(c, *gap, reloads, spiller);
+          c.last = end;
+          return lo;
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// Spills `claim` across `gap`: its reload's claim joins the heap `reloads`.
+  static void pushReload(const Claim& claim, const SpillGap& gap, std::vector<Claim>& reloads,
+                         SpillPlanner& spiller) {
+    Claim back = claim;
+    back.buffer = spiller.plan(claim.buffer, gap);
+    back.members = {back.buffer};
+    back.first = 2 * gap.firstAfter - 1;
+    reloads.push_back(std::move(back));
+    std::push_heap(reloads.begin(), reloads.end(), laterClaim);
+  }
+
+  /// Makes room for `c` over doubled times [c.first, last] by spilling single tiles of `active`
+  /// unused over them: the ones whose spill moves the fewest bytes first (a clean tile is
+  /// reloaded with no store: half the traffic of a dirty one of its size), then the largest per
+  /// partition, then the one with the longest gap; as few as let `c` fit. Each spilled tile's claim
+  /// ends at its store. Returns where `c` fits; with `scattered`, when it does not (see spillFor),
+  /// plans the spills anyway if they free enough bytes in all.
+  std::optional<std::int64_t> makeRoom(const Claim& c, std::int64_t last,
+                                       const std::vector<Claim>& busy, std::vector<Claim>& active,
+                                       std::vector<Claim>& reloads, SpillPlanner& spiller,
+                                       bool scattered) {
+    struct Candidate {
+      std::size_t active;
+      SpillGap gap;
+    };
+    std::vector<Candidate> candidates;
+    for (std::size_t a = 0; a < active.size(); ++a) {
+      const Claim& claim = active[a];
+      if (claim.slots != 1 || claim.members.size() != 1) {
+        continue;
+      }
+      if (const auto gap = spiller.gapAround(claim.buffer, c.first, last)) {
+        candidates.push_back(Candidate{a, *gap});
+      }
+    }
+    auto key = [&](const Candidate& x) {
+      const Buffer& tile = ir_.buffers[static_cast<std::size_t>(origin(active[x.active].buffer))];
+      const std::int64_t traffic =
+          (x.gap.store ? 2 : 1) * tile.elementCount() * byteSize(tile.dtype);
+      return std::make_tuple(traffic, -active[x.active].size, x.gap.lastBefore - x.gap.firstAfter,
+                             x.active);
+    };
+    std::sort(candidates.begin(), candidates.end(),
+              [&](const Candidate& x, const Candidate& y) { return key(x) < key(y); });
+    const std::int64_t slot = slotBytes(c);
+    auto fitsWithout = [&](const std::vector<std::uint8_t>& gone) {
+      std::vector<Claim> left;
+      for (const Claim& b : busy) {
+        bool spilled = false;
+        for (std::size_t k = 0; k < candidates.size() && !spilled; ++k) {
+          spilled = gone[k] != 0 && active[candidates[k].active].buffer == b.buffer;
+        }
+        if (!spilled) {
+          left.push_back(b);
+        }
+      }
+      return firstFit(left, c.size, slot);
+    };
+    std::vector<std::uint8_t> gone(candidates.size(), 0);
+    std::optional<std::int64_t> lo;
+    for (std::size_t k = 0; k < candidates.size() && !lo; ++k) {
+      gone[k] = 1;
+      lo = fitsWithout(gone);
+    }
+    if (!lo) {
+      if (scattered) {
+        std::int64_t held = 0;
+        for (const Claim& b : busy) {
+          held += b.hi - b.lo;
+        }
+        std::size_t take = 0;
+        for (; take < candidates.size() && capacity_ - held < c.size; ++take) {
+          held -= active[candidates[take].active].size;
+        }
+        if (capacity_ - held >= c.size) {
+          for (std::size_t k = 0; k < take; ++k) {
+            spiller.plan(active[candidates[k].active].buffer, candidates[k].gap);
+          }
+        }
+      }
+      return std::nullopt;
+    }
+    // Keep the ones taken early that the later ones made unnecessary.
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      if (gone[k] == 0) {
+        continue;
+      }
+      gone[k] = 0;
+      if (const auto without = fitsWithout(gone)) {
+        lo = without;
+      } else {
+        gone[k] = 1;
+      }
+    }
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      if (gone[k] != 0) {
+        Claim& spilled = active[candidates[k].active];
+        pushReload(spilled, candidates[k].gap, reloads, spiller);
+        spilled.last = 2 * candidates[k].gap.lastBefore + 1;
+      }
+    }
+    return lo;
+  }
+
+  /// The buffer whose uses tile `tile` takes (a tile the spiller reloads is not a buffer yet).
+  [[nodiscard]] std::int32_t origin(std::int32_t tile) const {
+    return spiller_ != nullptr ? spiller_->originOf(tile) : tile;
+  }
+
+  Status full(const Claim& c, const std::vector<Claim>& busy) {
+    failedTiles_ = {origin(c.buffer)};
+    for (const Claim& b : busy) {
+      failedTiles_.push_back(origin(b.buffer));
+    }
+    const Buffer& buf = ir_.buffers[static_cast<std::size_t>(failedTiles_.front())];
     const std::int64_t size = c.size;
     std::vector<std::string> live;
     std::int64_t total = 0;
     for (const Claim& b : busy) {
-      const Buffer& other = ir_.buffers[static_cast<std::size_t>(b.buffer)];
+      const Buffer& other = ir_.buffers[static_cast<std::size_t>(origin(b.buffer))];
       live.push_back(fmt::format("'{}' [{}] {}{} at bytes {}..{} ({})", other.name,
                                  fmt::join(other.shape, ", "), dtypeName(other.dtype),
                                  b.slots > 1 ? fmt::format(" x{} buffers", b.slots) : "", b.lo,
@@ -555,8 +537,8 @@ class Placer {
                               capacity_, live.size(), fmt::join(live, "; ")));
   }
 
-  std::pair<std::int64_t, std::int64_t> failedLifetime_{0, 0};
   std::vector<std::int32_t> failedTiles_;
+  const SpillPlanner* spiller_ = nullptr;
   const KernelIR& ir_;
   isa::Memory memory_;
   std::int64_t capacity_;
@@ -599,18 +581,49 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
   std::vector<std::int64_t> placement(ir.buffers.size(), kUnused);
   Status status;
   // Deeper PE blocks first, then plain multi-buffering, then multi-buffering with the sites of
-  // the memory that did not fit made single one at a time (nextSingleSite), then single
-  // buffering, then single buffering with tiles spilled to HBM one at a time.
+  // the memory that did not fit made single one at a time (nextSingleSite), then spilling with
+  // the sites still multi-buffered kept so, then single buffering with spilling. A pass that
+  // plans spills applies them, and the allocation runs again over the rewritten IR (the last
+  // pass then places every tile with no new spill).
   Depths depths{std::max(bufs, 1), bufs > 1, std::vector<std::uint8_t>(sites.members.size(), 0)};
+  bool spilling = false;
+  int spillRounds = 0;
   for (;;) {
     summary.sbufPeakBytes = 0;
     summary.psumPeakBytes = 0;
     Placer sbuf(ir, isa::Memory::kSbuf, limits.sbufPartitionBytes, 0);
     Placer psum(ir, isa::Memory::kPsum, limits.psumPartitionBytes(), limits.psumBankBytes);
-    status = sbuf.run(live, sites, depths, placement, summary.sbufPeakBytes);
+    std::optional<SpillPlanner> spiller;
+    if (spilling) {
+      spiller.emplace(ir, limits.freeDimMaxCount);
+    }
+    status = sbuf.run(live, sites, depths, placement, summary.sbufPeakBytes,
+                      spiller ? &*spiller : nullptr);
     const bool sbufFull = !status.ok();
     if (status.ok()) {
-      status = psum.run(live, sites, depths, placement, summary.psumPeakBytes);
+      status = psum.run(live, sites, depths, placement, summary.psumPeakBytes, nullptr);
+    }
+    if (spiller && !spiller->planned().empty() && spillRounds < kMaxSpillRounds) {
+      ++spillRounds;
+      const std::vector<PlannedSpill> planned = spiller->planned();
+      spiller.reset();
+      const SpillTraffic traffic = applySpills(ir, planned);
+      summary.spills += traffic.spills;
+      summary.spillBytes += traffic.bytes;
+      live = liveRanges(ir);
+      sites = declarationSites(ir, live);
+      // A reloaded tile is of its tile's site, which stays single as it was when spilled.
+      std::vector<std::uint8_t> single(sites.members.size(), depths.bufs == 1 ? 1 : 0);
+      std::copy(depths.single.begin(), depths.single.end(), single.begin());
+      for (const PlannedSpill& s : planned) {
+        const std::int32_t site = sites.siteOf[static_cast<std::size_t>(s.reload)];
+        if (site >= 0) {
+          single[static_cast<std::size_t>(site)] = 1;
+        }
+      }
+      depths.single = std::move(single);
+      placement.assign(ir.buffers.size(), kUnused);
+      continue;
     }
     if (status.ok()) {
       break;
@@ -623,19 +636,15 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
       const auto site = nextSingleSite(ir, sites, depths, (sbufFull ? sbuf : psum).failedTiles());
       if (site) {
         depths.single[*site] = 1;
+      } else if (sbufFull && !spilling) {
+        spilling = true;
       } else {
         depths.bufs = 1;
       }
       continue;
     }
-    if (sbufFull && summary.spills < kMaxSpills &&
-        spillAcross(ir, sbuf.failedLifetime().first, sbuf.failedLifetime().second,
-                    limits.freeDimMaxCount)) {
-      ++summary.spills;
-      live = liveRanges(ir);
-      sites = declarationSites(ir, live);
-      depths.single.assign(sites.members.size(), 1);
-      placement.assign(ir.buffers.size(), kUnused);
+    if (sbufFull && !spilling) {
+      spilling = true;
       continue;
     }
     break;

@@ -36,11 +36,13 @@
 //   fit needed are made single one at a time, each time the one of the largest tiles (of one
 //   size, one no DMA loads or stores first), and allocation is retried: the large tiles go
 //   single and the small per-iteration tiles keep their second slot, so their loads still
-//   overlap the compute. When no such site is left, every tile is single; when single buffering
-//   does not fit either, tiles live across the point that does not fit are spilled to HBM one at
-//   a time (spilling.h) and allocation is retried; if the tiles still do
-//   not fit, the error names the line that declared the tile that did not fit, its size, and
-//   every tile live at that point with its size and line.
+//   overlap the compute. When no such site is left, the allocation runs with spilling
+//   (spilling.h), the sites still multi-buffered kept so: each tile that does not fit spills
+//   single tiles live across it to HBM, chosen in that one pass; the pass's spills are applied
+//   to the IR and the allocation runs once more over it. When that does not fit either, every
+//   tile is single and spilling is tried again; if the tiles still do not fit, the error names
+//   the line that declared the tile that did not fit, its size, and every tile live at that
+//   point with its size and line.
 // Dependencies between tiles that reuse an address are left to the dependency analysis, which
 // works on the physical addresses this pass produces.
 #pragma once
@@ -68,8 +70,9 @@ struct TilePlacement {
 struct AllocationSummary {
   std::int64_t sbufPeakBytes = 0;  ///< highest byte used per partition
   std::int64_t psumPeakBytes = 0;
-  int bufs = 1;         ///< the multi-buffering depth that fitted
-  int spills = 0;       ///< tiles moved out through HBM scratch to fit (spilling.h)
+  int bufs = 1;    ///< the multi-buffering depth that fitted
+  int spills = 0;  ///< tiles moved out through HBM to fit (spilling.h), counted per reload
+  std::int64_t spillBytes = 0;  ///< bytes the spills' stores and reloads move
   int singleSites = 0;  ///< with bufs > 1: declaration sites made single so that the rest fit
   std::vector<TilePlacement> tiles;
 };
