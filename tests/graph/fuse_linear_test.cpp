@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph_builder.h"
+#include "model_check.h"
 #include "trn/graph/layout.h"
 #include "trn/graph/model.h"
 #include "trn/graph/shape_inference.h"
@@ -22,6 +23,7 @@ namespace {
 
 using fixtures::attr;
 using fixtures::GraphBuilder;
+using fixtures::worstError;
 
 struct Dims {
   std::int64_t b = 2;
@@ -127,19 +129,6 @@ std::vector<float> run(Graph graph, const Dims& d, const std::vector<std::int64_
   Result<ModelRun> result = runModel(*opened, *model, inputs, options);
   EXPECT_TRUE(result.ok()) << result.status().toString();
   return result.ok() ? runtime::floatValues(result->outputs.at(0)) : std::vector<float>{};
-}
-
-template <typename Want>
-double worstError(const std::vector<float>& got, const std::vector<Want>& want) {
-  EXPECT_EQ(got.size(), want.size());
-  if (got.size() != want.size()) {
-    return INFINITY;
-  }
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - static_cast<double>(want[i])));
-  }
-  return worst;
 }
 
 /// fp32 products over k = 96 terms of |x w| <= 0.1 (sum |x w| <= 9.6): the rounding of the

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph_builder.h"
+#include "model_check.h"
 #include "trn/graph/model.h"
 #include "trn/graph/shape_inference.h"
 #include "trn/runtime/session.h"
@@ -21,6 +22,7 @@ namespace {
 
 using fixtures::attr;
 using fixtures::GraphBuilder;
+using fixtures::worstError;
 
 constexpr std::int64_t kBatch = 2;
 constexpr std::int64_t kTokens = 100;  // 200 rows: a full 128-row tile and a ragged one
@@ -114,19 +116,6 @@ std::vector<float> run(Graph graph, int lnc = 1) {
   Result<ModelRun> result = runModel(*opened, *model, inputs, options);
   EXPECT_TRUE(result.ok()) << result.status().toString();
   return result.ok() ? runtime::floatValues(result->outputs.at(0)) : std::vector<float>{};
-}
-
-template <typename Want>
-double worstError(const std::vector<float>& got, const std::vector<Want>& want) {
-  EXPECT_EQ(got.size(), want.size());
-  if (got.size() != want.size()) {
-    return INFINITY;
-  }
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - static_cast<double>(want[i])));
-  }
-  return worst;
 }
 
 /// fp32: |x| <= 2 and |w| <= 1.5 give outputs under 3 / rms; a sum of 96 squares and a few

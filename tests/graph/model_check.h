@@ -27,21 +27,29 @@ inline std::string modelPath(const std::string& file) {
   return std::string(TRN_SOURCE_DIR) + "/tests/graph/models/" + file;
 }
 
-/// max |got - want| over the elements (+infinity, with a failed expectation, when the shapes
-/// or element counts differ).
-inline double worstError(const runtime::NpyArray& got, const runtime::NpyArray& want) {
-  EXPECT_EQ(got.shape, want.shape);
-  const std::vector<float> a = runtime::floatValues(got);
-  const std::vector<float> b = runtime::floatValues(want);
-  EXPECT_EQ(a.size(), b.size());
-  if (a.size() != b.size() || got.shape != want.shape) {
+/// max |got - want| over the elements (+infinity, with a failed expectation, when the element
+/// counts differ).
+template <typename Want>
+double worstError(const std::vector<float>& got, const std::vector<Want>& want) {
+  EXPECT_EQ(got.size(), want.size());
+  if (got.size() != want.size()) {
     return INFINITY;
   }
   double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - static_cast<double>(want[i])));
   }
   return worst;
+}
+
+/// max |got - want| over the elements of two arrays (+infinity, with a failed expectation, when
+/// the shapes differ).
+inline double worstError(const runtime::NpyArray& got, const runtime::NpyArray& want) {
+  EXPECT_EQ(got.shape, want.shape);
+  if (got.shape != want.shape) {
+    return INFINITY;
+  }
+  return worstError(runtime::floatValues(got), runtime::floatValues(want));
 }
 
 }  // namespace trn::graph::fixtures
