@@ -2,6 +2,7 @@
 // match, walked down through its bias and its activation.
 #include "trn/graph/fuse_linear.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -78,10 +79,15 @@ class Matcher {
     }
     m.x = node.inputs[0];
     m.w = node.inputs[1];
-    const Tensor* w = graph_.initializer(m.w);
+    // The weight: an initializer, or a graph input of x's type (a model exported without its
+    // weights, as the Llama-3-8B-shaped one is).
+    const std::optional<std::vector<std::int64_t>> ws = staticSizes(graph_, m.w);
+    const bool weight =
+        graph_.initializer(m.w) != nullptr ||
+        (std::find(graph_.inputs.begin(), graph_.inputs.end(), m.w) != graph_.inputs.end() &&
+         typeOf(graph_, m.w) == typeOf(graph_, m.x));
     const std::optional<std::vector<std::int64_t>> x = staticSizes(graph_, m.x);
-    if (w == nullptr || w->shape.rank() != 2 || !x || x->size() < 2 ||
-        x->back() != w->shape.sizes()[0]) {
+    if (!weight || !ws || ws->size() != 2 || !x || x->size() < 2 || x->back() != (*ws)[0]) {
       return false;
     }
     if (node.opType == "MatMul") {
@@ -95,7 +101,7 @@ class Matcher {
     }
     if (node.hasInput(2)) {
       const std::optional<std::vector<std::int64_t>> b = staticSizes(graph_, node.inputs[2]);
-      if (b != std::vector<std::int64_t>{w->shape.sizes()[1]}) {
+      if (b != std::vector<std::int64_t>{(*ws)[1]}) {
         return false;
       }
       m.bias = node.inputs[2];
@@ -140,7 +146,36 @@ class Matcher {
       }
       return;
     }
-    erfGelu(m, readers->second);
+    if (!silu(m, readers->second)) {
+      erfGelu(m, readers->second);
+    }
+  }
+
+  /// v * sigmoid(v) as PyTorch's nn.SiLU (F.silu) exports it, read by `readers`: true when it
+  /// matched.
+  bool silu(Match& m, const std::vector<std::size_t>& readers) {
+    if (readers.size() != 2) {
+      return false;
+    }
+    const std::size_t first = graph_.nodes[readers[0]].opType == "Sigmoid" ? 0 : 1;
+    const std::size_t sigmoid = readers[first];
+    const std::size_t mul = readers[1 - first];
+    const Node& sigmoidNode = graph_.nodes[sigmoid];
+    const Node& mulNode = graph_.nodes[mul];
+    if (sigmoidNode.opType != "Sigmoid" || !sigmoidNode.domain.empty() || mulNode.opType != "Mul" ||
+        !mulNode.domain.empty() || uses_.soleReader(sigmoidNode.outputs.at(0)) != mul) {
+      return false;
+    }
+    const std::string& gate = sigmoidNode.outputs.at(0);
+    if (!((mulNode.inputs.at(0) == m.out && mulNode.inputs.at(1) == gate) ||
+          (mulNode.inputs.at(1) == m.out && mulNode.inputs.at(0) == gate))) {
+      return false;
+    }
+    m.activation = "Silu";
+    m.r.removed.insert({sigmoid, mul});
+    m.r.at = mul;
+    m.out = mulNode.outputs.at(0);
+    return true;
   }
 
   /// The node of `opType` that reads `value` and a one-element constant equal to `constant`

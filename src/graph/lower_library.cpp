@@ -181,7 +181,8 @@ const std::map<std::string, isa::ActivationFunction>& linearActivations() {
       {"Relu", isa::ActivationFunction::kRelu},
       {"Sigmoid", isa::ActivationFunction::kSigmoid},
       {"Tanh", isa::ActivationFunction::kTanh},
-      {"Gelu", isa::ActivationFunction::kGelu}};
+      {"Gelu", isa::ActivationFunction::kGelu},
+      {"Silu", isa::ActivationFunction::kSilu}};
   return functions;
 }
 

@@ -86,6 +86,20 @@ Graph gemmRelu(const Dims& d) {
   return g.graph();
 }
 
+/// x @ w + b then nn.SiLU() as PyTorch exports it, h * sigmoid(h) (a SwiGLU MLP's gate), with
+/// the weight a graph input, as in a model exported without its weights.
+Graph linearSilu(const Dims& d) {
+  GraphBuilder g;
+  g.input("x", {d.b, d.s, d.k}).input("w", {d.k, d.n});
+  addFloats(g.graph(), "bias", {d.n}, biases(d));
+  g.node("MatMul", {"x", "w"}, {"xw"})
+      .node("Add", {"xw", "bias"}, {"h"})
+      .node("Sigmoid", {"h"}, {"gate"})
+      .node("Mul", {"gate", "h"}, {"y"})
+      .output("y");
+  return g.graph();
+}
+
 /// act(x @ w + b) in float64, x [rows, k].
 std::vector<double> reference(const Dims& d, double (*act)(double)) {
   const std::vector<float> x = activations(d);
@@ -108,10 +122,12 @@ std::vector<double> reference(const Dims& d, double (*act)(double)) {
 
 double gelu(double v) { return 0.5 * v * std::erfc(-v / std::sqrt(2.0)); }
 double relu(double v) { return std::max(v, 0.0); }
+double silu(double v) { return v / (1.0 + std::exp(-v)); }
 
 /// Runs `graph` on the activations of `d` shaped `xSizes`; returns its output.
 std::vector<float> run(Graph graph, const Dims& d, const std::vector<std::int64_t>& xSizes,
-                       const kernel::CompileOptions& compile = {}, int lnc = 1) {
+                       const kernel::CompileOptions& compile = {}, int lnc = 1,
+                       const std::vector<runtime::NpyArray>& moreInputs = {}) {
   Result<runtime::Session> opened = runtime::Session::open("trn2");
   EXPECT_TRUE(opened.ok()) << opened.status().toString();
   if (!opened.ok()) {
@@ -125,7 +141,8 @@ std::vector<float> run(Graph graph, const Dims& d, const std::vector<std::int64_
   }
   runtime::RunOptions options;
   options.mode = core::RunMode::kFunctionalOnly;
-  const std::vector<runtime::NpyArray> inputs = {runtime::floatArray(xSizes, activations(d))};
+  std::vector<runtime::NpyArray> inputs = {runtime::floatArray(xSizes, activations(d))};
+  inputs.insert(inputs.end(), moreInputs.begin(), moreInputs.end());
   Result<ModelRun> result = runModel(*opened, *model, inputs, options);
   EXPECT_TRUE(result.ok()) << result.status().toString();
   return result.ok() ? runtime::floatValues(result->outputs.at(0)) : std::vector<float>{};
@@ -178,6 +195,23 @@ TEST(FuseLinear, GemmAndReluBecomeOneNodeThatRunsAtLnc2) {
   EXPECT_LT(worstError(run(graph, d, {d.b * d.s, d.k}, {}, 2), want), kTolerance);
 }
 
+TEST(FuseLinear, SiluOfAProductAgainstAGraphInputWeightBecomesOneNode) {
+  const Dims d;
+  Graph graph = linearSilu(d);
+  ASSERT_TRUE(inferShapes(graph, {}).ok());
+  Graph unfused = graph;
+  ASSERT_EQ(*fuseLinear(graph), 1);
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  EXPECT_EQ(graph.nodes[0].inputs, (std::vector<std::string>{"x", "w", "bias"}));
+  EXPECT_EQ(std::get<std::string>(graph.nodes[0].attribute("activation")->value), "Silu");
+  const std::vector<runtime::NpyArray> w = {runtime::floatArray({d.k, d.n}, weights(d))};
+  const std::vector<double> want = reference(d, silu);
+  const std::vector<std::int64_t> x = {d.b, d.s, d.k};
+  EXPECT_LT(worstError(run(graph, d, x, {}, 1, w), want), kTolerance);
+  EXPECT_LT(worstError(run(graph, d, x, {}, 2, w), want), kTolerance);
+  EXPECT_LT(worstError(run(std::move(unfused), d, x, {}, 1, w), want), kTolerance);
+}
+
 TEST(FuseLinear, UnderAutoCastMatmultTheWeightStaysInBf16) {
   const Dims d;
   Graph graph = linearGelu(d);
@@ -217,12 +251,15 @@ TEST(FuseLinear, FormsTheKernelDoesNotTakeStayAsTheyAre) {
     g.node("MatMul", {"x", "w"}, {"xw"}).node("Add", {"xw", "bias2"}, {"y"}).output("y");
     EXPECT_EQ(fusedCount(g.graph()), 0);
   }
-  // A weight computed in the graph (a graph input), not an initializer.
+  // A weight computed in the graph, neither an initializer nor a graph input.
   {
     GraphBuilder g;
-    g.input("x", {d.s, d.k}).input("w", {d.k, d.n});
+    g.input("x", {d.s, d.k}).input("wT", {d.n, d.k});
     addFloats(g.graph(), "bias", {d.n}, biases(d));
-    g.node("MatMul", {"x", "w"}, {"xw"}).node("Add", {"xw", "bias"}, {"y"}).output("y");
+    g.node("Transpose", {"wT"}, {"w"}, {attr("perm", std::vector<std::int64_t>{1, 0})})
+        .node("MatMul", {"x", "w"}, {"xw"})
+        .node("Add", {"xw", "bias"}, {"y"})
+        .output("y");
     EXPECT_EQ(fusedCount(g.graph()), 0);
   }
   // A bare product: the library's linear already.

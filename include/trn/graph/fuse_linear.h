@@ -3,18 +3,20 @@
 // the bias added and the activation applied as PSUM is drained (kernels/linear.h,
 // LinearEpilogue): the product never goes to HBM before them.
 //
-// Matched, for activations x [..., K] and an initializer W [K, N] (by now the layout pass has
+// Matched, for activations x [..., K] and a weight W [K, N], an initializer or a graph input of
+// x's type (by now the layout pass has
 // stored a Gemm's transB weight as [K, N], and under auto-cast a product's weight in the
 // auto-cast type, which the fused node keeps):
 //   MatMul(x, W) -> Add(., b) or Add(b, .) (optional), or Gemm(x, W[, b]) with alpha = beta = 1
 //     and no transposes
-//   -> Relu, Sigmoid, Tanh, exact Gelu, or the erf form of GELU PyTorch exports,
-//      Mul(Mul(v, Add(Erf(Div(v, sqrt 2)), 1)), 0.5) (optional)
+//   -> Relu, Sigmoid, Tanh, exact Gelu, the erf form of GELU PyTorch exports,
+//      Mul(Mul(v, Add(Erf(Div(v, sqrt 2)), 1)), 0.5), or SiLU as it exports it, Mul(v, Sigmoid(v))
+//      (a SwiGLU MLP's gate) (optional)
 // with b of [N] elements, at least one of the bias and the activation there (a bare product is
 // the library's linear already), every intermediate read by nothing else, and x, b and the
 // result of one type, fp32 or bf16. The fused node: inputs (x, W[, b]), output the last matched
-// node's, attribute activation (a string: "", "Relu", "Sigmoid", "Tanh" or "Gelu"). Anything
-// else is left as it was.
+// node's, attribute activation (a string: "", "Relu", "Sigmoid", "Tanh", "Gelu" or "Silu").
+// Anything else is left as it was.
 #pragma once
 
 #include "trn/base/status.h"
