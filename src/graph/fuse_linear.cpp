@@ -23,6 +23,7 @@ struct Match {
   Replacement r;
   std::string x, w, bias, out;
   std::string activation;
+  std::string multiplier;  ///< m of out = m * (x @ W), a SwiGLU MLP's gate
 };
 
 class Matcher {
@@ -49,6 +50,9 @@ class Matcher {
     }
     addActivation(m);
     if (m.bias.empty() && m.activation.empty()) {
+      addMultiplier(m, *sizes, *type);
+    }
+    if (m.bias.empty() && m.activation.empty() && m.multiplier.empty()) {
       return std::nullopt;
     }
     if ((!m.bias.empty() && typeOf(graph_, m.bias) != type) ||
@@ -60,8 +64,11 @@ class Matcher {
     linear.domain = kTrnDomain;
     linear.opType = kLinearOp;
     linear.inputs = {m.x, m.w};
-    if (!m.bias.empty()) {
+    if (!m.bias.empty() || !m.multiplier.empty()) {
       linear.inputs.push_back(m.bias);
+    }
+    if (!m.multiplier.empty()) {
+      linear.inputs.push_back(m.multiplier);
     }
     linear.outputs = {m.out};
     linear.attributes = {Attribute{"activation", m.activation}};
@@ -149,6 +156,27 @@ class Matcher {
     if (!silu(m, readers->second)) {
       erfGelu(m, readers->second);
     }
+  }
+
+  /// Takes Mul(out, m) or Mul(m, out), out's only reader, for m another value of out's sizes
+  /// and type: a SwiGLU MLP's gate times its up projection.
+  void addMultiplier(Match& m, const std::vector<std::int64_t>& sizes, ElementType type) {
+    const std::optional<std::size_t> reader = uses_.soleReader(m.out);
+    if (!reader) {
+      return;
+    }
+    const Node& mul = graph_.nodes[*reader];
+    if (mul.opType != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2) {
+      return;
+    }
+    const std::string& other = mul.inputs[0] == m.out ? mul.inputs[1] : mul.inputs[0];
+    if (other == m.out || staticSizes(graph_, other) != sizes || typeOf(graph_, other) != type) {
+      return;
+    }
+    m.multiplier = other;
+    m.r.removed.insert(*reader);
+    m.r.at = *reader;
+    m.out = mul.outputs.at(0);
   }
 
   /// v * sigmoid(v) as PyTorch's nn.SiLU (F.silu) exports it, read by `readers`: true when it

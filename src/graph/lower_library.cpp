@@ -194,7 +194,8 @@ std::string activationOf(const Node& node) {
   return name != nullptr ? *name : "";
 }
 
-/// "library linear (bias and Gelu fused)", "library linear (bias fused)", ...
+/// "library linear (bias and Gelu fused)", "library linear (bias fused)", ..., "library linear
+/// (gate multiplied)"
 const char* describeLinear(const Graph& /*graph*/, const Node& node) {
   static const std::map<std::pair<bool, std::string>, std::string> descriptions = [] {
     std::map<std::pair<bool, std::string>, std::string> all;
@@ -205,6 +206,9 @@ const char* describeLinear(const Graph& /*graph*/, const Node& node) {
     }
     return all;
   }();
+  if (node.hasInput(3)) {
+    return "library linear (gate multiplied)";
+  }
   auto it = descriptions.find({node.hasInput(2), activationOf(node)});
   return it == descriptions.end() ? "library linear" : it->second.c_str();
 }
@@ -227,7 +231,11 @@ void fusedLinear(LoweringContext& ctx) {
     }
     epilogue.activation = function->second;
   }
-  const Tensor x = ctx.input(0).flat.reshape({elementCount(a, 0, a.size() - 1), a.back()});
+  const std::int64_t rows = elementCount(a, 0, a.size() - 1);
+  if (node.hasInput(3)) {
+    epilogue.multiplier = ctx.input(3).flat.reshape({rows, b[1]});
+  }
+  const Tensor x = ctx.input(0).flat.reshape({rows, a.back()});
   const Tensor w = ctx.input(1).flat.reshape({b[0], b[1]});
   bindResult(
       ctx, callLibrary(ctx, [&] { return kernels::linearEpilogue(ctx.kernel(), x, w, epilogue); }));

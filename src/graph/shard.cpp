@@ -450,7 +450,8 @@ Status Sharder::shardGemm(Node node) {
 }
 
 Status Sharder::shardLinear(Node node) {
-  // trn.Linear (fuse_linear.h): x [..., K] against W [K, N], plus b [N], then an activation.
+  // trn.Linear (fuse_linear.h): x [..., K] against W [K, N], plus b [N], then an activation;
+  // or times m [..., N].
   const std::string& x = node.inputs.at(0);
   const std::string& w = node.inputs.at(1);
   const bool bias = node.hasInput(2);
@@ -459,8 +460,10 @@ Status Sharder::shardLinear(Node node) {
   const Attribute* activation = node.attribute("activation");
   const std::string* function =
       activation != nullptr ? std::get_if<std::string>(&activation->value) : nullptr;
-  // Row-parallel only without an activation: it would apply to each rank's partial sum.
-  if (lx == RankLayout::split(last) && (function == nullptr || function->empty()) &&
+  const bool multiplier = node.hasInput(3);
+  // Row-parallel only without an activation or a multiplier: they would apply to each rank's
+  // partial sum.
+  if (lx == RankLayout::split(last) && (function == nullptr || function->empty()) && !multiplier &&
       open_.contains(w) && canTake(w, RankLayout::split(0)) &&
       (!bias || canTake(node.inputs[2], RankLayout::firstRank()))) {
     std::vector<std::optional<RankLayout>> wants = {lx, RankLayout::split(0)};
@@ -479,10 +482,17 @@ Status Sharder::shardLinear(Node node) {
           "(a column-parallel product splits them)",
           columns, w, parts > 1 ? fmt::format(", in {} parts", parts) : ""));
     }
-    std::vector<std::optional<RankLayout>> wants = {lx, RankLayout::split(1, parts)};
+    std::vector<std::optional<RankLayout>> wants(node.inputs.size());
+    wants[0] = lx;
+    wants[1] = RankLayout::split(1, parts);
     if (bias) {
-      wants.emplace_back(RankLayout::split(0, parts));
-      if (!canTake(node.inputs[2], *wants.back())) {
+      wants[2] = RankLayout::split(0, parts);
+    }
+    if (multiplier) {  // split as the result is
+      wants[3] = RankLayout::split(last, parts);
+    }
+    for (std::size_t i = 2; i < wants.size(); ++i) {
+      if (wants[i] && !canTake(node.inputs[i], *wants[i])) {
         gatherAll(std::move(node));
         return Status();
       }

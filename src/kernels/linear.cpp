@@ -71,6 +71,13 @@ void checkInputs(Kernel& k, const char* name, const Tensor& x, const Tensor& w, 
 
 Tensor project(Kernel& k, const char* name, const Tensor& x, const Tensor& w, const Tensor* r,
                const LinearEpilogue& epilogue = {}) {
+  if (epilogue.multiplier) {
+    if (epilogue.bias || epilogue.activation) {
+      detail::failInput(k, name, "a multiplier takes neither a bias nor an activation",
+                        Loc::current());
+    }
+    r = &*epilogue.multiplier;
+  }
   checkInputs(k, name, x, w, r);
   std::optional<Tensor> bias;
   if (epilogue.bias) {
@@ -129,7 +136,8 @@ Tensor project(Kernel& k, const char* name, const Tensor& x, const Tensor& w, co
                                     r,
                                     out,
                                     bias ? &*bias : nullptr,
-                                    epilogue.activation};
+                                    epilogue.activation,
+                                    epilogue.multiplier ? isa::AluOp::kMultiply : isa::AluOp::kAdd};
       detail::projectColumn(k, tile, weights, accumulators, balance, &block);
     }
   }

@@ -232,7 +232,8 @@ void projectColumn(Kernel& k, const ColumnTile& tile, WeightStream& weights,
       // Before an activation the sum stays fp32, so the result is rounded once.
       const Tensor added =
           tile.activation ? k.sbuf({rows, tile.width}, DType::kFp32, "biased") : result;
-      nisa::tensorTensor(added, sum, addend, isa::AluOp::kAdd, isa::Engine::kDve);
+      const isa::AluOp op = tile.residual != nullptr ? tile.residualOp : isa::AluOp::kAdd;
+      nisa::tensorTensor(added, sum, addend, op, isa::Engine::kDve);
       balance.addVectorWork(static_cast<double>(std::max<std::int64_t>(64, tile.width)) / 0.96);
       if (tile.activation) {
         nisa::activation(result, added, *tile.activation);

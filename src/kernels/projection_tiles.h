@@ -158,8 +158,8 @@ class WeightStream {
 };
 
 /// One output column tile of a projection: out[s0 + s, n0 + c] = act(sum_k aT[k, s] w[k, n0 + c]
-/// (+ r[s0 + s, n0 + c]) (+ b[n0 + c])) for s < rows <= 512, c < width <= 512, with aT the SBUF
-/// tile [128, KT, rows] (K on partitions) and w's K tiles the stream's `groups`.
+/// (+ or x r[s0 + s, n0 + c]) (+ b[n0 + c])) for s < rows <= 512, c < width <= 512, with aT the
+/// SBUF tile [128, KT, rows] (K on partitions) and w's K tiles the stream's `groups`.
 struct ColumnTile {
   kernel::Tensor activationsT;
   std::int64_t s0 = 0;
@@ -174,6 +174,9 @@ struct ColumnTile {
   const kernel::Tensor* bias = nullptr;
   /// Applied last, on the scalar engine, to the fp32 sum (one rounding to out's dtype).
   std::optional<isa::ActivationFunction> activation;
+  /// How r meets the sum: added (a residual) or multiplied (a SwiGLU MLP's gate times its up
+  /// projection).
+  isa::AluOp residualOp = isa::AluOp::kAdd;
 };
 
 /// Computes `tile`: every token tile (128 rows) accumulates over K in its own fp32 PSUM bank of

@@ -212,6 +212,66 @@ TEST(FuseLinear, SiluOfAProductAgainstAGraphInputWeightBecomesOneNode) {
   EXPECT_LT(worstError(run(std::move(unfused), d, x, {}, 1, w), want), kTolerance);
 }
 
+/// A SwiGLU MLP as PyTorch exports Llama's: down(silu(gate(x)) * up(x)), no biases.
+Graph swiGlu(const Dims& d) {
+  GraphBuilder g;
+  g.input("x", {d.b, d.s, d.k});
+  addFloats(g.graph(), "wg", {d.k, d.n}, weights(d));
+  addFloats(g.graph(), "wu", {d.k, d.n}, wave(d.k * d.n, 0.41, 0.1));
+  addFloats(g.graph(), "wd", {d.n, d.k}, wave(d.n * d.k, 0.19, 0.05));
+  g.node("MatMul", {"x", "wg"}, {"g"})
+      .node("Sigmoid", {"g"}, {"g_sigmoid"})
+      .node("Mul", {"g", "g_sigmoid"}, {"gate"})
+      .node("MatMul", {"x", "wu"}, {"up"})
+      .node("Mul", {"gate", "up"}, {"h"})
+      .node("MatMul", {"h", "wd"}, {"y"})
+      .output("y");
+  return g.graph();
+}
+
+TEST(FuseLinear, ASwiGluMlpBecomesAGateWithSiluAndAnUpProjectionTimesIt) {
+  const Dims d;
+  Graph graph = swiGlu(d);
+  ASSERT_TRUE(inferShapes(graph, {}).ok());
+  Graph unfused = graph;
+  ASSERT_EQ(*fuseLinear(graph), 2);
+  ASSERT_EQ(graph.nodes.size(), 3u);
+  EXPECT_EQ(graph.nodes[0].inputs, (std::vector<std::string>{"x", "wg"}));
+  EXPECT_EQ(std::get<std::string>(graph.nodes[0].attribute("activation")->value), "Silu");
+  EXPECT_EQ(graph.nodes[1].inputs, (std::vector<std::string>{"x", "wu", "", "gate"}));
+  EXPECT_EQ(graph.nodes[1].outputs, std::vector<std::string>{"h"});
+  EXPECT_EQ(graph.nodes[2].opType, "MatMul");
+  // float64: silu(x wg) * (x wu), then wd.
+  const std::vector<float> x = activations(d);
+  const std::vector<float> wg = weights(d);
+  const std::vector<float> wu = wave(d.k * d.n, 0.41, 0.1);
+  const std::vector<float> wd = wave(d.n * d.k, 0.19, 0.05);
+  const std::int64_t rows = d.b * d.s;
+  std::vector<double> want(static_cast<std::size_t>(rows * d.k));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < d.n; ++c) {
+      double g = 0;
+      double u = 0;
+      for (std::int64_t i = 0; i < d.k; ++i) {
+        const double xi = x[static_cast<std::size_t>(r * d.k + i)];
+        g += xi * wg[static_cast<std::size_t>(i * d.n + c)];
+        u += xi * wu[static_cast<std::size_t>(i * d.n + c)];
+      }
+      const double h = silu(g) * u;
+      for (std::int64_t j = 0; j < d.k; ++j) {
+        want[static_cast<std::size_t>(r * d.k + j)] +=
+            h * wd[static_cast<std::size_t>(c * d.k + j)];
+      }
+    }
+  }
+  const std::vector<std::int64_t> xs = {d.b, d.s, d.k};
+  // |h| <= 9.6 x 9.6 / 2 (silu(g) <= |g|): 200 terms of |h wd| <= 2.3 in fp32 and h rounded
+  // once: under 1e-4.
+  EXPECT_LT(worstError(run(graph, d, xs), want), 1e-4);
+  EXPECT_LT(worstError(run(graph, d, xs, {}, 2), want), 1e-4);
+  EXPECT_LT(worstError(run(std::move(unfused), d, xs), want), 1e-4);
+}
+
 TEST(FuseLinear, UnderAutoCastMatmultTheWeightStaysInBf16) {
   const Dims d;
   Graph graph = linearGelu(d);

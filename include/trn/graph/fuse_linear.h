@@ -12,9 +12,12 @@
 //   -> Relu, Sigmoid, Tanh, exact Gelu, the erf form of GELU PyTorch exports,
 //      Mul(Mul(v, Add(Erf(Div(v, sqrt 2)), 1)), 0.5), or SiLU as it exports it, Mul(v, Sigmoid(v))
 //      (a SwiGLU MLP's gate) (optional)
+//   or, with neither a bias nor an activation, -> Mul(., m) or Mul(m, .) with m another value of
+//      the product's sizes and type (a SwiGLU MLP's gate times its up projection)
 // with b of [N] elements, at least one of the bias and the activation there (a bare product is
 // the library's linear already), every intermediate read by nothing else, and x, b and the
-// result of one type, fp32 or bf16. The fused node: inputs (x, W[, b]), output the last matched
+// result of one type, fp32 or bf16. The fused node: inputs (x, W[, b]) or (x, W, "", m), output
+// the last matched
 // node's, attribute activation (a string: "", "Relu", "Sigmoid", "Tanh", "Gelu" or "Silu").
 // Anything else is left as it was.
 #pragma once

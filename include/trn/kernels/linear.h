@@ -50,9 +50,12 @@ kernel::Tensor linearResidual(kernel::Kernel& k, kernel::Tensor x, kernel::Tenso
 struct LinearEpilogue {
   std::optional<kernel::Tensor> bias;  ///< b [N] in x's dtype, or none
   std::optional<isa::ActivationFunction> activation;
+  /// m [S, N] in x's dtype, multiplied into the fp32 sum as PSUM drains (a SwiGLU MLP's gate
+  /// times its up projection), or none; not with a bias or an activation.
+  std::optional<kernel::Tensor> multiplier;
 };
 
-/// out = act(x @ w + b) with the epilogue's bias and activation (either may be absent).
+/// out = act(x @ w + b), or m * (x @ w), with the epilogue's parts (any may be absent).
 kernel::Tensor linearEpilogue(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor w,
                               const LinearEpilogue& epilogue);
 
