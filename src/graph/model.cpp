@@ -283,6 +283,19 @@ core::RunStats chainStats(std::span<const core::RunStats> runs) {
   return chained;
 }
 
+std::map<std::string, std::size_t> lastReaders(const CompiledModel& model, const Graph& graph) {
+  std::map<std::string, std::size_t> lastReader;
+  for (std::size_t p = 0; p < model.parts.size(); ++p) {
+    for (const std::string& in : model.parts[p].lowered.graph->inputs) {
+      lastReader[in] = p;
+    }
+  }
+  for (const std::string& out : graph.outputs) {
+    lastReader[out] = model.parts.size();
+  }
+  return lastReader;
+}
+
 /// The graph inputs as the device takes them: flattened, int64 ones narrowed to int32; or an
 /// error naming an input of the wrong count or shape.
 Result<std::map<std::string, runtime::NpyArray>> deviceInputs(
@@ -331,15 +344,7 @@ Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& 
   if (data) {
     TRN_ASSIGN_OR_RETURN(values, detail::deviceInputs(model, inputs));
   }
-  std::map<std::string, std::size_t> lastReader;
-  for (std::size_t p = 0; p < model.parts.size(); ++p) {
-    for (const std::string& in : model.parts[p].lowered.graph->inputs) {
-      lastReader[in] = p;
-    }
-  }
-  for (const std::string& out : graph.outputs) {
-    lastReader[out] = model.parts.size();
-  }
+  const std::map<std::string, std::size_t> lastReader = detail::lastReaders(model, graph);
   ModelRun run;
   runtime::RunOptions launchOptions = options;
   launchOptions.lnc = model.lnc;

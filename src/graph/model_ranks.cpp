@@ -88,15 +88,7 @@ Result<ModelRun> runModelOnRanks(const runtime::Session& session, const Compiled
       }
     }
   }
-  std::map<std::string, std::size_t> lastReader;
-  for (std::size_t p = 0; p < model.parts.size(); ++p) {
-    for (const std::string& in : model.parts[p].lowered.graph->inputs) {
-      lastReader[in] = p;
-    }
-  }
-  for (const std::string& out : graph.outputs) {
-    lastReader[out] = model.parts.size();
-  }
+  const std::map<std::string, std::size_t> lastReader = lastReaders(model, graph);
   ModelRun run;
   Picoseconds start(0);
   for (std::size_t p = 0; p < model.parts.size(); ++p) {

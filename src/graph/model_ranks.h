@@ -23,6 +23,10 @@ core::RunStats chainStats(std::span<const core::RunStats> runs);
 Result<std::map<std::string, runtime::NpyArray>> deviceInputs(
     const CompiledModel& model, std::span<const runtime::NpyArray> inputs);
 
+/// Per value handed between parts (the graph inputs and the parts' results), the last part that
+/// reads it (the part count for a graph output): the host drops it after that part.
+std::map<std::string, std::size_t> lastReaders(const CompiledModel& model, const Graph& graph);
+
 /// An error unless a graph sharded over graph.ranks ranks can be placed as `placement` says (a
 /// system of enough chips, one core per rank).
 Status checkRanks(const Graph& sharded, const Placement& placement);
