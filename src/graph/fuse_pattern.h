@@ -1,7 +1,8 @@
-// Internal to the fusion passes (fuse_attention.cpp, fuse_linear.cpp, fuse_rms_norm.cpp): who
-// produces and who reads each value, the static facts a match checks (sizes, element types,
-// one-element constants), and the rewrite that puts each match's fused nodes where its last node
-// was and drops the values nothing reads any more.
+// Internal to the fusion passes (fuse_attention.cpp, fuse_linear.cpp, fuse_rms_norm.cpp,
+// fuse_rope.cpp): who produces and who reads each value, the static facts a match checks (sizes,
+// element types, one-element constants), the rewrite that puts each match's fused nodes where its
+// last node was and drops the values nothing reads any more, and the loop that runs a pass's
+// matcher over the graph.
 #pragma once
 
 #include <cstddef>
