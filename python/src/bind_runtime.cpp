@@ -25,7 +25,6 @@
 #include "trn/profile/trace.h"
 #include "trn/runtime/host_io.h"
 #include "trn/runtime/session.h"
-#include "trn/spec/system_loader.h"
 
 namespace trn::python {
 namespace {
@@ -421,22 +420,17 @@ void bindRuntime(py::module_& m) {
             graph::PipelineOptions pipeline;
             pipeline.shapes.symbols = symbols;
             pipeline.tensorParallel = tp;
-            graph::Placement placement{take(graph::parsePartition(partition)), lnc, nullptr};
-            if (tp > 1) {
-              const spec::SystemSpec loaded = take(spec::loadSystem(system));
-              placement.system = std::make_shared<const fabric::Topology>(
-                  take(fabric::Topology::create(loaded, s.chip())));
-            }
+            const graph::Placement placement = take(
+                graph::placement(s, take(graph::parsePartition(partition)), lnc, tp, system));
             if (autoCast != "none" && autoCast != "matmult" && autoCast != "all") {
               throw py::value_error("auto_cast must be 'none', 'matmult' or 'all', not '" +
                                     autoCast + "'");
             }
-            const DType type = take(kernel::parseAutoCastType(autoCastType));
             kernel::CompileOptions options;
-            if (autoCast == "matmult") {
-              options.autoCast = {kernel::AutoCast::kMatmult, type};
-            } else if (autoCast == "all") {
-              pipeline.castAll = take(graph::elementTypeOf(type));
+            const Status cast = graph::applyAutoCast(
+                autoCast, take(kernel::parseAutoCastType(autoCastType)), pipeline, options);
+            if (!cast.ok()) {
+              raise(cast);
             }
             return std::make_shared<graph::CompiledModel>(
                 take(graph::compileModel(s, path, pipeline, options, placement)));

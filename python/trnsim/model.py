@@ -104,7 +104,8 @@ def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
     each kernel over the two cores of a logical core, each computing its share of every node. ``auto_cast="matmult"``
     computes the matrix products of fp32 tensors in bf16 with fp32 accumulation, as neuronx-cc
     does by default (``--auto-cast matmult``); ``auto_cast_type`` chooses fp16, tf32 or fp8_e4m3
-    instead (``--auto-cast-type``; ``auto_cast="all"`` takes bf16 or fp16). ``partition`` splits the model into kernels:
+    instead (``--auto-cast-type``; ``auto_cast="all"`` takes bf16 only). ``partition`` splits
+    the model into kernels:
     "auto" (one per layer when layers repeat, each distinct layer compiled once), "one" or
     "per-layer". ``tp=N`` shards the model over N chips of ``system`` (tensor parallelism by
     Megatron's rules, the all-reduces and all-gathers inserted; docs/compiler.md), each chip

@@ -12,6 +12,7 @@
 namespace trn::graph {
 namespace {
 
+using detail::otherOperand;
 using detail::Replacement;
 using detail::scalarWeight;
 using detail::staticSizes;
@@ -118,17 +119,16 @@ class Matcher {
 
   /// Takes the Add of a bias [n] to m.out, when m.out's only reader is one.
   void addBias(Match& m, std::int64_t n) {
-    const std::optional<std::size_t> add = uses_.soleReader(m.out);
-    if (!add || graph_.nodes[*add].opType != "Add" || !graph_.nodes[*add].domain.empty()) {
+    const std::optional<std::size_t> add = uses_.soleReaderOp(graph_, m.out, "Add");
+    if (!add) {
       return;
     }
     const Node& node = graph_.nodes[*add];
-    const std::size_t side = node.inputs.at(0) == m.out ? 1 : 0;
-    const std::string& bias = node.inputs.at(side);
-    if (node.inputs.at(1 - side) != m.out || staticSizes(graph_, bias) != std::vector{n}) {
+    const std::optional<std::string> bias = otherOperand(node, m.out);
+    if (!bias || staticSizes(graph_, *bias) != std::vector{n}) {
       return;
     }
-    m.bias = bias;
+    m.bias = *bias;
     m.r.removed.insert(*add);
     m.r.at = *add;
     m.out = node.outputs.at(0);
@@ -161,19 +161,17 @@ class Matcher {
   /// Takes Mul(out, m) or Mul(m, out), out's only reader, for m another value of out's sizes
   /// and type: a SwiGLU MLP's gate times its up projection.
   void addMultiplier(Match& m, const std::vector<std::int64_t>& sizes, ElementType type) {
-    const std::optional<std::size_t> reader = uses_.soleReader(m.out);
+    const std::optional<std::size_t> reader = uses_.soleReaderOp(graph_, m.out, "Mul");
     if (!reader) {
       return;
     }
     const Node& mul = graph_.nodes[*reader];
-    if (mul.opType != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2) {
+    const std::optional<std::string> other = otherOperand(mul, m.out);
+    if (!other || *other == m.out || staticSizes(graph_, *other) != sizes ||
+        typeOf(graph_, *other) != type) {
       return;
     }
-    const std::string& other = mul.inputs[0] == m.out ? mul.inputs[1] : mul.inputs[0];
-    if (other == m.out || staticSizes(graph_, other) != sizes || typeOf(graph_, other) != type) {
-      return;
-    }
-    m.multiplier = other;
+    m.multiplier = *other;
     m.r.removed.insert(*reader);
     m.r.at = *reader;
     m.out = mul.outputs.at(0);
@@ -194,9 +192,7 @@ class Matcher {
         !mulNode.domain.empty() || uses_.soleReader(sigmoidNode.outputs.at(0)) != mul) {
       return false;
     }
-    const std::string& gate = sigmoidNode.outputs.at(0);
-    if (!((mulNode.inputs.at(0) == m.out && mulNode.inputs.at(1) == gate) ||
-          (mulNode.inputs.at(1) == m.out && mulNode.inputs.at(0) == gate))) {
+    if (otherOperand(mulNode, m.out) != sigmoidNode.outputs.at(0)) {
       return false;
     }
     m.activation = "Silu";
@@ -206,23 +202,17 @@ class Matcher {
     return true;
   }
 
-  /// The node of `opType` that reads `value` and a one-element constant equal to `constant`
-  /// (within `tolerance`), as its only reader; returns it and the operand that is not the
-  /// constant.
+  /// The node of `opType` that reads `value` and a one-element constant equal to `constant`, as
+  /// `value`'s only reader.
   std::optional<std::size_t> constantOp(const std::string& value, const char* opType,
-                                        double constant, double tolerance) const {
-    const std::optional<std::size_t> reader = uses_.soleReader(value);
+                                        float constant) const {
+    const std::optional<std::size_t> reader = uses_.soleReaderOp(graph_, value, opType);
     if (!reader) {
       return std::nullopt;
     }
-    const Node& node = graph_.nodes[*reader];
-    if (node.opType != opType || !node.domain.empty() || node.inputs.size() != 2) {
-      return std::nullopt;
-    }
-    const std::size_t side = node.inputs[0] == value ? 1 : 0;
-    const std::optional<float> c = scalarWeight(graph_, node.inputs[side]);
-    if (node.inputs[1 - side] != value || !c ||
-        std::abs(static_cast<double>(*c) - constant) > tolerance) {
+    const std::optional<std::string> operand = otherOperand(graph_.nodes[*reader], value);
+    const std::optional<float> c = operand ? scalarWeight(graph_, *operand) : std::nullopt;
+    if (c != constant) {
       return std::nullopt;
     }
     return reader;
@@ -242,23 +232,21 @@ class Matcher {
         !root2 || std::abs(static_cast<double>(*root2) - std::sqrt(2.0)) > 1e-6) {
       return;
     }
-    const std::optional<std::size_t> erf = uses_.soleReader(divNode.outputs.at(0));
-    if (!erf || graph_.nodes[*erf].opType != "Erf" || !graph_.nodes[*erf].domain.empty()) {
+    const std::optional<std::size_t> erf = uses_.soleReaderOp(graph_, divNode.outputs.at(0), "Erf");
+    if (!erf) {
       return;
     }
     const std::optional<std::size_t> plusOne =
-        constantOp(graph_.nodes[*erf].outputs.at(0), "Add", 1.0, 0.0);
+        constantOp(graph_.nodes[*erf].outputs.at(0), "Add", 1.0f);
     if (!plusOne || uses_.soleReader(graph_.nodes[*plusOne].outputs.at(0)) != mul) {
       return;
     }
     const Node& mulNode = graph_.nodes[mul];
-    const std::string& sum = graph_.nodes[*plusOne].outputs.at(0);
     if (mulNode.opType != "Mul" || !mulNode.domain.empty() ||
-        !((mulNode.inputs.at(0) == m.out && mulNode.inputs.at(1) == sum) ||
-          (mulNode.inputs.at(1) == m.out && mulNode.inputs.at(0) == sum))) {
+        otherOperand(mulNode, m.out) != graph_.nodes[*plusOne].outputs.at(0)) {
       return;
     }
-    const std::optional<std::size_t> half = constantOp(mulNode.outputs.at(0), "Mul", 0.5, 0.0);
+    const std::optional<std::size_t> half = constantOp(mulNode.outputs.at(0), "Mul", 0.5f);
     if (!half) {
       return;
     }

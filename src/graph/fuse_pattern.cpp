@@ -52,6 +52,32 @@ std::optional<std::size_t> Uses::soleReader(const std::string& value) const {
   return it->second[0];
 }
 
+std::optional<std::size_t> Uses::soleReaderOp(const Graph& graph, const std::string& value,
+                                              const char* opType) const {
+  const std::optional<std::size_t> reader = soleReader(value);
+  if (!reader) {
+    return std::nullopt;
+  }
+  const Node& node = graph.nodes[*reader];
+  if (node.opType != opType || !node.domain.empty() || node.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  return reader;
+}
+
+std::optional<std::string> otherOperand(const Node& node, const std::string& value) {
+  if (node.inputs.size() != 2) {
+    return std::nullopt;
+  }
+  if (node.inputs[0] == value) {
+    return node.inputs[1];
+  }
+  if (node.inputs[1] == value) {
+    return node.inputs[0];
+  }
+  return std::nullopt;
+}
+
 std::optional<std::vector<std::int64_t>> staticSizes(const Graph& graph, const std::string& name) {
   const Value* v = graph.value(name);
   if (v == nullptr || !v->shape || !v->shape->isStatic()) {

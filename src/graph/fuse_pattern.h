@@ -34,7 +34,15 @@ struct Uses {
 
   /// The one node reading `value` when it is not a graph output, else nullopt.
   [[nodiscard]] std::optional<std::size_t> soleReader(const std::string& value) const;
+
+  /// soleReader(value) when it is a node of `opType` (default domain) with one output.
+  [[nodiscard]] std::optional<std::size_t> soleReaderOp(const Graph& graph,
+                                                        const std::string& value,
+                                                        const char* opType) const;
 };
+
+/// The operand of the two-input `node` that is not `value`; nullopt when `value` is neither.
+std::optional<std::string> otherOperand(const Node& node, const std::string& value);
 
 /// The sizes of `name` when its shape is static.
 std::optional<std::vector<std::int64_t>> staticSizes(const Graph& graph, const std::string& name);

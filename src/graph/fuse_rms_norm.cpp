@@ -10,6 +10,7 @@
 namespace trn::graph {
 namespace {
 
+using detail::otherOperand;
 using detail::Replacement;
 using detail::scalarWeight;
 using detail::staticSizes;
@@ -41,18 +42,18 @@ class Matcher {
       return std::nullopt;
     }
     // Down: + eps, sqrt, the reciprocal and the product with x.
-    std::optional<std::size_t> node = next(meanNode.outputs.at(0), "Add");
+    std::optional<std::size_t> node = uses_.soleReaderOp(graph_, meanNode.outputs.at(0), "Add");
     if (!node) {
       return std::nullopt;
     }
     const Node& add = graph_.nodes[*node];
-    const std::size_t epsSide = add.inputs.at(0) == meanNode.outputs.at(0) ? 1 : 0;
-    const std::optional<float> eps = scalarWeight(graph_, add.inputs.at(epsSide));
-    if (!eps || add.inputs.at(1 - epsSide) != meanNode.outputs.at(0)) {
+    const std::optional<std::string> epsilon = otherOperand(add, meanNode.outputs.at(0));
+    const std::optional<float> eps = epsilon ? scalarWeight(graph_, *epsilon) : std::nullopt;
+    if (!eps) {
       return std::nullopt;
     }
     r.removed.insert(*node);
-    const std::optional<std::size_t> sqrt = next(add.outputs.at(0), "Sqrt");
+    const std::optional<std::size_t> sqrt = uses_.soleReaderOp(graph_, add.outputs.at(0), "Sqrt");
     if (!sqrt) {
       return std::nullopt;
     }
@@ -62,17 +63,15 @@ class Matcher {
       return std::nullopt;
     }
     // The weight.
-    const std::optional<std::size_t> times = next(*normalized, "Mul");
+    const std::optional<std::size_t> times = uses_.soleReaderOp(graph_, *normalized, "Mul");
     if (!times) {
       return std::nullopt;
     }
     const Node& mul = graph_.nodes[*times];
-    const std::size_t wSide = mul.inputs.at(0) == *normalized ? 1 : 0;
-    const std::string& w = mul.inputs.at(wSide);
+    const std::optional<std::string> w = otherOperand(mul, *normalized);
     const std::string& out = mul.outputs.at(0);
-    if (mul.inputs.at(1 - wSide) != *normalized ||
-        staticSizes(graph_, w) != std::vector<std::int64_t>{sizes->back()} ||
-        typeOf(graph_, w) != type || typeOf(graph_, out) != type ||
+    if (!w || staticSizes(graph_, *w) != std::vector<std::int64_t>{sizes->back()} ||
+        typeOf(graph_, *w) != type || typeOf(graph_, out) != type ||
         staticSizes(graph_, out) != sizes) {
       return std::nullopt;
     }
@@ -82,7 +81,7 @@ class Matcher {
     norm.name = detail::moduleOf(meanNode.name) + kRmsNormOp;
     norm.domain = kTrnDomain;
     norm.opType = kRmsNormOp;
-    norm.inputs = {*x, w};
+    norm.inputs = {*x, *w};
     norm.outputs = {out};
     norm.attributes = {Attribute{"epsilon", *eps}};
     r.nodes.push_back(std::move(norm));
@@ -90,25 +89,9 @@ class Matcher {
   }
 
  private:
-  /// The only reader of `value` when it is a node of `opType` (default domain).
-  std::optional<std::size_t> next(const std::string& value, const char* opType) const {
-    const std::optional<std::size_t> reader = uses_.soleReader(value);
-    if (!reader || graph_.nodes[*reader].opType != opType ||
-        !graph_.nodes[*reader].domain.empty() || graph_.nodes[*reader].outputs.size() != 1) {
-      return std::nullopt;
-    }
-    return reader;
-  }
-
   /// True when the ReduceMean `node` reduces the last axis alone of a rank-`rank` tensor.
   bool lastAxis(const Node& node, std::size_t rank) const {
-    std::optional<std::vector<std::int64_t>> axes = node.intsAttribute("axes");
-    if (!axes && node.hasInput(1)) {
-      auto known = graph_.knownIntegers.find(node.inputs[1]);
-      if (known != graph_.knownIntegers.end()) {
-        axes = known->second;
-      }
-    }
+    const std::optional<std::vector<std::int64_t>> axes = graph_.reductionAxes(node);
     const auto last = static_cast<std::int64_t>(rank) - 1;
     return axes && axes->size() == 1 && ((*axes)[0] == -1 || (*axes)[0] == last);
   }
@@ -157,15 +140,11 @@ class Matcher {
     if (!reciprocal) {
       return std::nullopt;
     }
-    const std::optional<std::size_t> times = next(node.outputs[0], "Mul");
-    if (!times) {
+    const std::optional<std::size_t> times = uses_.soleReaderOp(graph_, node.outputs[0], "Mul");
+    if (!times || otherOperand(graph_.nodes[*times], node.outputs[0]) != x) {
       return std::nullopt;
     }
     const Node& mul = graph_.nodes[*times];
-    if (!((mul.inputs.at(0) == x && mul.inputs.at(1) == node.outputs[0]) ||
-          (mul.inputs.at(1) == x && mul.inputs.at(0) == node.outputs[0]))) {
-      return std::nullopt;
-    }
     r.removed.insert({*reader, *times});
     return mul.outputs[0];
   }

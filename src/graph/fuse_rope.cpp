@@ -10,6 +10,7 @@
 namespace trn::graph {
 namespace {
 
+using detail::otherOperand;
 using detail::Replacement;
 using detail::staticSizes;
 using detail::typeOf;
@@ -54,24 +55,24 @@ class Matcher {
       return std::nullopt;
     }
     // Down: times sin, plus x times cos.
-    const std::optional<std::size_t> sinMul = next(cat.outputs.at(0), "Mul");
+    const std::optional<std::size_t> sinMul = uses_.soleReaderOp(graph_, cat.outputs.at(0), "Mul");
     if (!sinMul) {
       return std::nullopt;
     }
-    const std::optional<std::string> sin = otherOperand(*sinMul, cat.outputs[0]);
-    const std::optional<std::size_t> add = next(graph_.nodes[*sinMul].outputs.at(0), "Add");
+    const std::string& rotated = graph_.nodes[*sinMul].outputs[0];
+    const std::optional<std::string> sin = otherOperand(graph_.nodes[*sinMul], cat.outputs[0]);
+    const std::optional<std::size_t> add = uses_.soleReaderOp(graph_, rotated, "Add");
     if (!sin || !add) {
       return std::nullopt;
     }
     const Node& sum = graph_.nodes[*add];
-    const std::string& rotated = graph_.nodes[*sinMul].outputs[0];
-    const std::string& other = sum.inputs.at(0) == rotated ? sum.inputs.at(1) : sum.inputs.at(0);
-    const std::optional<std::size_t> cosMul = uses_.producedBy(graph_, other, "Mul");
-    if ((sum.inputs.at(0) != rotated && sum.inputs.at(1) != rotated) || !cosMul ||
-        !uses_.onlyReader(other, *add)) {
+    const std::optional<std::string> other = otherOperand(sum, rotated);
+    const std::optional<std::size_t> cosMul =
+        other ? uses_.producedBy(graph_, *other, "Mul") : std::nullopt;
+    if (!cosMul || !uses_.onlyReader(*other, *add)) {
       return std::nullopt;
     }
-    const std::optional<std::string> cos = otherOperand(*cosMul, *x);
+    const std::optional<std::string> cos = otherOperand(graph_.nodes[*cosMul], *x);
     const std::string& out = sum.outputs.at(0);
     if (!cos || !isTable(*cos, s, d, *type) || !isTable(*sin, s, d, *type) ||
         staticSizes(graph_, out) != sizes || typeOf(graph_, out) != type) {
@@ -90,31 +91,6 @@ class Matcher {
   }
 
  private:
-  /// The only reader of `value` when it is a node of `opType` (default domain).
-  std::optional<std::size_t> next(const std::string& value, const char* opType) const {
-    const std::optional<std::size_t> reader = uses_.soleReader(value);
-    if (!reader || graph_.nodes[*reader].opType != opType ||
-        !graph_.nodes[*reader].domain.empty() || graph_.nodes[*reader].inputs.size() != 2) {
-      return std::nullopt;
-    }
-    return reader;
-  }
-
-  /// The operand of the two-input node `n` that is not `value` (nullopt if `value` is neither).
-  std::optional<std::string> otherOperand(std::size_t n, const std::string& value) const {
-    const Node& node = graph_.nodes[n];
-    if (node.inputs.size() != 2) {
-      return std::nullopt;
-    }
-    if (node.inputs[0] == value) {
-      return node.inputs[1];
-    }
-    if (node.inputs[1] == value) {
-      return node.inputs[0];
-    }
-    return std::nullopt;
-  }
-
   /// `sizes` with the last dimension halved.
   static std::vector<std::int64_t> halfSizes(std::vector<std::int64_t> sizes) {
     sizes.back() /= 2;

@@ -135,6 +135,22 @@ const Value* Graph::value(const std::string& valueName) const {
   return it == values.end() ? nullptr : &it->second;
 }
 
+std::optional<std::vector<std::int64_t>> Graph::reductionAxes(const Node& node) const {
+  std::optional<std::vector<std::int64_t>> axes = node.intsAttribute("axes");
+  if (!axes && node.hasInput(1)) {
+    auto known = knownIntegers.find(node.inputs[1]);
+    if (known != knownIntegers.end()) {
+      axes = known->second;
+    }
+  }
+  return axes;
+}
+
+RankLayout Graph::layoutOf(const std::string& valueName) const {
+  auto it = layouts.find(valueName);
+  return it == layouts.end() ? RankLayout::replicated() : it->second;
+}
+
 Value* Graph::value(const std::string& valueName) {
   auto it = values.find(valueName);
   return it == values.end() ? nullptr : &it->second;

@@ -432,13 +432,7 @@ template <ReduceTiles kOp>
 void reduceLastAxis(LoweringContext& ctx) {
   const Node& node = ctx.node();
   const Sizes x = ctx.inputSizes(0);
-  std::optional<std::vector<std::int64_t>> axes = node.intsAttribute("axes");
-  if (!axes && node.hasInput(1)) {
-    auto known = ctx.graph().knownIntegers.find(node.inputs[1]);
-    if (known != ctx.graph().knownIntegers.end()) {
-      axes = known->second;
-    }
-  }
+  const std::optional<std::vector<std::int64_t>> axes = ctx.graph().reductionAxes(node);
   if (!axes || axes->size() != 1) {
     ctx.unsupported("only a reduction over one axis, the last, is lowered");
   }

@@ -9,8 +9,10 @@
 
 #include "model_ranks.h"
 #include "trn/core/timeline.h"
+#include "trn/fabric/topology.h"
 #include "trn/graph/shard.h"
 #include "trn/numerics/convert.h"
+#include "trn/spec/system_loader.h"
 
 namespace trn::graph {
 
@@ -146,6 +148,30 @@ std::vector<std::pair<std::string, std::string>> CompiledModel::nodeLowerings() 
     }
   }
   return nodes;
+}
+
+Status applyAutoCast(std::string_view mode, DType type, PipelineOptions& pipeline,
+                     kernel::CompileOptions& compile) {
+  if (mode == "matmult") {
+    compile.autoCast = {kernel::AutoCast::kMatmult, type};
+  } else if (mode == "all") {
+    TRN_ASSIGN_OR_RETURN(pipeline.castAll, elementTypeOf(type));
+  } else if (mode != "none") {
+    return invalidArgument(fmt::format("auto-cast '{}': expected none, matmult or all", mode));
+  }
+  return Status();
+}
+
+Result<Placement> placement(const runtime::Session& session, Partition partition, int lnc, int tp,
+                            const std::string& system) {
+  Placement placed{partition, lnc, nullptr};
+  if (tp > 1) {
+    TRN_ASSIGN_OR_RETURN(const spec::SystemSpec loaded, spec::loadSystem(system));
+    TRN_ASSIGN_OR_RETURN(fabric::Topology topology,
+                         fabric::Topology::create(loaded, session.chip()));
+    placed.system = std::make_shared<const fabric::Topology>(std::move(topology));
+  }
+  return placed;
 }
 
 Result<CompiledModel> compileModel(const runtime::Session& session, const std::string& path,

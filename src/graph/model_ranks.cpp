@@ -13,15 +13,10 @@
 namespace trn::graph::detail {
 namespace {
 
-RankLayout layoutOf(const Graph& graph, const std::string& name) {
-  auto it = graph.layouts.find(name);
-  return it == graph.layouts.end() ? RankLayout{} : it->second;
-}
-
 /// Rank `rank`'s share of a flat host array of the graph value `name`.
 runtime::NpyArray shareOf(const Graph& graph, const std::string& name,
                           const runtime::NpyArray& whole, int rank) {
-  const RankLayout layout = layoutOf(graph, name);
+  const RankLayout layout = graph.layoutOf(name);
   runtime::NpyArray share;
   share.type = whole.type;
   share.data = rankShare(whole.data, graph.value(name)->shape->sizes(),
@@ -56,17 +51,12 @@ Status checkRanks(const Graph& sharded, const Placement& placement) {
 Result<std::vector<runtime::NpyArray>> rankWeightArrays(const Graph& sharded,
                                                         const std::string& name) {
   const Tensor& whole = *sharded.initializer(name);
-  const RankLayout layout = layoutOf(sharded, name);
+  const RankLayout layout = sharded.layoutOf(name);
   std::vector<runtime::NpyArray> arrays;
   const int ranks = layout.kind == RankLayout::Kind::kReplicated ? 1 : sharded.ranks;
   for (int r = 0; r < ranks; ++r) {
-    Tensor share = whole;
-    const std::vector<std::int64_t> sizes = whole.shape.sizes();
-    share.bytes = std::make_shared<const std::vector<std::byte>>(
-        rankShare(whole.data(), sizes, static_cast<std::size_t>(elementByteSize(whole.type)),
-                  layout, r, sharded.ranks));
-    share.shape = Shape::of(localSizes(sizes, layout, sharded.ranks));
-    TRN_ASSIGN_OR_RETURN(arrays.emplace_back(), weightArray(share));
+    TRN_ASSIGN_OR_RETURN(arrays.emplace_back(),
+                         weightArray(rankTensor(whole, layout, r, sharded.ranks)));
   }
   return arrays;
 }

@@ -129,7 +129,7 @@ Result<Tensor> convertTensor(const onnx::TensorProto& proto, const std::string& 
       case ElementType::kInt8:
       case ElementType::kUint8:
       case ElementType::kBool:
-      case ElementType::kFp8E4m3:  // never imported (element_type.h); ONNX keeps 8-bit floats so
+      case ElementType::kFp8E4m3:  // never imported: fromOnnxDataType has no fp8
         TRN_RETURN_IF_ERROR(expect(proto.int32_data_size()));
         for (std::int32_t v : proto.int32_data()) {
           appendBytes(*data, static_cast<std::uint8_t>(v));

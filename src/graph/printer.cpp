@@ -11,9 +11,7 @@ std::string typed(const Graph& graph, const std::string& name) {
   const Value* v = graph.value(name);
   std::string layout;
   if (graph.ranks > 1) {  // sharded (shard.h): the value's layout over the ranks
-    auto it = graph.layouts.find(name);
-    layout = fmt::format(
-        " {}", describeLayout(it == graph.layouts.end() ? RankLayout{} : it->second, graph.ranks));
+    layout = fmt::format(" {}", describeLayout(graph.layoutOf(name), graph.ranks));
   }
   return fmt::format("%{}: {}{}", name, v != nullptr ? describeValue(*v) : "?[?]", layout);
 }

@@ -111,10 +111,6 @@ class Sharder {
     const Tensor* init = g_.initializer(name);
     return init != nullptr ? init->shape.sizes() : g_.value(name)->shape->sizes();
   }
-  [[nodiscard]] RankLayout layoutOf(const std::string& name) const {
-    auto it = g_.layouts.find(name);
-    return it == g_.layouts.end() ? RankLayout::replicated() : it->second;
-  }
   [[nodiscard]] bool divides(const std::string& name, const RankLayout& layout) const {
     if (!layout.isSplit()) {
       return true;
@@ -130,7 +126,7 @@ class Sharder {
       return divides(name, want) &&
              (want.kind != RankLayout::Kind::kFirstRank || g_.initializer(name) != nullptr);
     }
-    return layoutOf(name) == want;
+    return g_.layoutOf(name) == want;
   }
   /// The value to read for `name` in `want`: itself (a weight or input now fixed in `want`), or,
   /// for a replicated read of a split value, its all-gathered copy.
@@ -141,7 +137,7 @@ class Sharder {
       }
       return name;
     }
-    if (layoutOf(name) == want) {
+    if (g_.layoutOf(name) == want) {
       return name;
     }
     return gather(name);
@@ -151,23 +147,28 @@ class Sharder {
     if (cached != gathered_.end()) {
       return cached->second;
     }
-    const RankLayout layout = layoutOf(name);
     const std::string whole = name + "/gathered";
-    Node n;
-    n.name = fmt::format("{}/all_gather_{}", node_->name, gathered_.size());
-    n.domain = kTrnDomain;
-    n.opType = kAllGatherOp;
-    n.inputs = {name};
-    n.outputs = {whole};
-    n.attributes = {{"axis", std::int64_t{layout.axis}},
-                    {"outer", layout.outer},
-                    {"ranks", std::int64_t{ranks_}}};
     Value v = *g_.value(name);
     v.name = whole;
     g_.values[whole] = v;
-    g_.nodes.push_back(std::move(n));
+    g_.nodes.push_back(allGather(fmt::format("{}/all_gather_{}", node_->name, gathered_.size()),
+                                 name, whole, g_.layoutOf(name)));
     gathered_[name] = whole;
     return whole;
+  }
+  /// A trn.AllGather node `name` making `from`, laid out as `layout`, whole as `to`.
+  [[nodiscard]] Node allGather(std::string name, const std::string& from, const std::string& to,
+                               const RankLayout& layout) const {
+    Node n;
+    n.name = std::move(name);
+    n.domain = kTrnDomain;
+    n.opType = kAllGatherOp;
+    n.inputs = {from};
+    n.outputs = {to};
+    n.attributes = {{"axis", std::int64_t{layout.axis}},
+                    {"outer", layout.outer},
+                    {"ranks", std::int64_t{ranks_}}};
+    return n;
   }
   /// Appends `node` with its inputs read as `wants` (shape arguments untouched) and its outputs
   /// laid out as `outs`.
@@ -236,8 +237,8 @@ class Sharder {
       const Node& node) const {
     for (std::size_t i = 0; i < node.inputs.size(); ++i) {
       if (node.hasInput(i) && !isShapeArgument(node.opType, i) && !open_.contains(node.inputs[i]) &&
-          layoutOf(node.inputs[i]).isSplit()) {
-        return std::pair(i, layoutOf(node.inputs[i]));
+          g_.layoutOf(node.inputs[i]).isSplit()) {
+        return std::pair(i, g_.layoutOf(node.inputs[i]));
       }
     }
     return std::nullopt;
@@ -371,7 +372,7 @@ Status Sharder::shardMatMul(Node node) {
   const std::string& b = node.inputs.at(1);
   const Sizes as = sizesOf(a);
   const Sizes bs = sizesOf(b);
-  const RankLayout la = open_.contains(a) ? RankLayout::replicated() : layoutOf(a);
+  const RankLayout la = open_.contains(a) ? RankLayout::replicated() : g_.layoutOf(a);
   const bool weight = bs.size() == 2 && open_.contains(b) && as.size() >= 2;
   const int last = static_cast<int>(as.size()) - 1;
   if (weight && la == RankLayout::split(last)) {  // row-parallel
@@ -405,7 +406,7 @@ Status Sharder::shardMatMul(Node node) {
 Status Sharder::shardGemm(Node node) {
   const std::string& a = node.inputs.at(0);
   const std::string& b = node.inputs.at(1);
-  const RankLayout la = open_.contains(a) ? RankLayout::replicated() : layoutOf(a);
+  const RankLayout la = open_.contains(a) ? RankLayout::replicated() : g_.layoutOf(a);
   const bool transB = node.intAttribute("transB").value_or(0) != 0;
   const int kAxis = transB ? 1 : 0;
   const int nAxis = transB ? 0 : 1;
@@ -455,7 +456,7 @@ Status Sharder::shardLinear(Node node) {
   const std::string& x = node.inputs.at(0);
   const std::string& w = node.inputs.at(1);
   const bool bias = node.hasInput(2);
-  const RankLayout lx = open_.contains(x) ? RankLayout::replicated() : layoutOf(x);
+  const RankLayout lx = open_.contains(x) ? RankLayout::replicated() : g_.layoutOf(x);
   const int last = static_cast<int>(sizesOf(x).size()) - 1;
   const Attribute* activation = node.attribute("activation");
   const std::string* function =
@@ -609,13 +610,7 @@ Status Sharder::shardMovement(Node node, const RankLayout& in) {
       }
     }
   } else if (op.starts_with("Reduce")) {
-    std::optional<std::vector<std::int64_t>> axes = node.intsAttribute("axes");
-    if (!axes && node.hasInput(1)) {
-      auto known = g_.knownIntegers.find(node.inputs[1]);
-      if (known != g_.knownIntegers.end()) {
-        axes = known->second;
-      }
-    }
+    const std::optional<std::vector<std::int64_t>> axes = g_.reductionAxes(node);
     if (!axes || axes->empty() || node.intAttribute("keepdims").value_or(1) == 0) {
       gatherAll(std::move(node));
       return Status();
@@ -667,7 +662,7 @@ Status Sharder::shardMovement(Node node, const RankLayout& in) {
 
 void Sharder::gatherOutputs() {
   for (const std::string& out : g_.outputs) {
-    const RankLayout layout = layoutOf(out);
+    const RankLayout layout = g_.layoutOf(out);
     if (!layout.isSplit()) {
       continue;
     }
@@ -681,16 +676,7 @@ void Sharder::gatherOutputs() {
     g_.values[local] = v;
     g_.layouts[local] = layout;
     g_.layouts.erase(out);
-    Node n;
-    n.name = out + "/all_gather";
-    n.domain = kTrnDomain;
-    n.opType = kAllGatherOp;
-    n.inputs = {local};
-    n.outputs = {out};
-    n.attributes = {{"axis", std::int64_t{layout.axis}},
-                    {"outer", layout.outer},
-                    {"ranks", std::int64_t{ranks_}}};
-    g_.nodes.push_back(std::move(n));
+    g_.nodes.push_back(allGather(out + "/all_gather", local, out, layout));
   }
 }
 
@@ -707,6 +693,16 @@ Status shardGraph(Graph& graph, int ranks) {
   return Sharder(graph, ranks).run();
 }
 
+Tensor rankTensor(const Tensor& whole, const RankLayout& layout, int rank, int ranks) {
+  Tensor share = whole;
+  const Sizes sizes = whole.shape.sizes();
+  share.bytes = std::make_shared<const std::vector<std::byte>>(
+      rankShare(whole.data(), sizes, static_cast<std::size_t>(elementByteSize(whole.type)), layout,
+                rank, ranks));
+  share.shape = Shape::of(localSizes(sizes, layout, ranks));
+  return share;
+}
+
 Graph rankGraph(const Graph& sharded, int rank) {
   Graph local = sharded;
   for (const auto& [name, layout] : sharded.layouts) {
@@ -715,12 +711,7 @@ Graph rankGraph(const Graph& sharded, int rank) {
     }
     auto init = local.initializers.find(name);
     if (init != local.initializers.end()) {
-      Tensor& t = init->second;
-      const Sizes sizes = t.shape.sizes();
-      t.bytes = std::make_shared<const std::vector<std::byte>>(
-          rankShare(t.data(), sizes, static_cast<std::size_t>(elementByteSize(t.type)), layout,
-                    rank, sharded.ranks));
-      t.shape = Shape::of(localSizes(sizes, layout, sharded.ranks));
+      init->second = rankTensor(init->second, layout, rank, sharded.ranks);
     }
   }
   return local;

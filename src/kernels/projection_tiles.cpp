@@ -226,23 +226,21 @@ void projectColumn(Kernel& k, const ColumnTile& tile, WeightStream& weights,
     const Tensor& sum = acc[static_cast<std::size_t>(t)];
     const std::int64_t rows = sum.partitions();
     Tensor result = k.sbuf({rows, tile.width}, dtype, "out_tile");
+    const double cycles = static_cast<double>(std::max<std::int64_t>(64, tile.width));
+    Tensor combined = sum;  // what the activation reads: PSUM, or the sum with r or b in fp32
     if (tile.residual != nullptr || tile.bias != nullptr) {
-      const Tensor& addend = tile.bias != nullptr ? residual[0](ds(0, rows), kernel::all)
-                                                  : residual[static_cast<std::size_t>(t)];
+      const Tensor& operand = tile.bias != nullptr ? residual[0](ds(0, rows), kernel::all)
+                                                   : residual[static_cast<std::size_t>(t)];
       // Before an activation the sum stays fp32, so the result is rounded once.
-      const Tensor added =
-          tile.activation ? k.sbuf({rows, tile.width}, DType::kFp32, "biased") : result;
+      combined = tile.activation ? k.sbuf({rows, tile.width}, DType::kFp32, "biased") : result;
       const isa::AluOp op = tile.residual != nullptr ? tile.residualOp : isa::AluOp::kAdd;
-      nisa::tensorTensor(added, sum, addend, op, isa::Engine::kDve);
-      balance.addVectorWork(static_cast<double>(std::max<std::int64_t>(64, tile.width)) / 0.96);
-      if (tile.activation) {
-        nisa::activation(result, added, *tile.activation);
-        balance.addScalarWork(static_cast<double>(std::max<std::int64_t>(64, tile.width)) / 1.2);
-      }
-    } else if (tile.activation) {
-      nisa::activation(result, sum, *tile.activation);
-      balance.addScalarWork(static_cast<double>(std::max<std::int64_t>(64, tile.width)) / 1.2);
-    } else {
+      nisa::tensorTensor(combined, sum, operand, op, isa::Engine::kDve);
+      balance.addVectorWork(cycles / 0.96);
+    }
+    if (tile.activation) {
+      nisa::activation(result, combined, *tile.activation);
+      balance.addScalarWork(cycles / 1.2);
+    } else if (tile.residual == nullptr && tile.bias == nullptr) {
       balance.copy(result, sum);
     }
     nisa::dmaCopy(

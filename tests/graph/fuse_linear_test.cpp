@@ -128,24 +128,9 @@ double silu(double v) { return v / (1.0 + std::exp(-v)); }
 std::vector<float> run(Graph graph, const Dims& d, const std::vector<std::int64_t>& xSizes,
                        const kernel::CompileOptions& compile = {}, int lnc = 1,
                        const std::vector<runtime::NpyArray>& moreInputs = {}) {
-  Result<runtime::Session> opened = runtime::Session::open("trn2");
-  EXPECT_TRUE(opened.ok()) << opened.status().toString();
-  if (!opened.ok()) {
-    return {};
-  }
-  Result<CompiledModel> model =
-      compileGraph(*opened, std::move(graph), compile, Placement{.lnc = lnc});
-  EXPECT_TRUE(model.ok()) << model.status().toString();
-  if (!model.ok()) {
-    return {};
-  }
-  runtime::RunOptions options;
-  options.mode = core::RunMode::kFunctionalOnly;
   std::vector<runtime::NpyArray> inputs = {runtime::floatArray(xSizes, activations(d))};
   inputs.insert(inputs.end(), moreInputs.begin(), moreInputs.end());
-  Result<ModelRun> result = runModel(*opened, *model, inputs, options);
-  EXPECT_TRUE(result.ok()) << result.status().toString();
-  return result.ok() ? runtime::floatValues(result->outputs.at(0)) : std::vector<float>{};
+  return fixtures::runFunctional(std::move(graph), inputs, compile, lnc);
 }
 
 /// fp32 products over k = 96 terms of |x w| <= 0.1 (sum |x w| <= 9.6): the rounding of the

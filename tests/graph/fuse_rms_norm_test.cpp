@@ -99,23 +99,8 @@ std::vector<double> reference() {
 }
 
 std::vector<float> run(Graph graph, int lnc = 1) {
-  Result<runtime::Session> opened = runtime::Session::open("trn2");
-  EXPECT_TRUE(opened.ok()) << opened.status().toString();
-  if (!opened.ok()) {
-    return {};
-  }
-  Result<CompiledModel> model = compileGraph(*opened, std::move(graph), {}, Placement{.lnc = lnc});
-  EXPECT_TRUE(model.ok()) << model.status().toString();
-  if (!model.ok()) {
-    return {};
-  }
-  runtime::RunOptions options;
-  options.mode = core::RunMode::kFunctionalOnly;
-  const std::vector<runtime::NpyArray> inputs = {
-      runtime::floatArray({kBatch, kTokens, kDim}, activations())};
-  Result<ModelRun> result = runModel(*opened, *model, inputs, options);
-  EXPECT_TRUE(result.ok()) << result.status().toString();
-  return result.ok() ? runtime::floatValues(result->outputs.at(0)) : std::vector<float>{};
+  return fixtures::runFunctional(
+      std::move(graph), {runtime::floatArray({kBatch, kTokens, kDim}, activations())}, {}, lnc);
 }
 
 /// fp32: |x| <= 2 and |w| <= 1.5 give outputs under 3 / rms; a sum of 96 squares and a few

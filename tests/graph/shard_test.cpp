@@ -44,8 +44,7 @@ std::shared_ptr<const fabric::Topology> trn2Instance(const runtime::Session& ses
 }
 
 std::string layoutOf(const Graph& g, const std::string& value) {
-  auto it = g.layouts.find(value);
-  return describeLayout(it == g.layouts.end() ? RankLayout{} : it->second, g.ranks);
+  return describeLayout(g.layoutOf(value), g.ranks);
 }
 
 std::vector<std::string> opTypes(const Graph& g) {

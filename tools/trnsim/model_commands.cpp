@@ -13,7 +13,6 @@
 #include "exit_codes.h"
 #include "graph_command.h"
 #include "run_options.h"
-#include "trn/fabric/topology.h"
 #include "trn/graph/model.h"
 #include "trn/graph/model_file.h"
 #include "trn/graph/node_profile.h"
@@ -24,7 +23,6 @@
 #include "trn/profile/verdict.h"
 #include "trn/runtime/host_io.h"
 #include "trn/runtime/npy.h"
-#include "trn/spec/system_loader.h"
 
 namespace trn::tools {
 namespace {
@@ -67,20 +65,11 @@ Result<graph::CompiledModel> compile(const ModelArgs& args, const runtime::Sessi
     fmt::print("// after {}\n{}", pass, graph::formatGraph(g));
   };
   kernel::CompileOptions options;
-  if (args.autoCast == "matmult") {
-    options.autoCast = {kernel::AutoCast::kMatmult, args.autoCastType};
-  } else if (args.autoCast == "all") {
-    TRN_ASSIGN_OR_RETURN(pipeline.castAll, graph::elementTypeOf(args.autoCastType));
-  }
+  TRN_RETURN_IF_ERROR(graph::applyAutoCast(args.autoCast, args.autoCastType, pipeline, options));
   TRN_ASSIGN_OR_RETURN(const graph::Partition partition, graph::parsePartition(args.partition));
-  graph::Placement placement{partition, args.lnc, nullptr};
   pipeline.tensorParallel = args.tp;
-  if (args.tp > 1) {
-    TRN_ASSIGN_OR_RETURN(const spec::SystemSpec system, spec::loadSystem(args.system));
-    TRN_ASSIGN_OR_RETURN(fabric::Topology topology,
-                         fabric::Topology::create(system, session.chip()));
-    placement.system = std::make_shared<const fabric::Topology>(std::move(topology));
-  }
+  TRN_ASSIGN_OR_RETURN(const graph::Placement placement,
+                       graph::placement(session, partition, args.lnc, args.tp, args.system));
   TRN_ASSIGN_OR_RETURN(graph::CompiledModel model,
                        graph::compileModel(session, args.model, pipeline, options, placement));
   std::int64_t sbuf = 0;

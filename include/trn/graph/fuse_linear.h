@@ -4,9 +4,8 @@
 // LinearEpilogue): the product never goes to HBM before them.
 //
 // Matched, for activations x [..., K] and a weight W [K, N], an initializer or a graph input of
-// x's type (by now the layout pass has
-// stored a Gemm's transB weight as [K, N], and under auto-cast a product's weight in the
-// auto-cast type, which the fused node keeps):
+// x's type (by now the layout pass has stored a Gemm's transB weight as [K, N], and under
+// auto-cast a product's weight in the auto-cast type, which the fused node keeps):
 //   MatMul(x, W) -> Add(., b) or Add(b, .) (optional), or Gemm(x, W[, b]) with alpha = beta = 1
 //     and no transposes
 //   -> Relu, Sigmoid, Tanh, exact Gelu, the erf form of GELU PyTorch exports,
@@ -14,12 +13,11 @@
 //      (a SwiGLU MLP's gate) (optional)
 //   or, with neither a bias nor an activation, -> Mul(., m) or Mul(m, .) with m another value of
 //      the product's sizes and type (a SwiGLU MLP's gate times its up projection)
-// with b of [N] elements, at least one of the bias and the activation there (a bare product is
-// the library's linear already), every intermediate read by nothing else, and x, b and the
-// result of one type, fp32 or bf16. The fused node: inputs (x, W[, b]) or (x, W, "", m), output
-// the last matched
-// node's, attribute activation (a string: "", "Relu", "Sigmoid", "Tanh", "Gelu" or "Silu").
-// Anything else is left as it was.
+// with b of [N] elements, at least one of the bias, the activation and the multiplier there (a
+// bare product is the library's linear already), every intermediate read by nothing else, and x,
+// b, m and the result of one type, fp32 or bf16. The fused node: inputs (x, W[, b]) or
+// (x, W, "", m), output the last matched node's, attribute activation (a string: "", "Relu",
+// "Sigmoid", "Tanh", "Gelu" or "Silu"). Anything else is left as it was.
 #pragma once
 
 #include "trn/base/status.h"

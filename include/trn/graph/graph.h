@@ -46,6 +46,11 @@ struct Graph {
   std::map<std::string, RankLayout> layouts;
 
   [[nodiscard]] const Value* value(const std::string& valueName) const;
+  /// The axes a Reduce node reduces: its `axes` attribute, or its second input when the values
+  /// are known (knownIntegers); nullopt when neither gives them.
+  [[nodiscard]] std::optional<std::vector<std::int64_t>> reductionAxes(const Node& node) const;
+  /// The layout of `valueName` over the ranks: replicated unless the shard pass listed it.
+  [[nodiscard]] RankLayout layoutOf(const std::string& valueName) const;
   [[nodiscard]] Value* value(const std::string& valueName);
   [[nodiscard]] const Tensor* initializer(const std::string& valueName) const;
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,17 @@ struct CompiledModel {
   /// Each node of the graph, in graph order, and how it was lowered.
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> nodeLowerings() const;
 };
+
+/// Auto-cast as `trnsim compile`, `graph run` and trnsim.trace take it: `mode` "matmult" computes
+/// the kernels' products of fp32 tensors in `type`, "all" runs the auto-cast pass in `type` (bf16;
+/// compileModel names any other as an error), "none" neither.
+Status applyAutoCast(std::string_view mode, DType type, PipelineOptions& pipeline,
+                     kernel::CompileOptions& compile);
+
+/// `partition` and `lnc` as given, and for `tp` > 1 tensor-parallel ranks the chips of `system`
+/// (a name or a YAML path; fabric/topology.h) for the session's chip.
+Result<Placement> placement(const runtime::Session& session, Partition partition, int lnc, int tp,
+                            const std::string& system);
 
 /// Compiles the model at `path` for the session's chip, split into kernels and placed on cores as
 /// `placement` says. The pipeline's stopAfter must be empty (every pass runs).

@@ -30,7 +30,7 @@ struct PipelineOptions {
   /// trn.Rope nodes (fuse_rope.h).
   bool fusePatterns = true;
   /// Run the auto-cast pass (auto_cast.h, `--auto-cast all`): every fp32 computation in this
-  /// type (bf16 or fp16).
+  /// type (bf16; the pass names any other as an error).
   std::optional<ElementType> castAll;
   /// Ranks of the shard pass (shard.h, `--tp N`): above 1, the graph is sharded over them.
   int tensorParallel = 1;

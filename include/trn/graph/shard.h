@@ -4,12 +4,12 @@
 // (column-parallel: the result split along its last axis); one whose input is split along its
 // contraction axis splits the weight's rows (row-parallel: the result a partial sum, made whole by
 // a trn.AllReduce inserted after it; a Gemm's bias held by rank 0 only); a fused trn.Linear the
-// same, row-parallel only without an activation. Element-wise operators
-// keep a common split (broadcast operands replicated); Reshape, Flatten, Squeeze, Unsqueeze,
-// Transpose, Expand and Slice, Concat, Split, Gather, softmaxes, layer norms and reductions along
-// other axes, and the fused trn.RmsNorm and trn.Rope over the axes before their rows, carry a
-// split (the heads of attention: Q, K, V split by heads, so the attention runs
-// on each rank's heads); anything else reads its split inputs gathered (a trn.AllGather inserted
+// same, row-parallel only without an activation or a multiplier. Element-wise operators keep a
+// common split (broadcast operands replicated); Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
+// Expand and Slice, Concat, Split, Gather, softmaxes, layer norms and reductions along other
+// axes, and the fused trn.RmsNorm and trn.Rope over the axes before their rows, carry a split
+// (the heads of attention: Q, K, V split by heads, so the attention runs on each rank's heads);
+// anything else reads its split inputs gathered (a trn.AllGather inserted
 // before it), and so do the graph outputs. Weights and graph inputs take the layout their first
 // use asks for: the host gives each rank its share. Shapes stay global; rankGraph makes the graph
 // a rank runs.
@@ -30,6 +30,9 @@ inline constexpr const char* kAllGatherOp = "AllGather";
 /// needs that does not divide by `ranks` is an error naming the node. One rank leaves the graph
 /// as it was.
 Status shardGraph(Graph& graph, int ranks);
+
+/// Rank `rank`'s share of the weight `whole` laid out as `layout` over `ranks` ranks.
+Tensor rankTensor(const Tensor& whole, const RankLayout& layout, int rank, int ranks);
 
 /// The graph rank `rank` of a sharded graph runs: every split value at its rank's sizes, every
 /// weight laid out over the ranks replaced by the rank's share. Every rank's graph has the same

@@ -1,8 +1,8 @@
 // Projection kernels of a Llama decoder layer: out[S, N] = x[S, K] @ w[K, N] for token-major
 // activations x (tokens on rows, as the layer keeps them in HBM) and a weight w[K, N], optionally
 // plus a residual r[S, N] added while PSUM is drained (the attention output projection with its
-// residual connection), or a bias b[N] and an activation applied there (the graph compiler's
-// fused trn.Linear: nn.Linear and its activation).
+// residual connection), or a bias b[N] and an activation, or a multiplier m[S, N], applied there
+// (the graph compiler's fused trn.Linear: nn.Linear and its activation, a SwiGLU MLP's gate).
 //
 // Layout on chip: the tensor engine contracts over partitions, so each block of up to 512 tokens
 // of x is loaded row-wise and transposed on the tensor engine (128 x 128 blocks into PSUM, copied

@@ -613,8 +613,10 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
       live = liveRanges(ir);
       sites = declarationSites(ir, live);
       // A reloaded tile is of its tile's site, which stays single as it was when spilled.
+      // Sites keep their indices (numbered in buffer order; the spills only append buffers).
       std::vector<std::uint8_t> single(sites.members.size(), depths.bufs == 1 ? 1 : 0);
-      std::copy(depths.single.begin(), depths.single.end(), single.begin());
+      std::copy_n(depths.single.begin(), std::min(depths.single.size(), single.size()),
+                  single.begin());
       for (const PlannedSpill& s : planned) {
         const std::int32_t site = sites.siteOf[static_cast<std::size_t>(s.reload)];
         if (site >= 0) {

@@ -148,12 +148,13 @@ std::optional<SpillGap> SpillPlanner::gapAround(std::int32_t tile, std::int64_t 
     return std::nullopt;
   }
   const std::int64_t load = sourceLoad_[origin];
+  const bool sourceHolds = load >= 0 && !writtenBetween(load, gap.firstAfter);
   const auto written = writes_[origin].begin();
-  const bool clean = tile < buffers ? load >= 0 && !writtenBetween(load, gap.firstAfter)
+  const bool clean = tile < buffers ? sourceHolds
                                     : std::none_of(written + static_cast<std::ptrdiff_t>(t.fromUse),
                                                    written + (after - uses.begin()),
                                                    [](std::uint8_t w) { return w != 0; });
-  if (clean && load >= 0 && !writtenBetween(load, gap.firstAfter)) {
+  if (clean && sourceHolds) {
     gap.sourceLoad = load;
     return gap;
   }
