@@ -109,7 +109,7 @@ def trace(module, example_inputs, chip="trn2", mode="functional+timing", seed=0,
     "auto" (one per layer when layers repeat, each distinct layer compiled once), "one" or
     "per-layer". ``tp=N`` shards the model over N chips of ``system`` (tensor parallelism by
     Megatron's rules, the all-reduces and all-gathers inserted; docs/compiler.md), each chip
-    running its share. Operators the graph compiler cannot lower raise trnsim.Error naming the node and
+    running its share on a logical core (with ``lnc=2``, split over its two cores). Operators the graph compiler cannot lower raise trnsim.Error naming the node and
     its op type."""
     import torch
     if not isinstance(example_inputs, (tuple, list)):

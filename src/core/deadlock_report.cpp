@@ -34,7 +34,8 @@ Status deadlockReport(std::span<const CoreRun> cores, std::span<const BarrierGro
       if (es.blockedOn == kCollectiveWait) {
         std::vector<std::uint32_t> missing;
         for (const std::int32_t other : cr.collectiveGroups[es.collective - 1]) {
-          if (cores[static_cast<std::size_t>(other)].collectivesReached < es.collective) {
+          const std::uint32_t first = groups[static_cast<std::size_t>(other)].cores.front();
+          if (cores[first].collectivesReached < es.collective) {
             missing.push_back(static_cast<std::uint32_t>(other));
           }
         }

@@ -336,10 +336,13 @@ std::string Simulation::describe(std::uint32_t c, AccessOwner owner) const {
   if (!instr.location.file.empty()) {
     text += fmt::format(" at {}:{}", instr.location.file, instr.location.line);
   }
-  if (severalDevices_) {
-    text = fmt::format("rank {}: {}", c, text);
+  const int physicalCore = cores_[c].core->options().physicalCore;
+  if (severalDevices_ && groups_[cores_[c].group].cores.size() > 1) {
+    text = fmt::format("rank {} core {}: {}", cores_[c].group, physicalCore, text);
+  } else if (severalDevices_) {
+    text = fmt::format("rank {}: {}", cores_[c].group, text);
   } else if (cores_.size() > 1) {
-    text = fmt::format("core {}: {}", cores_[c].core->options().physicalCore, text);
+    text = fmt::format("core {}: {}", physicalCore, text);
   }
   return text;
 }

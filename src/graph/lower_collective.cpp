@@ -2,7 +2,9 @@
 // (fabric/kernel_collectives.h, nisa::collective): trn.AllReduce sums a row-parallel product's
 // partial results over the ranks into its output; trn.AllGather gathers each rank's share into
 // HBM scratch, rank after rank, and a tile loop whose reads stride over the ranks puts the shares
-// in their places along the split axis.
+// in their places along the split axis. On a logical core of several cores (LNC=2) a rank's
+// collective is its first core's, on the tensors the cores share in HBM; the core barrier after
+// each node (and one after the gather) orders the other core's accesses around it.
 #include <fmt/format.h>
 
 #include "lowering_context.h"
@@ -16,7 +18,9 @@ namespace {
 void allReduce(LoweringContext& ctx) {
   const DeviceValue& in = ctx.input(0);
   const DeviceValue out = ctx.declareOutput(0);
-  kernel::nisa::collective(isa::CollectiveOp::kAllReduce, out.flat, in.flat);
+  if (ctx.kernel().programId(0) == 0) {
+    kernel::nisa::collective(isa::CollectiveOp::kAllReduce, out.flat, in.flat);
+  }
 }
 
 void allGather(LoweringContext& ctx) {
@@ -38,7 +42,10 @@ void allGather(LoweringContext& ctx) {
                                       .hbmScratch(ctx.programName(node.outputs[0]) + "_of_ranks",
                                                   {ranks * local / row, row}, out.flat.dtype())
                                       .reshape({ranks * local});
-  kernel::nisa::collective(isa::CollectiveOp::kAllGather, gathered, in.flat);
+  if (ctx.kernel().programId(0) == 0) {
+    kernel::nisa::collective(isa::CollectiveOp::kAllGather, gathered, in.flat);
+  }
+  meetBetweenStages(ctx, gathered);
   const auto a = static_cast<std::size_t>(axis);
   const std::int64_t pre = elementCount(out.sizes, 0, a);
   const std::int64_t post = elementCount(out.sizes, a + 1, out.sizes.size());

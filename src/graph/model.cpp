@@ -309,6 +309,20 @@ core::RunStats chainStats(std::span<const core::RunStats> runs) {
   return chained;
 }
 
+std::vector<core::RunStats> coreTotals(std::span<const std::vector<core::RunStats>> partCores,
+                                       int lnc) {
+  std::vector<core::RunStats> totals;
+  for (int c = 0; c < lnc && lnc > 1; ++c) {
+    // Core c's run of each part, its figures without its records (mergeStats of one run).
+    std::vector<core::RunStats> parts;
+    for (const std::vector<core::RunStats>& cores : partCores) {
+      parts.push_back(core::mergeStats(std::span(&cores.at(static_cast<std::size_t>(c)), 1)));
+    }
+    totals.push_back(chainStats(parts));
+  }
+  return totals;
+}
+
 std::map<std::string, std::size_t> lastReaders(const CompiledModel& model, const Graph& graph) {
   std::map<std::string, std::size_t> lastReader;
   for (std::size_t p = 0; p < model.parts.size(); ++p) {
@@ -418,14 +432,7 @@ Result<ModelRun> runModel(const runtime::Session& session, const CompiledModel& 
     }
   }
   run.stats = detail::chainStats(run.parts);
-  for (int c = 0; c < model.lnc && model.lnc > 1; ++c) {
-    // Core c's run of each part, its figures without its records (mergeStats of one run).
-    std::vector<core::RunStats> parts;
-    for (const std::vector<core::RunStats>& cores : run.cores) {
-      parts.push_back(core::mergeStats(std::span(&cores.at(static_cast<std::size_t>(c)), 1)));
-    }
-    run.coreTotals.push_back(detail::chainStats(parts));
-  }
+  run.coreTotals = detail::coreTotals(run.cores, model.lnc);
   if (data) {
     for (const std::string& out : graph.outputs) {
       runtime::NpyArray& array = values.at(out);

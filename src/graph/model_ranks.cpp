@@ -1,6 +1,7 @@
 // A sharded model's runs (shard.h): each part a system run (Session::runRanks) of the part's
-// kernel on every rank, each rank given its share of the inputs and weights; the values parts
-// hand on stay per rank on the host.
+// kernel on every rank (a logical core of its own chip: at LNC=2 the launch's two programs), each
+// rank given its share of the inputs and weights; the values parts hand on stay per rank on the
+// host.
 #include "model_ranks.h"
 
 #include <fmt/format.h>
@@ -29,12 +30,6 @@ runtime::NpyArray shareOf(const Graph& graph, const std::string& name,
 }  // namespace
 
 Status checkRanks(const Graph& sharded, const Placement& placement) {
-  if (placement.lnc != 1) {
-    return unsupported(fmt::format(
-        "{}: tensor parallelism (--tp {}) runs a rank per core; with --lnc {} a rank would be a "
-        "logical core, which is not supported yet",
-        sharded.source, sharded.ranks, placement.lnc));
-  }
   if (placement.system == nullptr) {
     return invalidArgument(fmt::format(
         "{}: a model sharded over {} ranks runs on a system's chips: give one (--system)",
@@ -87,6 +82,10 @@ Result<ModelRun> runModelOnRanks(const runtime::Session& session, const Compiled
     std::vector<runtime::RankProgram> programs(ranks);
     for (std::size_t r = 0; r < ranks; ++r) {
       programs[r].program = std::shared_ptr<const isa::Program>(compiled, &compiled->program);
+      for (std::size_t c = 1; c < part.launch.cores.size(); ++c) {
+        const auto& other = part.launch.cores[c];
+        programs[r].otherCores.emplace_back(other, &other->program);
+      }
       if (!data) {
         continue;
       }
@@ -133,9 +132,13 @@ Result<ModelRun> runModelOnRanks(const runtime::Session& session, const Compiled
     run.starts.push_back(start);
     start += stats.total;
     run.parts.push_back(std::move(stats));
+    if (model.lnc > 1) {
+      run.cores.push_back(std::move(ran->ranks.front().cores));
+    }
     run.collectives.insert(run.collectives.end(), ran->collectives.begin(), ran->collectives.end());
   }
   run.stats = chainStats(run.parts);
+  run.coreTotals = coreTotals(run.cores, model.lnc);
   if (data) {
     // The graph outputs are replicated (the shard pass gathers them): rank 0's are the model's.
     for (const std::string& out : graph.outputs) {

@@ -18,6 +18,11 @@ Result<runtime::NpyArray> weightArray(const Tensor& weight);
 /// the total the sum of the totals.
 core::RunStats chainStats(std::span<const core::RunStats> runs);
 
+/// Per core of an LNC launch (`lnc` > 1), its statistics over every part (`partCores[p]` holds
+/// part p's per core), chained as chainStats does; empty for one core.
+std::vector<core::RunStats> coreTotals(std::span<const std::vector<core::RunStats>> partCores,
+                                       int lnc);
+
 /// The graph inputs as the device takes them: flattened, int64 ones narrowed to int32; or an
 /// error naming an input of the wrong count or shape.
 Result<std::map<std::string, runtime::NpyArray>> deviceInputs(
@@ -28,7 +33,7 @@ Result<std::map<std::string, runtime::NpyArray>> deviceInputs(
 std::map<std::string, std::size_t> lastReaders(const CompiledModel& model, const Graph& graph);
 
 /// An error unless a graph sharded over graph.ranks ranks can be placed as `placement` says (a
-/// system of enough chips, one core per rank).
+/// system of enough chips, a logical core of each chip per rank).
 Status checkRanks(const Graph& sharded, const Placement& placement);
 
 /// Weight `name` of a sharded graph as each rank's host array (one array when every rank holds

@@ -219,6 +219,35 @@ const DeviceTensor* findDeviceTensor(const std::vector<DeviceTensor>& tensors,
   return nullptr;
 }
 
+/// Binds the tensors of `program`, run on a core of HBM stack `stack`, to `device` by name: a
+/// name `tensors` holds already is that tensor (its shape and dtype must agree), a new one is
+/// allocated in the stack and added. Returns the program's tensor addresses in order.
+Result<std::vector<std::int64_t>> bindTensorsByName(core::DeviceMemory& device,
+                                                    const isa::Program& program, int physicalCore,
+                                                    std::int64_t stack,
+                                                    std::vector<DeviceTensor>& tensors) {
+  std::vector<std::int64_t> addresses;
+  for (const isa::TensorDecl& decl : program.tensors) {
+    if (const DeviceTensor* shared = findDeviceTensor(tensors, decl.name)) {
+      if (shared->decl->shape != decl.shape || shared->decl->dtype != decl.dtype) {
+        return invalidArgument(fmt::format(
+            "tensor '{}' is [{}] {} in one core's program but [{}] {} in physical core {}'s; "
+            "programs share a tensor by name",
+            decl.name, fmt::join(shared->decl->shape, ", "), dtypeName(shared->decl->dtype),
+            fmt::join(decl.shape, ", "), dtypeName(decl.dtype), physicalCore));
+      }
+      addresses.push_back(shared->address);
+      continue;
+    }
+    TRN_ASSIGN_OR_RETURN(
+        const std::int64_t address,
+        device.allocate(decl.byteSize(), stack, fmt::format("HBM tensor '{}'", decl.name)));
+    tensors.push_back({&decl, address});
+    addresses.push_back(address);
+  }
+  return addresses;
+}
+
 /// Whether some program exchanges tiles between cores (sendrecv). The thread-per-core data pass
 /// cannot: each thread holds one core's SBUF, so such a run computes its data in one coupled run.
 bool exchangesTiles(std::span<const CoreProgram> cores) {
@@ -371,25 +400,10 @@ Result<RunResult> Session::runCores(std::span<const CoreProgram> cores,
   std::vector<std::vector<std::int64_t>> addresses(cores.size());
   for (std::size_t i = 0; i < cores.size(); ++i) {
     const CoreProgram& cp = cores[i];
-    for (const isa::TensorDecl& decl : cp.program->tensors) {
-      if (const DeviceTensor* shared = findDeviceTensor(tensors, decl.name)) {
-        if (shared->decl->shape != decl.shape || shared->decl->dtype != decl.dtype) {
-          return invalidArgument(fmt::format(
-              "tensor '{}' is [{}] {} in one core's program but [{}] {} in physical core {}'s; "
-              "programs share a tensor by name",
-              decl.name, fmt::join(shared->decl->shape, ", "), dtypeName(shared->decl->dtype),
-              fmt::join(decl.shape, ", "), dtypeName(decl.dtype), cp.physicalCore));
-        }
-        addresses[i].push_back(shared->address);
-        continue;
-      }
-      const std::int64_t stack = stackOfCore[static_cast<std::size_t>(cp.physicalCore)];
-      TRN_ASSIGN_OR_RETURN(
-          const std::int64_t address,
-          device->allocate(decl.byteSize(), stack, fmt::format("HBM tensor '{}'", decl.name)));
-      tensors.push_back({&decl, address});
-      addresses[i].push_back(address);
-    }
+    TRN_ASSIGN_OR_RETURN(
+        addresses[i],
+        bindTensorsByName(*device, *cp.program, cp.physicalCore,
+                          stackOfCore[static_cast<std::size_t>(cp.physicalCore)], tensors));
   }
   // The cores as `o` configures them, on `memory`, each meeting the others of its logical core at
   // (*hostBarriers)[i] when given.
@@ -472,28 +486,46 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
     return invalidArgument(fmt::format("{} ranks per chip, but a {} chip has {} cores", perChip,
                                        chip_->name, chip_->chip.neuronCores));
   }
-  const std::int64_t coresPerRank = perChip > 1 ? chip_->chip.neuronCores / perChip : 1;
+  // The physical cores a place holds: its logical core's, or at a rank per chip the chip's.
+  const std::int64_t coresOfPlace = chip_->chip.neuronCores / perChip;
   auto physicalCoreOf = [&](std::size_t r) {
-    return static_cast<int>(static_cast<std::int64_t>(r) % perChip * coresPerRank);
+    return static_cast<int>(static_cast<std::int64_t>(r) % perChip * coresOfPlace);
   };
   const bool data = core::hasData(options.mode);
   const core::CoreOptions base = coreOptions(*this, options);
   std::vector<std::shared_ptr<core::DeviceMemory>> devices;
   std::vector<std::unique_ptr<core::NeuronCore>> cores;
+  std::vector<std::size_t> firstCoreOf;  // per rank, its first core's index in `cores`
   std::vector<std::vector<DeviceTensor>> tensors(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const RankProgram& rank = ranks[r];
     TRN_CHECK(rank.program != nullptr) << "rank " << r << " has no program";
     auto inRank = [r](const Status& s) { return s.withContext(fmt::format("rank {}", r)); };
+    std::vector<const isa::Program*> programs = {rank.program.get()};
+    for (const auto& other : rank.otherCores) {
+      TRN_CHECK(other != nullptr) << "rank " << r << " has a core without a program";
+      programs.push_back(other.get());
+    }
+    if (static_cast<std::int64_t>(programs.size()) > coresOfPlace) {
+      return inRank(invalidArgument(fmt::format(
+          "{} core programs, but a rank runs on {} physical core(s) of a {} chip ({})",
+          programs.size(), coresOfPlace, chip_->name,
+          perChip > 1 ? fmt::format("{} ranks per chip", perChip) : "a rank per chip")));
+    }
+    if (programs.size() > 1) {
+      TRN_RETURN_IF_ERROR(inRank(checkLnc(static_cast<int>(programs.size()))));
+    }
     if (data) {
       std::vector<std::string> names;
       for (const TensorInput& in : rank.inputs) {
         names.push_back(in.tensor);
       }
-      const std::vector<std::string> unbound = unboundInputs(*rank.program, names);
-      if (!unbound.empty()) {
-        return inRank(invalidArgument(
-            fmt::format("input tensor(s) {} have no value", fmt::join(unbound, ", "))));
+      for (const isa::Program* program : programs) {
+        const std::vector<std::string> unbound = unboundInputs(*program, names);
+        if (!unbound.empty()) {
+          return inRank(invalidArgument(
+              fmt::format("input tensor(s) {} have no value", fmt::join(unbound, ", "))));
+        }
       }
     } else if (!rank.outputs.empty()) {
       return invalidArgument("timing-only mode computes no values: outputs cannot be read");
@@ -507,17 +539,17 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
       devices.push_back(std::move(made));
     }
     const std::shared_ptr<core::DeviceMemory>& device = devices[chipIndex];
-    core::CoreOptions own = base;
-    own.physicalCore = physicalCoreOf(r);
-    own.logicalCore = static_cast<int>(r);
-    own.device = device;
-    const std::int64_t stack = chip_->hbm.stackOf(own.physicalCore);
-    for (const isa::TensorDecl& decl : rank.program->tensors) {
-      TRN_ASSIGN_OR_RETURN(
-          const std::int64_t address,
-          device->allocate(decl.byteSize(), stack, fmt::format("HBM tensor '{}'", decl.name)));
-      tensors[r].push_back({&decl, address});
-      own.tensorAddresses.push_back(address);
+    std::vector<core::CoreOptions> own(programs.size(), base);
+    for (std::size_t j = 0; j < programs.size(); ++j) {
+      own[j].physicalCore = physicalCoreOf(r) + static_cast<int>(j);
+      own[j].logicalCore = static_cast<int>(r);
+      own[j].device = device;
+      auto addresses = bindTensorsByName(*device, *programs[j], own[j].physicalCore,
+                                         chip_->hbm.stackOf(own[j].physicalCore), tensors[r]);
+      if (!addresses.ok()) {
+        return inRank(addresses.status());
+      }
+      own[j].tensorAddresses = std::move(*addresses);
     }
     for (const TensorInput& in : rank.inputs) {
       const DeviceTensor* tensor = findDeviceTensor(tensors[r], in.tensor);
@@ -529,12 +561,18 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
                                                            hostRounding(options, in.tensor)));
       TRN_RETURN_IF_ERROR(device->write(tensor->address, bytes));
     }
-    Result<std::unique_ptr<core::NeuronCore>> made = core::NeuronCore::create(rank.program, own);
-    if (!made.ok()) {
-      return inRank(made.status());
+    firstCoreOf.push_back(cores.size());
+    for (std::size_t j = 0; j < programs.size(); ++j) {
+      std::shared_ptr<const isa::Program> program = j == 0 ? rank.program : rank.otherCores[j - 1];
+      Result<std::unique_ptr<core::NeuronCore>> made =
+          core::NeuronCore::create(std::move(program), own[j]);
+      if (!made.ok()) {
+        return inRank(made.status());
+      }
+      cores.push_back(std::move(*made));
     }
-    cores.push_back(std::move(*made));
   }
+  firstCoreOf.push_back(cores.size());
   std::vector<core::NeuronCore*> running;
   for (const auto& c : cores) {
     running.push_back(c.get());
@@ -546,16 +584,20 @@ Result<RanksResult> Session::runRanks(const fabric::Topology& topology,
   result.collectives = fabric.records();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     RunResult& rank = result.ranks.emplace_back();
-    rank.stats = stats[r];
-    rank.cores = {stats[r]};
-    rank.physicalCores = {physicalCoreOf(r)};
+    const std::span<const core::RunStats> own =
+        std::span(stats).subspan(firstCoreOf[r], firstCoreOf[r + 1] - firstCoreOf[r]);
+    rank.stats = own.size() == 1 ? own.front() : core::mergeStats(own);
+    rank.cores.assign(own.begin(), own.end());
+    for (std::size_t j = 0; j < own.size(); ++j) {
+      rank.physicalCores.push_back(physicalCoreOf(r) + static_cast<int>(j));
+    }
     for (const TensorOutput& out : ranks[r].outputs) {
       const DeviceTensor* tensor = findDeviceTensor(tensors[r], out.tensor);
       if (tensor == nullptr) {
         return notFound(fmt::format("rank {}: output '{}': no such tensor", r, out.tensor));
       }
-      TRN_ASSIGN_OR_RETURN(const auto bytes,
-                           cores[r]->device().read(tensor->address, tensor->decl->byteSize()));
+      TRN_ASSIGN_OR_RETURN(const auto bytes, cores[firstCoreOf[r]]->device().read(
+                                                 tensor->address, tensor->decl->byteSize()));
       TRN_ASSIGN_OR_RETURN(rank.outputs.emplace_back(),
                            npyFromTensor(*tensor->decl, bytes, out.hostType));
     }

@@ -1,5 +1,5 @@
 """Tensor parallelism (``trnsim.trace(..., tp=N)``, docs/compiler.md): a Llama-style decoder layer
-sharded over 2 and 4 chips of a trn2 instance (column-parallel Q, K, V, gate and up projections,
+sharded over 2 and 4 chips of a trn2 instance, a rank per chip on one core or on an LNC=2 pair (column-parallel Q, K, V, gate and up projections,
 attention on each chip's heads, row-parallel output and down projections each followed by an
 all-reduce), checked against PyTorch's own CPU output."""
 import os
@@ -31,10 +31,12 @@ def _llama_layer(kv_heads, layers=1):
     return module, (torch.randn(BATCH, TOKENS, D), cos, sin, models.causal_mask(TOKENS))
 
 
-@pytest.mark.parametrize("tp", [2, 4])
-def test_a_llama_layer_on_tp_chips_matches_pytorch(tp):
+@pytest.mark.parametrize("tp,lnc", [(2, 1), (4, 1), (2, 2), (4, 2)])
+def test_a_llama_layer_on_tp_chips_matches_pytorch(tp, lnc):
+    # At lnc=2 each rank is the two cores of a logical core: every node split over the pair, the
+    # all-reduce the first core's.
     module, inputs = _llama_layer(kv_heads=4)
-    traced = trnsim.trace(module, inputs, tp=tp)
+    traced = trnsim.trace(module, inputs, tp=tp, lnc=lnc)
     assert traced.tp == tp
     got = traced(*inputs)
     with torch.no_grad():
@@ -88,6 +90,13 @@ def test_graph_run_tp_matches_pytorch_and_lists_the_all_reduces(tmp_path):
     got = np.load(tmp_path / "y.npy")
     want = np.load(os.path.join(models_dir, "torch_block.y.npy"))
     assert np.max(np.abs(got - want)) < 1e-5
+    # On LNC=2 logical cores: the same all-reduces, the same output, each rank on two cores.
     lnc = subprocess.run([TRNSIM, "graph", "run", model, "--dim", "batch=2", "--tp", "2",
-                          "--lnc", "2", "--mode", "timing-only"], capture_output=True, text=True)
-    assert lnc.returncode != 0 and "--lnc 2" in lnc.stderr
+                          "--lnc", "2", "--system", "trn2.48xlarge", "--input",
+                          "x=" + os.path.join(models_dir, "torch_block.x.npy"),
+                          "--output-dir", str(tmp_path / "lnc2")], capture_output=True, text=True)
+    assert lnc.returncode == 0, lnc.stderr
+    assert "2 x all_reduce of 1024 bytes" in lnc.stdout
+    assert "chip summary: trn2, 2 cores" in lnc.stdout
+    got = np.load(tmp_path / "lnc2" / "y.npy")
+    assert np.max(np.abs(got - want)) < 1e-5

@@ -1,7 +1,8 @@
 // System runs (Session::runRanks): programs on several chips whose `collective` instructions meet
-// over the fabric. Data against a float64 reference, the collective's time against the fabric
-// model's, communication overlapping other work, and the errors: a rank that never comes (a
-// deadlock), ranks that disagree, a collective outside a system run, a race on its output.
+// over the fabric. Data against a float64 reference, ranks of two cores (LNC=2), the collective's
+// time against the fabric model's, communication overlapping other work, and the errors: a rank
+// that never comes (a deadlock), ranks that disagree, a collective outside a system run, a race
+// on its output.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -131,6 +132,114 @@ TEST(RankRun, ATileKernelScalesThenAllReducesOverEightChips) {
     }
   }
   EXPECT_GT(result->stats.total.count(), result->collectives.at(0).picoseconds);
+}
+
+/// Per rank of a launch over the two cores of a logical core: core c scales its 64 rows of x by
+/// (rank + 1) into HBM scratch; after a core barrier the first core all-reduces the scratch into
+/// out over the ranks (or, with `collectiveOnEveryCore`, both cores try to).
+std::shared_ptr<const CompiledLaunch> twoCoreRank(const Session& session, int rank,
+                                                  bool collectiveOnEveryCore = false) {
+  const kernel::KernelDef def = kernel::makeKernel(
+      "halves_all_reduce", [rank, collectiveOnEveryCore](kernel::Kernel& k, kernel::Tensor x) {
+        const std::int64_t c = k.programId(0);
+        kernel::Tensor out = k.output("out", x.shape(), DType::kFp32);
+        kernel::Tensor partial = k.hbmScratch("partial", x.shape(), DType::kFp32);
+        kernel::Tensor tile = k.sbuf({64, 64}, DType::kFp32, "tile");
+        kernel::nisa::dmaCopy(tile, x(kernel::ds(c * 64, 64), kernel::ds(0, 64)));
+        kernel::nisa::tensorScalar(tile, tile, isa::AluOp::kMultiply, static_cast<float>(rank + 1));
+        kernel::nisa::dmaCopy(partial(kernel::ds(c * 64, 64), kernel::ds(0, 64)), tile);
+        kernel::nisa::coreBarrier(partial);
+        if (c == 0 || collectiveOnEveryCore) {
+          kernel::nisa::collective(isa::CollectiveOp::kAllReduce, out, partial);
+        }
+        kernel::nisa::coreBarrier(out);
+        return out;
+      });
+  RunOptions options;
+  options.lnc = 2;
+  const std::vector<kernel::TensorSpec> specs = {{"x", {128, 64}, DType::kFp32}};
+  Result<CompiledLaunch> launch = session.compileLaunch(def, specs, options);
+  EXPECT_TRUE(launch.ok()) << launch.status().toString();
+  return launch.ok() ? std::make_shared<const CompiledLaunch>(*launch) : nullptr;
+}
+
+RankProgram rankOfTwoCores(const CompiledLaunch& launch, const NpyArray* x) {
+  RankProgram rank;
+  rank.program = std::shared_ptr<const isa::Program>(launch.cores[0], &launch.cores[0]->program);
+  rank.otherCores.emplace_back(launch.cores[1], &launch.cores[1]->program);
+  if (x != nullptr) {
+    rank.inputs = {{"x", x, "x"}};
+    rank.outputs = {{"out", std::nullopt}};
+  }
+  return rank;
+}
+
+// Tensor parallelism on LNC=2 logical cores: each rank is the two cores of logical core 0 of its
+// chip, which share its tensors; its collective is its first core's, on what both computed.
+TEST(RankRun, RanksOfTwoCoresAllReduceWhatBothCoresComputed) {
+  const Session session = trn2();
+  const fabric::Topology topology = testing::trn2Instance();
+  constexpr int kRanks = 4;
+  std::vector<NpyArray> inputs;
+  std::vector<std::shared_ptr<const CompiledLaunch>> launches;
+  for (int r = 0; r < kRanks; ++r) {
+    inputs.push_back(floatArray({128, 64}, rankValues(r)));
+    launches.push_back(twoCoreRank(session, r));
+    ASSERT_NE(launches.back(), nullptr);
+  }
+  std::vector<RankProgram> ranks;
+  for (int r = 0; r < kRanks; ++r) {
+    ranks.push_back(rankOfTwoCores(*launches[static_cast<std::size_t>(r)],
+                                   &inputs[static_cast<std::size_t>(r)]));
+  }
+  const Result<RanksResult> result = session.runRanks(topology, ranks, RunOptions{});
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  std::vector<double> want(128 * 64, 0.0);
+  for (int q = 0; q < kRanks; ++q) {
+    const std::vector<float> v = rankValues(q);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      want[i] += (q + 1) * static_cast<double>(v[i]);
+    }
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    const RunResult& rank = result->ranks[static_cast<std::size_t>(r)];
+    EXPECT_EQ(rank.physicalCores, (std::vector<int>{0, 1}));
+    ASSERT_EQ(rank.cores.size(), 2U);
+    const std::vector<float> got = floatValues(rank.outputs[0]);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(static_cast<double>(got[i]), want[i]) << "rank " << r << " element " << i;
+    }
+  }
+  // One all-reduce of the whole [128, 64] fp32 tensor, the first cores' (not one per core).
+  ASSERT_EQ(result->collectives.size(), 1U);
+  EXPECT_EQ(result->collectives[0].bytes, 128 * 64 * 4);
+  EXPECT_GT(result->stats.total.count(), result->collectives[0].picoseconds);
+
+  // A collective on a rank's second core is refused, naming the core.
+  std::vector<std::shared_ptr<const CompiledLaunch>> both;
+  std::vector<RankProgram> everyCore;
+  for (int r = 0; r < 2; ++r) {
+    both.push_back(twoCoreRank(session, r, true));
+    ASSERT_NE(both.back(), nullptr);
+    everyCore.push_back(rankOfTwoCores(*both.back(), nullptr));
+  }
+  const Result<RanksResult> refused = session.runRanks(topology, everyCore, testing::timingOnly(1));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().toString().find(
+                "a collective runs once per rank, from the rank's first core: physical core 1 "
+                "of logical core"),
+            std::string::npos)
+      << refused.status().toString();
+  EXPECT_NE(refused.status().toString().find("rank 0 core 1: pool#"), std::string::npos)
+      << refused.status().toString();
+  // More programs than a logical core has cores.
+  RankProgram three = rankOfTwoCores(*launches[0], nullptr);
+  three.otherCores.push_back(three.otherCores.front());
+  const Result<RanksResult> tooMany =
+      session.runRanks(topology, std::vector<RankProgram>{three, three}, testing::timingOnly(1));
+  ASSERT_FALSE(tooMany.ok());
+  EXPECT_NE(tooMany.status().toString().find("LNC=3 is not a logical-core size"), std::string::npos)
+      << tooMany.status().toString();
 }
 
 // The collective ends the fabric model's time for the same request after the last rank

@@ -149,9 +149,10 @@ class NeuronCore {
 /// Runs several cores in one timeline: cores on one device memory share the HBM stacks their
 /// physical indices map to (CoreOptions::physicalCore), so the two cores of a pair compete for
 /// bandwidth; cores on different devices (different chips) share nothing but `collectives`,
-/// which runs their `collective` instructions (core i is rank i; a program with one and no
-/// service is an error). All cores must use the same mode and chip type. Returns each core's
-/// statistics.
+/// which runs their `collective` instructions (a program with one and no service is an error).
+/// The ranks are the logical cores (CoreOptions::logicalCore), numbered in the order their first
+/// cores are given; a rank's collectives are issued by that first core alone. All cores must use
+/// the same mode and chip type. Returns each core's statistics.
 Result<std::vector<RunStats>> runTogether(const std::vector<NeuronCore*>& cores,
                                           CollectiveService* collectives = nullptr);
 

@@ -86,6 +86,10 @@ struct RankProgram {
   std::shared_ptr<const isa::Program> program;
   std::vector<TensorInput> inputs;
   std::vector<TensorOutput> outputs;
+  /// The programs of the rank's other physical cores, for a rank that is a launch over a logical
+  /// core of several (LNC=2): they run on the next physical cores, share the rank's tensors by
+  /// name and meet its first core at core barriers; they issue no collectives.
+  std::vector<std::shared_ptr<const isa::Program>> otherCores{};
 };
 
 struct RanksResult {
@@ -157,7 +161,9 @@ class Session {
   /// place r of `topology`, each chip with its own device memory holding its ranks' tensors. With
   /// a rank per chip (Topology::create's default) that is physical core 0 of chip r; with L
   /// logical-core ranks per chip (LNC), the first physical core of logical core r mod L of chip
-  /// r / L, its tensors in that core's HBM stack. The programs' `collective` instructions meet
+  /// r / L, its tensors in that core's HBM stack. A rank's other cores
+  /// (RankProgram::otherCores) take the physical cores after its first, within its logical core
+  /// (at a rank per chip, within the chip). The programs' `collective` instructions meet
   /// across the ranks and go over the fabric (fabric/kernel_collectives.h): timed by the fabric
   /// model, and in the modes with data executed on the ranks' HBM. Data runs on one host thread.
   Result<RanksResult> runRanks(const fabric::Topology& topology, std::span<const RankProgram> ranks,
