@@ -141,6 +141,67 @@ TEST(AllocationSpill, AReloadedTileIsSplitAgainAcrossItsNextGap) {
   EXPECT_EQ(computed.spillBytes, 4 * kTileBytes);
 }
 
+TEST(AllocationSpill, ACheapTileNeededSoonLeavesRatherThanADirtyOneNeededLater) {
+  // Tiles of 64 KiB per partition; trn2 holds three and a half. x and y + y (dirty) are live
+  // across the whole kernel, the row r ([1, kCols], 64 KiB of traffic but 64 KiB per partition
+  // of SBUF like a full tile) is loaded before t = x * x starts and added to t's first row
+  // after. Four tiles at t's start: one must go.
+  // - Tiles unused over all of t's lifetime: only y + y, stored and reloaded: 2 x 8 MiB.
+  // - Tiles unused where t starts: r too, reloaded from its source before it is added (64 KiB);
+  //   that reload finds four tiles live again (x, y + y, t, r), and x, unused until the last
+  //   sum, is reloaded from its source (8 MiB, no store) rather than y + y stored and reloaded:
+  //   8 MiB + 64 KiB in all, the plan the allocator keeps.
+  auto kernel = makeKernel("row_needed_soon", [](Kernel& k, Tensor x, Tensor y, Tensor r) {
+    Tensor square = k.output("square", x.shape(), DType::kFp32);
+    Tensor sum = k.output("sum", x.shape(), DType::kFp32);
+    Tensor xt = k.sbuf({128, kCols}, DType::kFp32, "x_tile");
+    Tensor yt = k.sbuf({128, kCols}, DType::kFp32, "y_tile");
+    Tensor rt = k.sbuf({1, kCols}, DType::kFp32, "r_row");
+    Tensor tt = k.sbuf({128, kCols}, DType::kFp32, "square_tile");
+    nisa::dmaCopy(xt, x);
+    nisa::dmaCopy(yt, y);
+    nisa::tensorTensor(yt, yt, yt, AluOp::kAdd);
+    nisa::dmaCopy(rt, r);
+    nisa::tensorTensor(tt, xt, xt, AluOp::kMultiply);
+    nisa::tensorTensor(tt(ds(0, 1), all), tt(ds(0, 1), all), rt, AluOp::kAdd);
+    nisa::dmaCopy(square, tt);
+    nisa::tensorTensor(yt, yt, xt, AluOp::kAdd);
+    nisa::dmaCopy(sum, yt);
+    return std::vector<Tensor>{square, sum};
+  });
+  const std::vector<TensorSpec> specs = {{"x", {128, kCols}, DType::kFp32},
+                                         {"y", {128, kCols}, DType::kFp32},
+                                         {"r", {1, kCols}, DType::kFp32}};
+  auto compiled = compile(kernel, specs, limits());
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
+  EXPECT_LE(compiled->summary.sbufPeakBytes, limits().sbufPartitionBytes);
+  EXPECT_EQ(compiled->summary.spills, 2);
+  EXPECT_EQ(compiled->summary.spillBytes, kTileBytes + kCols * 4);
+  EXPECT_EQ(tileCounts(*compiled)["r_row_reloaded"], 1);
+  EXPECT_EQ(tileCounts(*compiled)["x_tile_reloaded"], 1);
+  for (const isa::TensorDecl& tensor : compiled->program.tensors) {
+    EXPECT_EQ(tensor.name.find("_spilled"), std::string::npos) << tensor.name;
+  }
+  const std::size_t n = 128 * kCols;
+  const std::vector<float> x = randomValues(n, 4);
+  const std::vector<float> y = randomValues(n, 5);
+  const std::vector<float> r = randomValues(kCols, 6);
+  runtime::RunOptions options;
+  options.mode = core::RunMode::kFunctionalTiming;
+  const std::vector<runtime::NpyArray> inputs = {runtime::floatArray({128, kCols}, x),
+                                                 runtime::floatArray({128, kCols}, y),
+                                                 runtime::floatArray({1, kCols}, r)};
+  auto run = testutil::trn2Session().runKernel(*compiled, inputs, options);
+  ASSERT_TRUE(run.ok()) << run.status().toString();
+  const std::vector<float> square = runtime::floatValues(run->outputs[0]);
+  const std::vector<float> sum = runtime::floatValues(run->outputs[1]);
+  for (std::size_t i = 0; i < n && !::testing::Test::HasFailure(); ++i) {
+    const float xx = x[i] * x[i];
+    EXPECT_EQ(square[i], i < static_cast<std::size_t>(kCols) ? xx + r[i] : xx) << i;
+    EXPECT_EQ(sum[i], (y[i] + y[i]) + x[i]) << i;
+  }
+}
+
 TEST(AllocationSpill, AKernelThatFitsSpillsNothing) {
   // Three 64 KiB tiles fit trn2's 224 KiB: nothing moves, and the program has the five
   // instructions the kernel wrote.

@@ -24,6 +24,16 @@ constexpr std::int64_t kUnused = -1;
 /// sees (a bound on the compiler's search).
 constexpr int kMaxSpillRounds = 8;
 
+/// Which tiles may spill to make room for a tile that does not fit.
+enum class SpillCandidates {
+  /// Tiles unused over the whole lifetime of the tile that does not fit.
+  kUnusedThroughout,
+  /// Also, for a single tile, tiles unused where it starts but used again before it ends: it
+  /// takes their space, and each comes back through its reload, placed (or made room for, or
+  /// split again) when the allocation reaches that reload.
+  kAlsoReturning,
+};
+
 /// A claim on a memory: bytes [lo, hi) of each partition during ops [first, last], for one tile
 /// or for the ring of `slots` tiles declared at one line (tile k in slot k mod slots).
 struct Claim {
@@ -247,8 +257,10 @@ class Placer {
   /// tiles `spiller` reloads). With a spiller, a tile that does not fit makes room by spilling
   /// tiles live across it (spillFor). Times in claims are doubled op indices (spilling.h).
   Status run(const LiveRanges& live, const Sites& sites, const Depths& depths,
-             std::vector<std::int64_t>& placement, std::int64_t& peak, SpillPlanner* spiller) {
+             std::vector<std::int64_t>& placement, std::int64_t& peak, SpillPlanner* spiller,
+             SpillCandidates candidates = SpillCandidates::kUnusedThroughout) {
     spiller_ = spiller;
+    candidates_ = candidates;
     std::vector<Claim> pinned;
     for (std::size_t b = 0; b < ir_.buffers.size(); ++b) {
       const Buffer& buf = ir_.buffers[b];
@@ -411,9 +423,12 @@ class Placer {
   }
 
   /// Makes room for `c` over doubled times [c.first, last] by spilling single tiles of `active`
-  /// unused over them: the ones whose spill moves the fewest bytes first (a clean tile is
-  /// reloaded with no store: half the traffic of a dirty one of its size), then the largest per
-  /// partition, then the one with the longest gap; as few as let `c` fit. Each spilled tile's claim
+  /// unused over them (with kAlsoReturning and a single `c`, also ones unused at c.first and used
+  /// again before `last`: their reloads find room when the allocation reaches them; not for a
+  /// ring, which spans all its site's tiles, so a tile back within it gains nothing): the ones
+  /// whose spill moves the fewest bytes first (a clean tile is reloaded with no store: half the
+  /// traffic of a dirty one of its size), then the largest per partition, then the one with the
+  /// longest gap; as few as let `c` fit. Each spilled tile's claim
   /// ends at its store. Returns where `c` fits; with `scattered`, when it does not (see spillFor),
   /// plans the spills anyway if they free enough bytes in all.
   std::optional<std::int64_t> makeRoom(const Claim& c, std::int64_t last,
@@ -432,6 +447,11 @@ class Placer {
       }
       if (const auto gap = spiller.gapAround(claim.buffer, c.first, last)) {
         candidates.push_back(Candidate{a, *gap});
+      } else if (candidates_ == SpillCandidates::kAlsoReturning && c.slots == 1 &&
+                 c.members.size() == 1) {
+        if (const auto returning = spiller.gapAround(claim.buffer, c.first, c.first)) {
+          candidates.push_back(Candidate{a, *returning});
+        }
       }
     }
     auto key = [&](const Candidate& x) {
@@ -539,6 +559,7 @@ class Placer {
 
   std::vector<std::int32_t> failedTiles_;
   const SpillPlanner* spiller_ = nullptr;
+  SpillCandidates candidates_ = SpillCandidates::kUnusedThroughout;
   const KernelIR& ir_;
   isa::Memory memory_;
   std::int64_t capacity_;
@@ -571,9 +592,11 @@ std::optional<std::size_t> nextSingleSite(const KernelIR& ir, const Sites& sites
   return next;
 }
 
-}  // namespace
-
-Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& limits, int bufs) {
+/// The allocation with spills chosen among `candidates`. When it comes to spilling, `unspilled`
+/// (if given) receives the IR as it was before any spill.
+Result<AllocationSummary> allocateWith(KernelIR& ir, const isa::CoreLimits& limits, int bufs,
+                                       SpillCandidates candidates,
+                                       std::optional<KernelIR>* unspilled) {
   TRN_CHECK(!ir.allocated) << "allocation runs once";
   LiveRanges live = liveRanges(ir);
   Sites sites = declarationSites(ir, live);
@@ -588,6 +611,11 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
   Depths depths{std::max(bufs, 1), bufs > 1, std::vector<std::uint8_t>(sites.members.size(), 0)};
   bool spilling = false;
   int spillRounds = 0;
+  auto keepUnspilled = [&] {
+    if (unspilled != nullptr && !*unspilled) {
+      *unspilled = ir;
+    }
+  };
   for (;;) {
     summary.sbufPeakBytes = 0;
     summary.psumPeakBytes = 0;
@@ -598,7 +626,7 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
       spiller.emplace(ir, limits.freeDimMaxCount);
     }
     status = sbuf.run(live, sites, depths, placement, summary.sbufPeakBytes,
-                      spiller ? &*spiller : nullptr);
+                      spiller ? &*spiller : nullptr, candidates);
     const bool sbufFull = !status.ok();
     if (status.ok()) {
       status = psum.run(live, sites, depths, placement, summary.psumPeakBytes, nullptr);
@@ -640,6 +668,7 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
         depths.single[*site] = 1;
       } else if (sbufFull && !spilling) {
         spilling = true;
+        keepUnspilled();
       } else {
         depths.bufs = 1;
       }
@@ -647,6 +676,7 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
     }
     if (sbufFull && !spilling) {
       spilling = true;
+      keepUnspilled();
       continue;
     }
     break;
@@ -678,6 +708,26 @@ Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& li
   }
   ir.allocated = true;
   return summary;
+}
+
+}  // namespace
+
+Result<AllocationSummary> allocateOnChip(KernelIR& ir, const isa::CoreLimits& limits, int bufs) {
+  std::optional<KernelIR> unspilled;
+  Result<AllocationSummary> throughout =
+      allocateWith(ir, limits, bufs, SpillCandidates::kUnusedThroughout, &unspilled);
+  if (!unspilled) {
+    return throughout;
+  }
+  // The spills of each candidate rule, planned greedily tile by tile, may cost more in all: the
+  // program keeps the plan whose stores and reloads move fewer bytes (the first on a tie).
+  Result<AllocationSummary> returning =
+      allocateWith(*unspilled, limits, bufs, SpillCandidates::kAlsoReturning, nullptr);
+  if (returning.ok() && (!throughout.ok() || returning->spillBytes < throughout->spillBytes)) {
+    ir = std::move(*unspilled);
+    return returning;
+  }
+  return throughout;
 }
 
 }  // namespace trn::kernel

@@ -39,7 +39,11 @@
 //   overlap the compute. When no such site is left, the allocation runs with spilling
 //   (spilling.h), the sites still multi-buffered kept so: each tile that does not fit spills
 //   single tiles live across it to HBM, chosen in that one pass; the pass's spills are applied
-//   to the IR and the allocation runs once more over it. When that does not fit either, every
+//   to the IR and the allocation runs once more over it. The spills are planned twice, the
+//   candidates once the tiles unused over the whole lifetime of the tile that does not fit,
+//   once also those unused where it starts and used again before it ends (each reloaded then,
+//   into room made when the allocation reaches the reload), and the plan whose stores and
+//   reloads move fewer bytes is kept. When that does not fit either, every
 //   tile is single and spilling is tried again; if the tiles still do not fit, the error names
 //   the line that declared the tile that did not fit, its size, and every tile live at that
 //   point with its size and line.

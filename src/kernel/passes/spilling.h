@@ -1,10 +1,11 @@
 // Spilling, for the allocation pass: when a tile does not fit SBUF, tiles live across its lifetime
-// but unused during it move out through HBM, chosen while the allocation places tiles (one pass,
-// no re-allocation per spilled tile). A spilled tile ends at its last use before the gap; a new
-// tile, reloaded just before its first use after the gap, takes the later uses and is placed
-// when the allocation reaches it (so it may itself be spilled across a later gap: live-range
-// splitting). The store and the reload are DMA instructions of the program, ordered by the
-// dependency analysis like any other.
+// but unused during it (or, in the allocator's second plan, unused where it starts) move out
+// through HBM, chosen while the allocation places tiles (one pass, no re-allocation per spilled
+// tile; allocation.h keeps the plan that moves fewer bytes). A spilled tile ends at its last use
+// before the gap; a new tile, reloaded just before its first use after the gap, takes the later
+// uses and is placed when the allocation reaches it (so it may itself be spilled across a later
+// gap: live-range splitting). The store and the reload are DMA instructions of the program, ordered
+// by the dependency analysis like any other.
 //
 // What a spill moves:
 // - A clean tile (its value is still in HBM) is reloaded with no store: a tile whose only write
