@@ -277,6 +277,8 @@ std::int64_t requireLastAxis(const LoweringContext& ctx, std::int64_t axis, std:
   return axis;
 }
 
+/// LayerNormalization over the last axis: x [..., D] as [rows, D] through the library's bn_stats
+/// layer norm with the model's eps (and without beta when the node has none).
 void layerNormalization(LoweringContext& ctx) {
   const Node& node = ctx.node();
   const Sizes x = ctx.inputSizes(0);
@@ -286,25 +288,15 @@ void layerNormalization(LoweringContext& ctx) {
       ctx.unsupported("the Mean and InvStdDev outputs (training) are not lowered");
     }
   }
-  const float eps = node.floatAttribute("epsilon").value_or(1e-5f);
-  const std::int64_t h = x.back();
-  const std::int64_t rows = elementCount(x, 0, x.size() - 1);
-  const DType dtype = ctx.outputDType(0);
-  kernel::Kernel& k = ctx.kernel();
-  const Tensor gamma = nl::load(ctx.input(1).flat.reshape({1, h}));
-  const Tensor beta = node.hasInput(2) ? nl::load(ctx.input(2).flat.reshape({1, h}))
-                                       : nl::zeros(k, {1, h}, gamma.dtype());
-  const DeviceValue& in = ctx.input(0);
-  const DeviceValue out = ctx.declareOutput(0);
-  for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
-    if (!ctx.takeUnit()) {
-      continue;
-    }
-    const std::int64_t p = std::min(kPartitions, rows - r0);
-    const Tensor tile = nl::load(stridedView(in.flat, r0 * h, h, p, 1, h));
-    nl::store(stridedView(out.flat, r0 * h, h, p, 1, h),
-              nl::layerNorm(tile, gamma, beta, eps, dtype));
-  }
+  const float eps = node.floatAttribute("epsilon").value_or(kernels::kLayerNormEps);
+  const std::int64_t d = x.back();
+  const Tensor in = ctx.input(0).flat.reshape({elementCount(x, 0, x.size() - 1), d});
+  const Tensor gamma = ctx.input(1).flat.reshape({d});
+  const std::optional<Tensor> beta =
+      node.hasInput(2) ? std::optional(ctx.input(2).flat.reshape({d})) : std::nullopt;
+  bindResult(ctx, callLibrary(ctx, [&] {
+               return kernels::layerNormBnEps(ctx.kernel(), in, gamma, beta, eps);
+             }));
 }
 
 void softmax(LoweringContext& ctx) {
@@ -461,7 +453,7 @@ Tensor min(const Tensor& t) { return nl::min(t, 1, true); }
 void addLibraryLowerings(OpLowerings& table) {
   table["MatMul"] = {matmul, "", describeMatmul};
   table["Gemm"] = {gemm, "library linear (bias fused)"};
-  table["LayerNormalization"] = {layerNormalization, "tile loop (nl.layer_norm)"};
+  table["LayerNormalization"] = {layerNormalization, "library layer norm (bn_stats)"};
   table["Softmax"] = {softmax, "library softmax"};
   table[fmt::format("{}.{}", kTrnDomain, kFlashAttentionOp)] = {flashAttention,
                                                                 "library flash attention"};

@@ -9,6 +9,7 @@
 #include "trn/graph/fold.h"
 #include "trn/graph/fold_batchnorm.h"
 #include "trn/graph/fuse_attention.h"
+#include "trn/graph/fuse_layer_norm.h"
 #include "trn/graph/fuse_linear.h"
 #include "trn/graph/fuse_rms_norm.h"
 #include "trn/graph/fuse_rope.h"
@@ -19,8 +20,9 @@ namespace trn::graph {
 
 const std::vector<std::string>& passNames() {
   static const std::vector<std::string> names = {
-      "import",      "shapes",        "fold",      "fold-batchnorm", "fuse-attention", "layout",
-      "fuse-linear", "fuse-rms-norm", "fuse-rope", "auto-cast",      "shard"};
+      "import",         "shapes",    "fold",        "fold-batchnorm",
+      "fuse-attention", "layout",    "fuse-linear", "fuse-layer-norm",
+      "fuse-rms-norm",  "fuse-rope", "auto-cast",   "shard"};
   return names;
 }
 
@@ -74,6 +76,12 @@ Result<Graph> runPipeline(const std::string& path, const PipelineOptions& option
     TRN_RETURN_IF_ERROR(fuseLinear(graph).status());
   }
   if (after("fuse-linear", graph)) {
+    return graph;
+  }
+  if (options.fusePatterns) {
+    TRN_RETURN_IF_ERROR(fuseLayerNorm(graph).status());
+  }
+  if (after("fuse-layer-norm", graph)) {
     return graph;
   }
   if (options.fusePatterns) {

@@ -114,7 +114,15 @@ Tensor layerNorm(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
 }
 
 Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
-  checkRowsAndParams(k, x, {&gamma, &beta}, "layernorm_bn");
+  return layerNormBnEps(k, std::move(x), std::move(gamma), std::move(beta), kLayerNormEps);
+}
+
+Tensor layerNormBnEps(Kernel& k, Tensor x, Tensor gamma, std::optional<Tensor> beta, float eps) {
+  if (beta) {
+    checkRowsAndParams(k, x, {&gamma, &*beta}, "layernorm_bn");
+  } else {
+    checkRowsAndParams(k, x, {&gamma}, "layernorm_bn");
+  }
   const std::int64_t n = x.shape(0);
   const std::int64_t d = x.shape(1);
   Tensor out = k.output("out", {n, d}, x.dtype());
@@ -124,7 +132,8 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   }
   const std::int64_t p = std::min(kPartitions, share.count);
   const Tensor gammaB = detail::broadcastOnChip(k, gamma, p, "gamma_bcast");
-  const Tensor betaB = detail::broadcastOnChip(k, beta, p, "beta_bcast");
+  const std::optional<Tensor> betaB =
+      beta ? std::optional(detail::broadcastOnChip(k, *beta, p, "beta_bcast")) : std::nullopt;
   const std::int64_t chunks = (d + kBnStatsFmax - 1) / kBnStatsFmax;
   // Columns whose gamma and beta the vector engine applies; GpSimd takes the rest. Per tile the
   // vector engine also runs bn_stats (D cycles at 0.96 GHz) and each column costs 4 cycles (two
@@ -134,8 +143,8 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
   const std::int64_t firstTile = share.begin / kPartitions;
   // Per partition besides the x tiles: gamma and beta, normed (fp32) and the output tile.
   const std::int64_t xBytes = d * byteSize(x.dtype());
-  const std::int64_t depth = prefetchThatFits(
-      k, xBytes, d * (byteSize(gammaB.dtype()) + byteSize(betaB.dtype()) + 4) + xBytes);
+  const std::int64_t paramBytes = byteSize(gammaB.dtype()) + (betaB ? byteSize(betaB->dtype()) : 0);
+  const std::int64_t depth = prefetchThatFits(k, xBytes, d * (paramBytes + 4) + xBytes);
   detail::TilePrefetcher tiles(
       (share.count + kPartitions - 1) / kPartitions, depth,
       [&](std::int64_t i, Loc site) { return loadRows(k, x, firstTile + i, site); });
@@ -152,7 +161,7 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
     Tensor meanVar = k.sbuf({rows, 2}, DType::kFp32, "mean_var");
     nisa::bnAggr(meanVar, stats);
     Tensor rstd = k.sbuf({rows, 1}, DType::kFp32, "rstd");
-    nisa::activation(rstd, meanVar(all, ds(1, 1)), ActivationFunction::kRsqrt, kLayerNormEps);
+    nisa::activation(rstd, meanVar(all, ds(1, 1)), ActivationFunction::kRsqrt, eps);
     Tensor shift = k.sbuf({rows, 1}, DType::kFp32, "neg_mean_rstd");
     nisa::tensorScalar(shift, meanVar(all, ds(0, 1)), AluOp::kMultiply, rstd, false,
                        AluOp::kMultiply, -1.0f);
@@ -168,9 +177,15 @@ Tensor layerNormBn(Kernel& k, Tensor x, Tensor gamma, Tensor beta) {
         continue;
       }
       const auto part = [&](const Tensor& t) { return t(all, ds(c0, cols)); };
+      if (!betaB) {
+        nisa::tensorTensor(part(ot), part(normed), part(gammaB(ds(0, rows))), AluOp::kMultiply,
+                           engine);
+        continue;
+      }
       nisa::tensorTensor(part(normed), part(normed), part(gammaB(ds(0, rows))), AluOp::kMultiply,
                          engine);
-      nisa::tensorTensor(part(ot), part(normed), part(betaB(ds(0, rows))), AluOp::kAdd, engine);
+      nisa::tensorTensor(part(ot), part(normed), part(betaB->operator()(ds(0, rows))),
+                         AluOp::kAdd, engine);
     }
     nisa::dmaCopy(out(ds(r, rows)), ot);
   }

@@ -1,8 +1,9 @@
-"""Pattern fusion on PyTorch modules (docs/compiler.md, passes fuse-linear, fuse-rms-norm and
-fuse-rope): nn.Linear with its bias and activation becomes one trn.Linear node lowered to the
-library's linear kernel with the bias and activation applied as PSUM is drained; Llama's RMSNorm
-becomes one trn.RmsNorm node (the library's RMS norm) and its rotate_half rotary embedding one
-trn.Rope node (the library's rope). The fused models still match PyTorch's CPU output, at LNC=1
+"""Pattern fusion on PyTorch modules (docs/compiler.md, passes fuse-linear, fuse-layer-norm,
+fuse-rms-norm and fuse-rope): nn.Linear with its bias and activation becomes one trn.Linear node
+lowered to the library's linear kernel with the bias and activation applied as PSUM is drained; a
+LayerNorm written out becomes one LayerNormalization; Llama's RMSNorm becomes one trn.RmsNorm node
+(the library's RMS norm) and its rotate_half rotary embedding one trn.Rope node (the library's
+rope). The fused models still match PyTorch's CPU output, at LNC=1
 and 2 and under auto-cast."""
 import os
 import sys
@@ -100,6 +101,50 @@ def test_llama_rms_norms_and_rotary_embeddings_become_library_nodes():
     assert torch.max(torch.abs(traced(*inputs) - want)).item() < TOLERANCE
     traced2 = trnsim.trace(module, inputs, mode="functional-only", lnc=2)
     assert len(_lowered(traced2, RMS_NORM)) == 5 and len(_lowered(traced2, ROPE)) == 4
+    assert torch.max(torch.abs(traced2(*inputs) - want)).item() < TOLERANCE
+
+
+class WrittenOutLayerNorm(nn.Module):
+    """A LayerNorm written out, as older BERT code has it (exported as ReduceMean, Sub, Pow,
+    ReduceMean, Add, Sqrt, Div, Mul, Add)."""
+
+    def __init__(self, d, eps=1e-12):
+        super().__init__()
+        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(d))
+        self.bias = nn.Parameter(0.1 * torch.randn(d))
+        self.eps = eps
+
+    def forward(self, x):
+        u = x.mean(-1, keepdim=True)
+        s = (x - u).pow(2).mean(-1, keepdim=True)
+        return self.weight * ((x - u) / torch.sqrt(s + self.eps)) + self.bias
+
+
+class NormedMlp(nn.Module):
+    def __init__(self, d=64, hidden=96):
+        super().__init__()
+        self.norm1 = WrittenOutLayerNorm(d)
+        self.up = nn.Linear(d, hidden)
+        self.down = nn.Linear(hidden, d)
+        self.norm2 = WrittenOutLayerNorm(d)
+
+    def forward(self, x):
+        return self.norm2(x + self.down(torch.relu(self.up(self.norm1(x)))))
+
+
+def test_layer_norms_written_out_become_layer_normalization():
+    torch.manual_seed(5)
+    module = NormedMlp()
+    inputs = (3.0 + torch.randn(2, 40, 64),)  # rows with a mean far from zero
+    traced = trnsim.trace(module, inputs, mode="functional-only")
+    assert len(_lowered(traced, "library layer norm")) == 2, traced.nodes
+    names = [name for name, _ in traced.nodes]
+    for gone in ("ReduceMean", "Sqrt", "Pow", "Sub", "RmsNorm"):
+        assert not any(gone in name for name in names), gone
+    with torch.no_grad():
+        want = module(*inputs)
+    assert torch.max(torch.abs(traced(*inputs) - want)).item() < TOLERANCE
+    traced2 = trnsim.trace(module, inputs, mode="functional-only", lnc=2)
     assert torch.max(torch.abs(traced2(*inputs) - want)).item() < TOLERANCE
 
 

@@ -6,6 +6,8 @@
 // instance normalises a contiguous block of whole row tiles (docs/kernels.md, "SPMD splits").
 #pragma once
 
+#include <optional>
+
 #include <span>
 #include <vector>
 
@@ -31,6 +33,11 @@ kernel::Tensor layerNorm(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gam
 /// which split the columns so that the three engines carry about equal work.
 kernel::Tensor layerNormBn(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gamma,
                            kernel::Tensor beta);
+
+/// The bn_stats layer norm with another eps and an optional beta (the graph compiler's
+/// LayerNormalization: the model's own; without beta, out = normed * gamma).
+kernel::Tensor layerNormBnEps(kernel::Kernel& k, kernel::Tensor x, kernel::Tensor gamma,
+                              std::optional<kernel::Tensor> beta, float eps);
 
 /// The layernorm tutorial's two kernels (nki-samples tutorials/layernorm,
 /// nki_layernorm_kernel_v1/v2) ported line for line, so that the device times it publishes can
