@@ -53,9 +53,8 @@ void allGather(LoweringContext& ctx) {
   const std::int64_t inner = n / (outer * ranks);
   const Sizes index = {pre, outer, ranks, inner, post};
   const Sizes reads = {n / ranks * post, inner * post, local, post, 1};
-  emitTileLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(index)},
-               {StridedOperand{gathered, 0, reads}}, index,
-               [](const std::vector<kernel::Tensor>& tiles) { return tiles[0]; });
+  emitCopyLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(index)},
+               StridedOperand{gathered, 0, reads}, index);
 }
 
 }  // namespace

@@ -13,8 +13,6 @@ namespace {
 
 using kernel::Tensor;
 
-Tensor passTile(const std::vector<Tensor>& tiles) { return tiles[0]; }
-
 /// Reshape, Flatten, Squeeze, Unsqueeze, and Identity: the same bytes with another shape.
 void view(LoweringContext& ctx) {
   const DeviceValue& in = ctx.input(0);
@@ -24,8 +22,8 @@ void view(LoweringContext& ctx) {
   }
   const DeviceValue out = ctx.declareOutput(0);
   const Sizes strides = contiguousStrides(out.sizes);
-  emitTileLoop(ctx, StridedOperand{out.flat, 0, strides}, {StridedOperand{in.flat, 0, strides}},
-               out.sizes, passTile);
+  emitCopyLoop(ctx, StridedOperand{out.flat, 0, strides}, StridedOperand{in.flat, 0, strides},
+               out.sizes);
 }
 
 void transpose(LoweringContext& ctx) {
@@ -44,8 +42,8 @@ void transpose(LoweringContext& ctx) {
     strides.push_back(inStrides.at(static_cast<std::size_t>(p)));
   }
   const DeviceValue out = ctx.declareOutput(0);
-  emitTileLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
-               {StridedOperand{ctx.input(0).flat, 0, strides}}, out.sizes, passTile);
+  emitCopyLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
+               StridedOperand{ctx.input(0).flat, 0, strides}, out.sizes);
 }
 
 std::size_t axisOf(const LoweringContext& ctx, std::size_t rank) {
@@ -63,8 +61,8 @@ void concat(LoweringContext& ctx) {
   std::int64_t at = 0;
   for (std::size_t i = 0; i < ctx.node().inputs.size(); ++i) {
     const DeviceValue& in = ctx.input(i);
-    emitTileLoop(ctx, StridedOperand{out.flat, at * outStrides[axis], outStrides},
-                 {StridedOperand{in.flat, 0, contiguousStrides(in.sizes)}}, in.sizes, passTile);
+    emitCopyLoop(ctx, StridedOperand{out.flat, at * outStrides[axis], outStrides},
+                 StridedOperand{in.flat, 0, contiguousStrides(in.sizes)}, in.sizes);
     at += in.sizes[axis];
   }
 }
@@ -79,8 +77,8 @@ void split(LoweringContext& ctx) {
       continue;
     }
     const DeviceValue out = ctx.declareOutput(i);
-    emitTileLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
-                 {StridedOperand{in.flat, at * inStrides[axis], inStrides}}, out.sizes, passTile);
+    emitCopyLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
+                 StridedOperand{in.flat, at * inStrides[axis], inStrides}, out.sizes);
     at += out.sizes[axis];
   }
 }
@@ -160,8 +158,8 @@ void slice(LoweringContext& ctx) {
       from += (reversed[r].first + index[r] * reversed[r].step) * contiguous[reversed[r].axis];
       to += index[r] * outStrides[reversed[r].axis];
     }
-    emitTileLoop(ctx, StridedOperand{out.flat, to, outStrides},
-                 {StridedOperand{in.flat, from, strides}}, loop, passTile);
+    emitCopyLoop(ctx, StridedOperand{out.flat, to, outStrides},
+                 StridedOperand{in.flat, from, strides}, loop);
   } while (!counts.empty() && nextIndex(index, counts));
 }
 
@@ -188,9 +186,8 @@ void gatherKnown(LoweringContext& ctx, const std::vector<std::int64_t>& indices,
       ctx.fail(fmt::format("index {} is outside the {} elements of axis {}", index, size, axis));
     }
     index = index < 0 ? index + size : index;
-    emitTileLoop(ctx, StridedOperand{out.flat, j * post, {count * post, 1}},
-                 {StridedOperand{data.flat, index * post, {size * post, 1}}}, {pre, post},
-                 passTile);
+    emitCopyLoop(ctx, StridedOperand{out.flat, j * post, {count * post, 1}},
+                 StridedOperand{data.flat, index * post, {size * post, 1}}, {pre, post});
   }
 }
 
@@ -236,9 +233,8 @@ void gather(LoweringContext& ctx) {
 void expand(LoweringContext& ctx) {
   const DeviceValue& in = ctx.input(0);
   const DeviceValue out = ctx.declareOutput(0);
-  emitTileLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
-               {StridedOperand{in.flat, 0, broadcastStrides(in.sizes, out.sizes)}}, out.sizes,
-               passTile);
+  emitCopyLoop(ctx, StridedOperand{out.flat, 0, contiguousStrides(out.sizes)},
+               StridedOperand{in.flat, 0, broadcastStrides(in.sizes, out.sizes)}, out.sizes);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The tile loop of element-wise and data-movement lowerings (lowering_context.h: emitTileLoop).
+// The tile loops of element-wise and data-movement lowerings (lowering_context.h: emitTileLoop,
+// emitCopyLoop).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -132,6 +133,69 @@ void emitTileLoop(LoweringContext& ctx, const StridedOperand& out,
                                  : kernel::nl::load(view(o, f)));
         }
         kernel::nl::store(view(0, f), fn(tiles));
+      }
+    }
+    if (!nextIndex(outer, space.sizes)) {
+      break;
+    }
+  }
+}
+
+void emitCopyLoop(LoweringContext& ctx, const StridedOperand& out, const StridedOperand& in,
+                  const Sizes& sizes) {
+  const TileFn pass = [](const std::vector<kernel::Tensor>& tiles) { return tiles[0]; };
+  if (out.strides.size() != sizes.size() || in.strides.size() != sizes.size()) {
+    emitTileLoop(ctx, out, {in}, sizes, pass);  // which reports the mismatch
+    return;
+  }
+  const LoopSpace space = coalesce({&out, &in}, sizes);
+  const std::size_t rank = space.sizes.size();
+  if (rank < 3) {
+    emitTileLoop(ctx, out, {in}, sizes, pass);
+    return;
+  }
+  // Of the two dimensions outside the columns, the larger gives the partitions and the other a
+  // block of the free dimensions.
+  const std::size_t colDim = rank - 1;
+  const bool outerParts = space.sizes[rank - 3] > space.sizes[rank - 2];
+  const std::size_t partDim = outerParts ? rank - 3 : rank - 2;
+  const std::size_t midDim = outerParts ? rank - 2 : rank - 3;
+  const std::int64_t parts = space.sizes[partDim];
+  const std::int64_t mids = space.sizes[midDim];
+  const std::int64_t cols = space.sizes[colDim];
+  // Broadcasts (stride 0) and reversals (negative strides) keep the general loop.
+  const bool ascending = std::all_of(
+      space.strides.begin(), space.strides.end(),
+      [&](const Sizes& st) { return st[partDim] > 0 && st[midDim] > 0 && st[colDim] > 0; });
+  if (2 * cols > kTileColumns || !ascending) {
+    emitTileLoop(ctx, out, {in}, sizes, pass);
+    return;
+  }
+  // Tiles of [128 of partDim, a block of midDim, colDim]: at most kTileColumns free elements.
+  const std::int64_t block = std::clamp<std::int64_t>(kTileColumns / cols, 1, mids);
+  const std::vector<const StridedOperand*> operands = {&out, &in};
+  std::vector<std::int64_t> outer(rank - 3, 0);
+  while (true) {
+    std::vector<std::int64_t> base(operands.size());
+    for (std::size_t o = 0; o < operands.size(); ++o) {
+      base[o] = operands[o]->offset;
+      for (std::size_t d = 0; d < outer.size(); ++d) {
+        base[o] += outer[d] * space.strides[o][d];
+      }
+    }
+    for (std::int64_t p0 = 0; p0 < parts; p0 += kPartitions) {
+      const std::int64_t p = std::min(kPartitions, parts - p0);
+      for (std::int64_t m0 = 0; m0 < mids; m0 += block) {
+        if (!ctx.takeUnit()) {
+          continue;  // another core of the logical core copies this tile
+        }
+        const std::int64_t m = std::min(block, mids - m0);
+        auto view = [&](std::size_t o) {
+          const Sizes& st = space.strides[o];
+          return stridedView(operands[o]->flat, base[o] + p0 * st[partDim] + m0 * st[midDim],
+                             st[partDim], p, {isa::Dim{st[midDim], m}, isa::Dim{st[colDim], cols}});
+        };
+        kernel::nl::store(view(0), kernel::nl::load(view(1)));
       }
     }
     if (!nextIndex(outer, space.sizes)) {

@@ -246,12 +246,17 @@ std::string LoweringContext::programName(const std::string& name) const {
 
 kernel::Tensor stridedView(const kernel::Tensor& flat, std::int64_t offset, std::int64_t rowStride,
                            std::int64_t rows, std::int64_t colStride, std::int64_t cols) {
+  return stridedView(flat, offset, rowStride, rows, {isa::Dim{colStride, cols}});
+}
+
+kernel::Tensor stridedView(const kernel::Tensor& flat, std::int64_t offset, std::int64_t rowStride,
+                           std::int64_t rows, std::vector<isa::Dim> free) {
   const std::int64_t n = flat.shape(0);
   // A base view whose row stride is rowStride: strides of contiguous tensors, their slices and
   // permutations are products of trailing sizes, so a non-zero row stride divides the count.
   kernel::Tensor base = rowStride == 0 ? flat.reshape({1, n}).broadcast(0, rows)
                                        : flat.reshape({n / rowStride, rowStride});
-  return base.pattern(rows, {isa::Dim{colStride, cols}}, offset);
+  return base.pattern(rows, std::move(free), offset);
 }
 
 void meetOtherCores(LoweringContext& ctx) {

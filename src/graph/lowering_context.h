@@ -163,6 +163,9 @@ class LoweringContext {
 /// broadcasts) starting `offset` elements in.
 kernel::Tensor stridedView(const kernel::Tensor& flat, std::int64_t offset, std::int64_t rowStride,
                            std::int64_t rows, std::int64_t colStride, std::int64_t cols);
+/// The same with the free dimensions given as (stride, count) pairs, outermost first.
+kernel::Tensor stridedView(const kernel::Tensor& flat, std::int64_t offset, std::int64_t rowStride,
+                           std::int64_t rows, std::vector<isa::Dim> free);
 
 /// After a node that computed its result on a launch over several cores (each its share of the
 /// units, LoweringContext::takeUnit): a barrier with the other cores of the logical core, so that
@@ -185,6 +188,14 @@ using TileFn = std::function<kernel::Tensor(const std::vector<kernel::Tensor>& t
 /// rows.
 void emitTileLoop(LoweringContext& ctx, const StridedOperand& out,
                   const std::vector<StridedOperand>& inputs, const Sizes& sizes, const TileFn& fn);
+
+/// emitTileLoop for a copy of `in` through `out`'s strides (Transpose, Concat, Split, Slice): where
+/// the coalesced columns are short (at most half a tile's width), tiles are three-dimensional —
+/// the larger of the next two dimensions as partitions, a block of the other and the columns as
+/// free dimensions — so that a transpose of [H, S, D] to [S, H, D] or back moves 128 rows of
+/// several heads per DMA instead of H rows (or 128 rows) of one D-element run.
+void emitCopyLoop(LoweringContext& ctx, const StridedOperand& out, const StridedOperand& in,
+                  const Sizes& sizes);
 
 /// How one operator type lowers: the emitter and a few words for reports ("library linear"),
 /// or, for operators lowered more than one way, a function that names the way a node takes.
