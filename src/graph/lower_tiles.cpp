@@ -81,6 +81,21 @@ LoopSpace coalesce(const std::vector<const StridedOperand*>& operands, const Siz
   return s;
 }
 
+/// Per operand, the element where the tiles of the outer index `outer` (over the leading
+/// dimensions of `space`) start.
+std::vector<std::int64_t> firstElements(const std::vector<const StridedOperand*>& operands,
+                                        const LoopSpace& space,
+                                        const std::vector<std::int64_t>& outer) {
+  std::vector<std::int64_t> base(operands.size());
+  for (std::size_t o = 0; o < operands.size(); ++o) {
+    base[o] = operands[o]->offset;
+    for (std::size_t d = 0; d < outer.size(); ++d) {
+      base[o] += outer[d] * space.strides[o][d];
+    }
+  }
+  return base;
+}
+
 }  // namespace
 
 void emitTileLoop(LoweringContext& ctx, const StridedOperand& out,
@@ -103,13 +118,7 @@ void emitTileLoop(LoweringContext& ctx, const StridedOperand& out,
   const std::int64_t cols = space.sizes[colDim];
   std::vector<std::int64_t> outer(rowDim, 0);
   while (true) {
-    std::vector<std::int64_t> base(operands.size());
-    for (std::size_t o = 0; o < operands.size(); ++o) {
-      base[o] = operands[o]->offset;
-      for (std::size_t d = 0; d < rowDim; ++d) {
-        base[o] += outer[d] * space.strides[o][d];
-      }
-    }
+    const std::vector<std::int64_t> base = firstElements(operands, space, outer);
     for (std::int64_t r0 = 0; r0 < rows; r0 += kPartitions) {
       const std::int64_t p = std::min(kPartitions, rows - r0);
       for (std::int64_t c0 = 0; c0 < cols; c0 += kTileColumns) {
@@ -163,26 +172,24 @@ void emitCopyLoop(LoweringContext& ctx, const StridedOperand& out, const Strided
   const std::int64_t parts = space.sizes[partDim];
   const std::int64_t mids = space.sizes[midDim];
   const std::int64_t cols = space.sizes[colDim];
-  // Broadcasts (stride 0) and reversals (negative strides) keep the general loop.
-  const bool ascending = std::all_of(
-      space.strides.begin(), space.strides.end(),
-      [&](const Sizes& st) { return st[partDim] > 0 && st[midDim] > 0 && st[colDim] > 0; });
-  if (2 * cols > kTileColumns || !ascending) {
+  // Broadcasts (stride 0), reversals (negative strides) and partition strides that do not divide
+  // the operand (a strided slice; stridedView's rows) keep the general loop.
+  const std::vector<const StridedOperand*> operands = {&out, &in};
+  bool regular = true;
+  for (std::size_t o = 0; o < operands.size(); ++o) {
+    const Sizes& st = space.strides[o];
+    regular = regular && st[partDim] > 0 && st[midDim] > 0 && st[colDim] > 0 &&
+              operands[o]->flat.shape(0) % st[partDim] == 0;
+  }
+  if (2 * cols > kTileColumns || !regular) {
     emitTileLoop(ctx, out, {in}, sizes, pass);
     return;
   }
   // Tiles of [128 of partDim, a block of midDim, colDim]: at most kTileColumns free elements.
   const std::int64_t block = std::clamp<std::int64_t>(kTileColumns / cols, 1, mids);
-  const std::vector<const StridedOperand*> operands = {&out, &in};
   std::vector<std::int64_t> outer(rank - 3, 0);
   while (true) {
-    std::vector<std::int64_t> base(operands.size());
-    for (std::size_t o = 0; o < operands.size(); ++o) {
-      base[o] = operands[o]->offset;
-      for (std::size_t d = 0; d < outer.size(); ++d) {
-        base[o] += outer[d] * space.strides[o][d];
-      }
-    }
+    const std::vector<std::int64_t> base = firstElements(operands, space, outer);
     for (std::int64_t p0 = 0; p0 < parts; p0 += kPartitions) {
       const std::int64_t p = std::min(kPartitions, parts - p0);
       for (std::int64_t m0 = 0; m0 < mids; m0 += block) {

@@ -25,8 +25,10 @@
 namespace trn::graph {
 namespace {
 
+using fixtures::addFloats;
 using fixtures::attr;
 using fixtures::GraphBuilder;
+using fixtures::wave;
 
 struct Dims {
   std::int64_t b = 2;
@@ -35,14 +37,6 @@ struct Dims {
   std::int64_t s = 24;
   std::int64_t d = 8;
 };
-
-void addFloats(Graph& graph, const std::string& name, const std::vector<std::int64_t>& sizes,
-               const std::vector<float>& values) {
-  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * sizeof(float));
-  std::memcpy(bytes->data(), values.data(), bytes->size());
-  graph.initializers[name] = Tensor{name, ElementType::kFp32, Shape::of(sizes), bytes};
-  graph.values[name] = Value{name, ElementType::kFp32, Shape::of(sizes)};
-}
 
 /// The grouped-query head expansion of `from` [B, Hkv, S, D] into `to` [B, H, S, D], as
 /// PyTorch exports t[:, :, None].expand(...).reshape(...).
@@ -105,14 +99,6 @@ Graph gpt2Attention(const Dims& n, float scale) {
       .node("MatMul", {"p", "v_h"}, {"o"})
       .output("o");
   return g.graph();
-}
-
-std::vector<float> wave(std::int64_t count, double step, double amplitude) {
-  std::vector<float> values(static_cast<std::size_t>(count));
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    values[i] = static_cast<float>(amplitude * std::sin(step * static_cast<double>(i) + 0.3));
-  }
-  return values;
 }
 
 /// softmax(scale q k^T + mask) v in float64, from the definition, one row at a time; k and v

@@ -21,8 +21,10 @@
 namespace trn::graph {
 namespace {
 
+using fixtures::addFloats;
 using fixtures::attr;
 using fixtures::GraphBuilder;
+using fixtures::wave;
 using fixtures::worstError;
 
 struct Dims {
@@ -31,22 +33,6 @@ struct Dims {
   std::int64_t k = 96;
   std::int64_t n = 200;
 };
-
-std::vector<float> wave(std::int64_t count, double step, double amplitude) {
-  std::vector<float> values(static_cast<std::size_t>(count));
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    values[i] = static_cast<float>(amplitude * std::sin(step * static_cast<double>(i) + 0.3));
-  }
-  return values;
-}
-
-void addFloats(Graph& graph, const std::string& name, const std::vector<std::int64_t>& sizes,
-               const std::vector<float>& values) {
-  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * sizeof(float));
-  std::memcpy(bytes->data(), values.data(), bytes->size());
-  graph.initializers[name] = Tensor{name, ElementType::kFp32, Shape::of(sizes), bytes};
-  graph.values[name] = Value{name, ElementType::kFp32, Shape::of(sizes)};
-}
 
 std::vector<float> weights(const Dims& d) { return wave(d.k * d.n, 0.23, 0.1); }
 std::vector<float> biases(const Dims& d) { return wave(d.n, 0.71, 0.5); }

@@ -20,8 +20,10 @@
 namespace trn::graph {
 namespace {
 
+using fixtures::addFloats;
 using fixtures::attr;
 using fixtures::GraphBuilder;
+using fixtures::wave;
 using fixtures::worstError;
 
 constexpr std::int64_t kBatch = 2;
@@ -29,25 +31,8 @@ constexpr std::int64_t kTokens = 100;  // 200 rows: a full 128-row tile and a ra
 constexpr std::int64_t kDim = 96;
 constexpr float kEps = 1e-5f;
 
-std::vector<float> wave(std::int64_t count, double step, double amplitude, double offset) {
-  std::vector<float> values(static_cast<std::size_t>(count));
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    values[i] =
-        static_cast<float>(offset + amplitude * std::sin(step * static_cast<double>(i) + 0.3));
-  }
-  return values;
-}
-
 std::vector<float> activations() { return wave(kBatch * kTokens * kDim, 0.37, 2.0, 0.0); }
 std::vector<float> weights() { return wave(kDim, 0.71, 0.5, 1.0); }
-
-void addFloats(Graph& graph, const std::string& name, const std::vector<std::int64_t>& sizes,
-               const std::vector<float>& values) {
-  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * sizeof(float));
-  std::memcpy(bytes->data(), values.data(), bytes->size());
-  graph.initializers[name] = Tensor{name, ElementType::kFp32, Shape::of(sizes), bytes};
-  graph.values[name] = Value{name, ElementType::kFp32, Shape::of(sizes)};
-}
 
 enum class Form { kDivOne, kReciprocal, kDivide };
 

@@ -2,6 +2,7 @@
 // shapes shape inference gave them.
 #pragma once
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -10,6 +11,27 @@
 #include "trn/graph/graph.h"
 
 namespace trn::graph::fixtures {
+
+/// Adds an fp32 initializer `name` of `sizes` holding `values` (and its value) to `graph`.
+inline void addFloats(Graph& graph, const std::string& name, const std::vector<std::int64_t>& sizes,
+                      const std::vector<float>& values) {
+  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * sizeof(float));
+  std::memcpy(bytes->data(), values.data(), bytes->size());
+  graph.initializers[name] = Tensor{name, ElementType::kFp32, Shape::of(sizes), bytes};
+  graph.values[name] = Value{name, ElementType::kFp32, Shape::of(sizes)};
+}
+
+/// `count` values offset + amplitude sin(step i + 0.3): inputs and weights of every sign and
+/// magnitude below the amplitude, deterministic.
+inline std::vector<float> wave(std::int64_t count, double step, double amplitude,
+                               double offset = 0.0) {
+  std::vector<float> values(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] =
+        static_cast<float>(offset + amplitude * std::sin(step * static_cast<double>(i) + 0.3));
+  }
+  return values;
+}
 
 class GraphBuilder {
  public:

@@ -229,6 +229,56 @@ TEST(GraphModel, DeadScratchIsReusedByLaterValuesOfItsShape) {
   }
 }
 
+// The head transposes of attention, [B, S, H, D] to [B, H, S, D] and back, copy in tiles of 128
+// tokens by every head by D (emitCopyLoop): [2, 200, 6, 40] makes per batch a tile of 128 tokens
+// and one of 72, so four loads and four stores, each element exactly where the permutation puts
+// it, on one core and on an LNC=2 pair.
+TEST(GraphModel, HeadTransposesCopyInTilesOfTokensByHeads) {
+  const std::vector<std::int64_t> bshd = {2, 200, 6, 40};
+  const std::vector<std::int64_t> bhsd = {2, 6, 200, 40};
+  for (const bool forward : {true, false}) {
+    const std::vector<std::int64_t>& from = forward ? bshd : bhsd;
+    fixtures::GraphBuilder b;
+    b.input("x", from)
+        .node("Transpose", {"x"}, {"y"},
+              {fixtures::attr("perm", std::vector<std::int64_t>{0, 2, 1, 3})})
+        .output("y");
+    Graph graph = std::move(b.graph());
+    ASSERT_TRUE(inferShapes(graph, {}).ok());
+    const runtime::Session session = trn2();
+    Result<CompiledModel> model = compileGraph(session, graph);
+    ASSERT_TRUE(model.ok()) << model.status().toString();
+    const std::size_t dmaCopy = isa::InstructionBody(isa::DmaCopy{}).index();
+    int copies = 0;
+    for (const isa::InstructionStream& stream : model->parts.at(0).kernel().program.streams) {
+      for (std::size_t i = 0; i < stream.size(); ++i) {
+        copies += stream.typeIndex(i) == dmaCopy ? 1 : 0;
+      }
+    }
+    EXPECT_EQ(copies, 8) << (forward ? "[B, S, H, D] to [B, H, S, D]" : "and back");
+    const runtime::NpyArray x = counting(from);
+    for (const int lnc : {1, 2}) {
+      const std::vector<float> y = fixtures::runFunctional(graph, {x}, {}, lnc);
+      ASSERT_EQ(y.size(), static_cast<std::size_t>(2 * 200 * 6 * 40));
+      const std::vector<std::int64_t>& to = forward ? bhsd : bshd;
+      std::size_t wrong = 0;
+      for (std::int64_t i = 0; i < to[0]; ++i) {
+        for (std::int64_t j = 0; j < to[1]; ++j) {
+          for (std::int64_t k = 0; k < to[2]; ++k) {
+            for (std::int64_t d = 0; d < to[3]; ++d) {
+              // y[i, j, k, d] = x[i, k, j, d]
+              const std::int64_t source = ((i * from[1] + k) * from[2] + j) * from[3] + d;
+              const std::int64_t at = ((i * to[1] + j) * to[2] + k) * to[3] + d;
+              wrong += y[static_cast<std::size_t>(at)] == static_cast<float>(source) ? 0 : 1;
+            }
+          }
+        }
+      }
+      EXPECT_EQ(wrong, 0u) << "LNC " << lnc << (forward ? " forward" : " back");
+    }
+  }
+}
+
 // Rows wider than a chunk (a vocabulary) take the online form: a running maximum and a rescaled
 // sum over three column chunks, then x - (m + log s); 130 rows leave a tile of two.
 TEST(GraphModel, LogSoftmaxOverWideRowsMatchesAFloat64Reference) {

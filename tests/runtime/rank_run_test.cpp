@@ -44,6 +44,18 @@ std::vector<float> rankValues(int rank) {
   return v;
 }
 
+/// The float64 sum over ranks r < `ranks` of (r + 1) times rank r's values.
+std::vector<double> scaledSum(int ranks) {
+  std::vector<double> sum(128 * 64, 0.0);
+  for (int q = 0; q < ranks; ++q) {
+    const std::vector<float> v = rankValues(q);
+    for (std::size_t i = 0; i < sum.size(); ++i) {
+      sum[i] += (q + 1) * static_cast<double>(v[i]);
+    }
+  }
+  return sum;
+}
+
 TEST(RankRun, SixteenChipsAllReduceWhatTheirKernelsComputed) {
   const Session session = trn2();
   const fabric::Topology topology = testing::trn2Instance();
@@ -117,13 +129,7 @@ TEST(RankRun, ATileKernelScalesThenAllReducesOverEightChips) {
   }
   const Result<RanksResult> result = session.runRanks(topology, ranks, RunOptions{});
   ASSERT_TRUE(result.ok()) << result.status().toString();
-  std::vector<double> want(128 * 64, 0.0);
-  for (int q = 0; q < kRanks; ++q) {
-    const std::vector<float> v = rankValues(q);
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      want[i] += (q + 1) * static_cast<double>(v[i]);
-    }
-  }
+  const std::vector<double> want = scaledSum(kRanks);
   for (int r = 0; r < kRanks; ++r) {
     const std::vector<float> got =
         floatValues(result->ranks[static_cast<std::size_t>(r)].outputs[0]);
@@ -194,13 +200,7 @@ TEST(RankRun, RanksOfTwoCoresAllReduceWhatBothCoresComputed) {
   }
   const Result<RanksResult> result = session.runRanks(topology, ranks, RunOptions{});
   ASSERT_TRUE(result.ok()) << result.status().toString();
-  std::vector<double> want(128 * 64, 0.0);
-  for (int q = 0; q < kRanks; ++q) {
-    const std::vector<float> v = rankValues(q);
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      want[i] += (q + 1) * static_cast<double>(v[i]);
-    }
-  }
+  const std::vector<double> want = scaledSum(kRanks);
   for (int r = 0; r < kRanks; ++r) {
     const RunResult& rank = result->ranks[static_cast<std::size_t>(r)];
     EXPECT_EQ(rank.physicalCores, (std::vector<int>{0, 1}));
