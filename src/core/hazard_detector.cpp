@@ -19,7 +19,7 @@ using isa::firstOverlap;
 
 namespace {
 
-constexpr std::uint64_t kPruneInterval = 32;
+constexpr std::uint64_t kPruneInterval = 256;
 /// Cell geometry: bands of 128 partitions, or of at least 64 HBM rows (at most 16 bands per
 /// tensor); column granules of at least 512 bytes (at most 512 per partition, 64 per HBM row).
 constexpr int kPartitionBandShift = 7;
@@ -44,13 +44,6 @@ constexpr std::uint32_t kPrefetchedCells = 8;
 TRN_CLOCK_LOOP void joinInto(VectorClock& __restrict into, const VectorClock& __restrict other) {
   for (std::size_t i = 0; i < kMaxAgents; ++i) {
     into[i] = std::max(into[i], other[i]);
-  }
-}
-
-/// into = min(into, other) per agent.
-TRN_CLOCK_LOOP void meetInto(VectorClock& __restrict into, const VectorClock& __restrict other) {
-  for (std::size_t i = 0; i < kMaxAgents; ++i) {
-    into[i] = std::min(into[i], other[i]);
   }
 }
 
@@ -323,8 +316,8 @@ std::uint32_t HazardDetector::filterAndRecord(std::span<const CellRun> runs, int
   return suspects;
 }
 
-inline std::uint32_t HazardDetector::filterAndRecordCell(Cell& cell, int agent, std::uint32_t epoch,
-                                                         bool write, const VectorClock& now) {
+std::uint32_t HazardDetector::filterAndRecordCell(Cell& cell, int agent, std::uint32_t epoch,
+                                                  bool write, const VectorClock& now) {
   const auto self = static_cast<std::size_t>(agent);
   if (cell.count == Cell::kDense) {
     DenseCell& d = dense_[cell.dense];
@@ -336,57 +329,64 @@ inline std::uint32_t HazardDetector::filterAndRecordCell(Cell& cell, int agent, 
     d.accessed[self] = epoch;
     return suspects;
   }
-  // One branch-free pass over every slot finds the suspects and this agent's slot (a free slot
-  // holds kNoAgent and epochs 0, which add nothing). Slots whose accesses every unfinished engine
-  // has seen (dead_) add no suspects either, since `now` has seen them too; they are reclaimed
-  // only when a slot is needed. This agent's own epochs never exceed now[agent].
-  const std::array<std::uint32_t, Cell::kSlots>& compared =
-      write ? cell.lastAccess : cell.lastWrite;
+  // Most calls find every other agent's slot live and only update this agent's: one pass that
+  // reads, and a compaction only when some slot has died.
   std::uint32_t suspects = 0;
   std::uint8_t mine = Cell::kSlots;  // this agent's slot, if it has one
+  bool anyDead = false;
   const std::uint8_t count = cell.count;
-  for (std::uint8_t i = 0; i < Cell::kSlots; ++i) {
+  for (std::uint8_t i = 0; i < count; ++i) {
     const std::uint8_t other = cell.agents[i];
-    suspects |= compared[i] > now[other] ? kAgentBits[other] : 0;
-    mine = other == self ? i : mine;
+    if (other == self) {
+      mine = i;
+      continue;
+    }
+    if (cell.lastAccess[i] <= dead_[other]) {
+      anyDead = true;
+      continue;
+    }
+    if ((write ? cell.lastAccess[i] : cell.lastWrite[i]) > now[other]) {
+      suspects |= std::uint32_t{1} << other;
+    }
+  }
+  std::uint8_t kept = count;
+  if (anyDead) {
+    kept = 0;
+    mine = Cell::kSlots;
+    for (std::uint8_t i = 0; i < count; ++i) {
+      const std::uint8_t other = cell.agents[i];
+      if (other != self && cell.lastAccess[i] <= dead_[other]) {
+        continue;  // every future access has seen it: the slot is free
+      }
+      if (other == self) {
+        mine = kept;
+      }
+      cell.agents[kept] = other;
+      cell.lastWrite[kept] = cell.lastWrite[i];
+      cell.lastAccess[kept] = cell.lastAccess[i];
+      ++kept;
+    }
+    for (std::uint8_t i = kept; i < count; ++i) {
+      cell.agents[i] = 0;
+      cell.lastWrite[i] = 0;
+      cell.lastAccess[i] = 0;
+    }
+    cell.count = kept;
   }
   if (mine == Cell::kSlots) {
-    if (count == Cell::kSlots) {
-      reclaimDeadSlots(cell);
-      if (cell.count == Cell::kSlots) {
-        moveToDense(cell, agent, epoch, write);
-        return suspects;
-      }
+    if (kept == Cell::kSlots) {
+      moveToDense(cell, agent, epoch, write);
+      return suspects;
     }
-    mine = cell.count++;
+    mine = kept;
     cell.agents[mine] = static_cast<std::uint8_t>(agent);
-    cell.lastWrite[mine] = 0;
+    cell.count = kept + 1;
   }
   if (write) {
     cell.lastWrite[mine] = epoch;
   }
   cell.lastAccess[mine] = epoch;
   return suspects;
-}
-
-void HazardDetector::reclaimDeadSlots(Cell& cell) const {
-  std::uint8_t kept = 0;
-  for (std::uint8_t i = 0; i < cell.count; ++i) {
-    const std::uint8_t other = cell.agents[i];
-    if (cell.lastAccess[i] <= dead_[other]) {
-      continue;  // every future access has seen it: the slot is free
-    }
-    cell.agents[kept] = other;
-    cell.lastWrite[kept] = cell.lastWrite[i];
-    cell.lastAccess[kept] = cell.lastAccess[i];
-    ++kept;
-  }
-  for (std::uint8_t i = kept; i < cell.count; ++i) {
-    cell.agents[i] = Cell::kNoAgent;
-    cell.lastWrite[i] = 0;
-    cell.lastAccess[i] = 0;
-  }
-  cell.count = kept;
 }
 
 void HazardDetector::moveToDense(Cell& cell, int agent, std::uint32_t epoch, bool write) {
@@ -431,7 +431,6 @@ Status HazardDetector::access(int agent, AccessOwner owner, const PreparedAccess
   suspects &= ~(std::uint32_t{1} << agent);
   if (suspects != 0) {
     footprintsComputed_ = 0;
-    earlierFootprintOf_ = nullptr;
     for (; suspects != 0; suspects &= suspects - 1) {
       TRN_RETURN_IF_ERROR(scan(std::countr_zero(suspects), now, owner, operands));
     }
@@ -479,8 +478,10 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
                             std::span<const Operand> operands) {
   const History& h = history_[static_cast<std::size_t>(other)];
   const std::uint32_t seen = now[static_cast<std::size_t>(other)];
+  Footprint earlierFootprint;
   for (std::uint64_t i = h.end(); i-- > h.start() && h.at(i).epoch > seen;) {
     const Entry& o = h.at(i);
+    bool earlierFootprintComputed = false;
     for (std::size_t k = 0; k < operands.size(); ++k) {
       const Operand& a = operands[k];
       // Without a write, or with disjoint bounding boxes, there is no conflict.
@@ -489,34 +490,29 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
           a.bytes.begin >= o.bytes.end || o.bytes.begin >= a.bytes.end) {
         continue;
       }
-      TRN_RETURN_IF_ERROR(exactTest(o, owner, operands, k));
+      if (!earlierFootprintComputed) {
+        earlierFootprint = recordedFootprint(o);
+        earlierFootprintComputed = true;
+      }
+      const Footprint& e = earlierFootprint;
+      const Footprint& f = footprint(operands, k);
+      const auto overlap = firstOverlap(e, f);
+      if (!overlap) {
+        continue;
+      }
+      const std::int64_t firstPartition = std::max(e.firstPartition, f.firstPartition);
+      const std::int64_t endPartition = std::min(e.endPartition, f.endPartition);
+      const std::string tensor = f.tensor >= 0 ? tensorName_(f.tensor) : std::string();
+      return raceDetected(fmt::format(
+          "race: {} {} {} and {} {} {}, with no semaphore ordering them; they overlap at {}",
+          describe_(o.owner()), e.write ? "writes" : "reads",
+          describeRange(e, e.bytes, e.firstPartition, e.endPartition, tensor), describe_(owner),
+          f.write ? "writes" : "reads",
+          describeRange(f, f.bytes, f.firstPartition, f.endPartition, tensor),
+          describeRange(f, *overlap, firstPartition, endPartition, tensor)));
     }
   }
   return {};
-}
-
-Status HazardDetector::exactTest(const Entry& o, AccessOwner owner,
-                                 std::span<const Operand> operands, std::size_t k) {
-  if (earlierFootprintOf_ != &o) {
-    earlierFootprint_ = recordedFootprint(o);
-    earlierFootprintOf_ = &o;
-  }
-  const Footprint& e = earlierFootprint_;
-  const Footprint& f = footprint(operands, k);
-  const auto overlap = firstOverlap(e, f);
-  if (!overlap) {
-    return {};
-  }
-  const std::int64_t firstPartition = std::max(e.firstPartition, f.firstPartition);
-  const std::int64_t endPartition = std::min(e.endPartition, f.endPartition);
-  const std::string tensor = f.tensor >= 0 ? tensorName_(f.tensor) : std::string();
-  return raceDetected(fmt::format(
-      "race: {} {} {} and {} {} {}, with no semaphore ordering them; they overlap at {}",
-      describe_(o.owner()), e.write ? "writes" : "reads",
-      describeRange(e, e.bytes, e.firstPartition, e.endPartition, tensor), describe_(owner),
-      f.write ? "writes" : "reads",
-      describeRange(f, f.bytes, f.firstPartition, f.endPartition, tensor),
-      describeRange(f, *overlap, firstPartition, endPartition, tensor)));
 }
 
 void HazardDetector::prune() {
@@ -531,7 +527,11 @@ void HazardDetector::prune() {
       continue;
     }
     anyLive = true;
-    meetInto(low, clocks_[static_cast<std::size_t>(e)]);
+    for (int a = 0; a < agents_; ++a) {
+      low[static_cast<std::size_t>(a)] =
+          std::min(low[static_cast<std::size_t>(a)],
+                   clocks_[static_cast<std::size_t>(e)][static_cast<std::size_t>(a)]);
+    }
   }
   dead_ = low;
   for (int a = 0; a < agents_; ++a) {
@@ -545,7 +545,7 @@ void HazardDetector::prune() {
 }
 
 void HazardDetector::History::grow() {
-  std::vector<Entry> grown(std::max<std::size_t>(16, entries_.size() * 2));
+  std::vector<Entry> grown(std::max<std::size_t>(64, entries_.size() * 2));
   for (std::uint64_t i = start_; i < end_; ++i) {
     grown[i & (grown.size() - 1)] = at(i);
   }

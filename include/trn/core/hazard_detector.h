@@ -201,23 +201,16 @@ class HazardDetector {
     std::int32_t granules = 1;
     std::uint32_t firstBand = 0;
   };
-  /// The accesses recorded in one cell: per agent with an access there, the epochs of its last
-  /// write and last access (0: none), in one cache line for up to kSlots agents. A slot whose
-  /// accesses every unfinished engine has seen is freed when the cell needs a slot; a cell that
-  /// needs more slots than it has live moves to a dense pair of clocks (`dense`, an index into
-  /// dense_) and stays there.
+  /// The accesses recorded in one cell: per agent with a live access there (one that some
+  /// unfinished engine has not seen), the epochs of its last write and last access (0: none), in
+  /// one cache line for up to kSlots agents. A cell that needs more slots moves to a dense pair
+  /// of clocks (`dense`, an index into dense_) and stays there.
   struct alignas(64) Cell {
     static constexpr std::uint8_t kSlots = 6;
     static constexpr std::uint8_t kDense = 0xff;  ///< `count` of a cell kept in dense_
-    /// The agent of a free slot: the barrier slot, which no access records.
-    static constexpr std::uint8_t kNoAgent = kBarrierSlot;
     std::array<std::uint32_t, kSlots> lastWrite{};
     std::array<std::uint32_t, kSlots> lastAccess{};
-    std::array<std::uint8_t, kSlots> agents = [] {
-      std::array<std::uint8_t, kSlots> free{};
-      free.fill(kNoAgent);
-      return free;
-    }();
+    std::array<std::uint8_t, kSlots> agents{};
     std::uint8_t count = 0;  ///< slots used, or kDense
     std::uint32_t dense = 0;
   };
@@ -242,9 +235,6 @@ class HazardDetector {
   /// filterAndRecord for one cell.
   std::uint32_t filterAndRecordCell(Cell& cell, int agent, std::uint32_t epoch, bool write,
                                     const VectorClock& now);
-  /// Frees the slots of `cell` whose accesses every unfinished engine has seen (dead_), keeping
-  /// the others in order (out of line: it runs only when a full cell needs a slot).
-  [[gnu::noinline]] void reclaimDeadSlots(Cell& cell) const;
   /// Moves `cell`, whose slots are all live and none is `agent`'s, to a pair of dense clocks, and
   /// records `agent`'s access there (out of line: it is rare, and its clocks would otherwise
   /// give filterAndRecordCell a large stack frame).
@@ -253,10 +243,6 @@ class HazardDetector {
   /// has not seen and conflicts with it; OK when there is none.
   [[nodiscard]] Status scan(int other, const VectorClock& now, AccessOwner owner,
                             std::span<const Operand> operands);
-  /// The race between the recorded operand `o` and `operands[k]`, whose bounding boxes meet, when
-  /// their exact footprints overlap; OK if not (out of line, to keep scan's loop small).
-  [[gnu::noinline]] Status exactTest(const Entry& o, AccessOwner owner,
-                                     std::span<const Operand> operands, std::size_t k);
   /// The footprint of `operands[i]`, computed on first use for the access being checked.
   const Footprint& footprint(std::span<const Operand> operands, std::size_t i);
   /// The footprint of a recorded operand (its pattern decoded into earlierPattern_).
@@ -278,9 +264,6 @@ class HazardDetector {
   std::vector<Footprint> footprints_ = std::vector<Footprint>(kMaxOperands);
   std::uint64_t footprintsComputed_ = 0;
   isa::AccessPattern earlierPattern_;  ///< of the recorded operand being tested
-  /// The footprint of the recorded operand `earlierFootprintOf_` (null: none yet for this access).
-  Footprint earlierFootprint_;
-  const Entry* earlierFootprintOf_ = nullptr;
   std::vector<VectorClock> clocks_;
   std::vector<VectorClock> semaphoreClocks_;
   std::vector<History> history_;  ///< per agent
