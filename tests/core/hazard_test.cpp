@@ -125,6 +125,37 @@ TEST(Hazards, EightQueuesLoadingDisjointColumnsOfOneCellDoNotRaceAndAnOverlapWit
   }
 }
 
+TEST(Hazards, ACellFullOfAccessesEveryEngineHasSeenStillCatchesANewRace) {
+  // Six loads fill the slots of one granule's cell; both engines then wait for them, and ACT's
+  // 40 writes elsewhere let the detector learn that every engine has seen them. A seventh load
+  // and an ACT write over its columns, unordered, race; the same write beside them does not.
+  std::string text = ".tensor a input fp32 [128, 64]\n";
+  for (int q = 0; q < 6; ++q) {
+    text += fmt::format(
+        "sp: dma_copy dst=sbuf[0:128]+{}:fp32[[1,8]] src=hbm:a:fp32[[64,128],[1,8]] queue={} "
+        "signal(s0+=1)\n",
+        32 * q, q);
+  }
+  text += "act: memset dst=sbuf[0:128]+8192:fp32[[1,4]] value=1.0 wait(s0>=6)\n";
+  for (int i = 0; i < 40; ++i) {
+    text += "act: memset dst=sbuf[0:128]+8192:fp32[[1,4]] value=1.0\n";
+  }
+  text +=
+      "sp: dma_copy dst=sbuf[0:128]+192:fp32[[1,8]] src=hbm:a:fp32[[64,128],[1,8]] queue=6 "
+      "wait(s0>=6)\n";
+  EXPECT_TRUE(
+      runIn(text + "act: memset dst=sbuf[0:128]+224:fp32[[1,4]] value=1.0\n", RunMode::kTimingOnly)
+          .ok());
+  const Status status =
+      runIn(text + "act: memset dst=sbuf[0:128]+200:fp32[[1,4]] value=1.0\n", RunMode::kTimingOnly);
+  ASSERT_FALSE(status.ok());
+  const std::string message = status.toString();
+  EXPECT_NE(message.find("sp#6 'dma_copy"), std::string::npos) << message;
+  EXPECT_NE(message.find("act#41 'memset"), std::string::npos) << message;
+  EXPECT_NE(message.find("overlap at sbuf partitions 0..127 bytes 200..215"), std::string::npos)
+      << message;
+}
+
 TEST(Hazards, AnEngineReadingDmaDataBeforeItLandsRaces) {
   const char* text = R"(
 .tensor a input fp32 [128, 64]
