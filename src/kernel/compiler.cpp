@@ -193,7 +193,7 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
   for (const TilePlacement& t : allocation.tiles) {
     const Buffer& b = ir.buffers[static_cast<std::size_t>(t.buffer)];
     out.tiles.push_back(CompiledTile{b.name, b.memory, b.shape, b.dtype, t.at.partition, t.at.byte,
-                                     t.bytes, t.firstOp, t.lastOp, b.site});
+                                     t.bytes, t.firstOp, t.lastOp, ir.location(b.site)});
   }
   out.summary = CompileSummary{static_cast<std::int64_t>(ir.ops.size()),
                                sync.waits,

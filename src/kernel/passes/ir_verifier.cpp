@@ -82,7 +82,7 @@ Status verifyIR(const KernelIR& ir, const isa::CoreLimits& limits, std::string_v
     }
     if (!status.ok()) {
       return status.withContext(fmt::format("kernel IR after pass '{}', instruction [{}] ({})",
-                                            afterPass, i, formatLocation(op.instr.location)));
+                                            afterPass, i, formatLocation(ir, op.site)));
     }
   }
   return {};
