@@ -189,11 +189,12 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
   if (options.dumpAfter && *options.dumpAfter == "lower" && options.dumpStream != nullptr) {
     *options.dumpStream << "// after pass 'lower'\n" << isa::formatProgramText(out.program);
   }
+  out.files = ir.files;
   out.tiles.reserve(allocation.tiles.size());
   for (const TilePlacement& t : allocation.tiles) {
     const Buffer& b = ir.buffers[static_cast<std::size_t>(t.buffer)];
     out.tiles.push_back(CompiledTile{b.name, b.memory, b.shape, b.dtype, t.at.partition, t.at.byte,
-                                     t.bytes, t.firstOp, t.lastOp, ir.location(b.site)});
+                                     t.bytes, t.firstOp, t.lastOp, b.site});
   }
   out.summary = CompileSummary{static_cast<std::int64_t>(ir.ops.size()),
                                sync.waits,

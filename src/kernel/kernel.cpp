@@ -293,12 +293,15 @@ Tensor Kernel::declare(Buffer buffer, Loc loc) {
       }
     }
   }
-  // Only HBM operands consult the probe's tensors (by buffer index); on-chip buffers hold a place.
-  makeRoomForOne(probe_.tensors);
+  // Only HBM operands consult the probe's tensors (by buffer index): an on-chip buffer holds a
+  // place only when an HBM tensor is declared after it, so the many tiles a kernel declares after
+  // its inputs and outputs take none.
+  if (!onChip) {
+    probe_.tensors.resize(static_cast<std::size_t>(id));
+    probe_.tensors.push_back(
+        isa::TensorDecl{buffer.name, buffer.hbmKind, buffer.dtype, buffer.shape});
+  }
   makeRoomForOne(ir_.buffers);
-  probe_.tensors.push_back(onChip ? isa::TensorDecl{}
-                                  : isa::TensorDecl{buffer.name, buffer.hbmKind, buffer.dtype,
-                                                    buffer.shape});
   ir_.buffers.push_back(std::move(buffer));
   return wholeView(id);
 }

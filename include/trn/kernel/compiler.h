@@ -100,7 +100,7 @@ struct CompiledTile {
   std::int64_t bytes = 0;      ///< per partition
   std::int64_t firstOp = 0;
   std::int64_t lastOp = 0;
-  isa::SourceLocation site;
+  Site site;  ///< where the kernel declared it; its file is one of CompiledKernel::files
 };
 
 struct CompiledKernel {
@@ -109,7 +109,9 @@ struct CompiledKernel {
   std::vector<TensorSpec> inputs;   ///< program tensors 0..inputs-1
   std::vector<TensorSpec> outputs;  ///< the next program tensors, in return order
   CompileSummary summary;
-  std::vector<CompiledTile> tiles;  ///< every on-chip tile the kernel uses
+  /// Every on-chip tile the kernel uses; huge-page backed, as a kernel may have 100,000.
+  LargeVector<CompiledTile> tiles;
+  std::vector<std::string> files;   ///< the source file names the tiles' sites index
 };
 
 /// Traces `kernel` for `inputs` into kernel IR, the first step of compile, without the backend

@@ -77,7 +77,8 @@ struct KernelIR {
   std::string name;
   /// The distinct source file names that Sites index, each once.
   std::vector<std::string> files;
-  std::vector<Buffer> buffers;
+  /// Huge-page backed too: a kernel may declare a tile per loop iteration, 100,000 of them.
+  LargeVector<Buffer> buffers;
   /// Huge-page backed: an Op takes about 0.7 KiB, so a 100k-instruction kernel holds 70 MB of
   /// them, which 4 KiB pages would fault in one by one (base/huge_pages.h).
   LargeVector<Op> ops;

@@ -77,7 +77,8 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
   }
   const std::size_t n = ir.ops.size();
   const auto width = static_cast<std::size_t>(agents);
-  std::vector<std::int32_t> clocks(n * width, 0);
+  // Huge-page backed: n x width clocks are tens of megabytes for a large kernel.
+  LargeVector<std::int32_t> clocks(n * width, 0);
   std::vector<std::int32_t> engineKnows(isa::kNumEngines * width, 0);
   std::vector<std::int32_t> queueKnows(static_cast<std::size_t>(queues) * width, 0);
   std::vector<int> agentOf(n);
