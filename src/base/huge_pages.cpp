@@ -2,16 +2,129 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <vector>
+
 namespace trn {
+namespace {
+
+/// A large block: where it starts and how many bytes it spans (its requested size rounded up to
+/// whole huge pages).
+struct Block {
+  void* start = nullptr;
+  std::size_t capacity = 0;
+};
+
+std::size_t roundUpToHugePages(std::size_t bytes) {
+  if (bytes > std::size_t(-1) - 2 * kHugePageBytes) {  // room for the alignment slack too
+    throw std::bad_array_new_length();
+  }
+  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
+/// Freed large blocks kept for reuse, and the reused blocks now in use (whose capacity may
+/// exceed what their owner asked for and will give back).
+class RetainedBlocks {
+ public:
+  /// A retained block of at least `capacity` bytes and at most a quarter more, the smallest one.
+  void* take(std::size_t capacity) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto best = retained_.end();
+    for (auto it = retained_.begin(); it != retained_.end(); ++it) {
+      if (it->capacity >= capacity && it->capacity <= capacity + capacity / 4 &&
+          (best == retained_.end() || it->capacity < best->capacity)) {
+        best = it;
+      }
+    }
+    if (best == retained_.end()) {
+      return nullptr;
+    }
+    const Block block = *best;
+    retained_.erase(best);
+    retainedBytes_ -= block.capacity;
+    inUse_.push_back(block);
+    return block.start;
+  }
+
+  /// Keeps the block at `start` (asked for as `capacity` bytes, rounded) for reuse; false when
+  /// it is too large or the cache is full, so that the caller must free it.
+  bool keep(void* start, std::size_t capacity) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto reused = std::find_if(inUse_.begin(), inUse_.end(),
+                                     [&](const Block& b) { return b.start == start; });
+    if (reused != inUse_.end()) {
+      capacity = reused->capacity;
+      inUse_.erase(reused);
+    }
+    if (capacity > kMaxRetainedBlockBytes || retainedBytes_ + capacity > kMaxRetainedBytes) {
+      return false;
+    }
+    retained_.push_back(Block{start, capacity});
+    retainedBytes_ += capacity;
+    return true;
+  }
+
+  std::size_t retainedBytes() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return retainedBytes_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Block> retained_;
+  std::vector<Block> inUse_;
+  std::size_t retainedBytes_ = 0;
+};
+
+/// `capacity` bytes (a multiple of kHugePageBytes) of fresh zero pages mapped at a
+/// kHugePageBytes boundary and advised to be huge pages.
+void* mapHugePageAligned(std::size_t capacity) {
+  const std::size_t span = capacity + kHugePageBytes;
+  void* mapped = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) {
+    throw std::bad_alloc();
+  }
+  const auto at = reinterpret_cast<std::uintptr_t>(mapped);
+  const std::uintptr_t aligned = (at + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  if (aligned > at) {
+    (void)::munmap(mapped, aligned - at);
+  }
+  const std::uintptr_t end = aligned + capacity;
+  if (end < at + span) {
+    (void)::munmap(reinterpret_cast<void*>(end), at + span - end);
+  }
+  void* block = reinterpret_cast<void*>(aligned);
+  // Advice only: without THP (or with it set to "never") the memory is ordinary, which is fine.
+  (void)::madvise(block, capacity, MADV_HUGEPAGE);
+  return block;
+}
+
+/// Never destroyed: vectors in static storage may free their blocks after exit begins.
+RetainedBlocks& retainedBlocks() {
+  static auto* blocks = new RetainedBlocks;
+  return *blocks;
+}
+
+}  // namespace
 
 void* allocateLargeBuffer(std::size_t bytes) {
   if (bytes < kHugePageMinBytes) {
     return ::operator new(bytes);
   }
-  void* p = ::operator new (bytes, std::align_val_t{kHugePageBytes});
-  // Advice only: without THP (or with it set to "never") the memory is ordinary, which is fine.
-  (void)::madvise(p, bytes, MADV_HUGEPAGE);
-  return p;
+  const std::size_t capacity = roundUpToHugePages(bytes);
+  if (capacity < kMinRetainedBlockBytes) {
+    void* p = ::operator new (capacity, std::align_val_t{kHugePageBytes});
+    // Advice only: without THP (or with it set to "never") the memory is ordinary, which is fine.
+    (void)::madvise(p, capacity, MADV_HUGEPAGE);
+    return p;
+  }
+  if (void* reused = retainedBlocks().take(capacity)) {
+    return reused;
+  }
+  return mapHugePageAligned(capacity);
 }
 
 void freeLargeBuffer(void* p, std::size_t bytes) noexcept {
@@ -20,7 +133,21 @@ void freeLargeBuffer(void* p, std::size_t bytes) noexcept {
     ::operator delete(p);
     return;
   }
-  ::operator delete(p, std::align_val_t{kHugePageBytes});
+  const std::size_t capacity = roundUpToHugePages(bytes);
+  if (capacity < kMinRetainedBlockBytes) {
+    ::operator delete(p, std::align_val_t{kHugePageBytes});
+    return;
+  }
+  try {
+    if (retainedBlocks().keep(p, capacity)) {
+      return;
+    }
+  } catch (const std::bad_alloc&) {
+    // No room to note the block: unmap it.
+  }
+  (void)::munmap(p, capacity);
 }
+
+std::size_t retainedLargeBufferBytes() { return retainedBlocks().retainedBytes(); }
 
 }  // namespace trn

@@ -3,6 +3,11 @@
 // much as reading it; 2 MiB pages cut the faults 512-fold. Buffers of at least
 // kHugePageMinBytes are aligned to 2 MiB and madvise(MADV_HUGEPAGE)d before first use; smaller
 // ones, and hosts without THP, get ordinary memory. Contents are the same either way.
+// Blocks below kMinRetainedBlockBytes come from malloc, which keeps them in its heap once freed
+// (glibc's dynamic mmap threshold, mallopt(3), rises to 32 MiB); larger ones it would give back to
+// the kernel at every free, so they are mapped here and, once freed, kept (up to
+// kMaxRetainedBytes) and handed out again: a compile or a run that follows another then finds its
+// pages already faulted in instead of zero-filling them anew.
 #pragma once
 
 #include <cstddef>
@@ -16,10 +21,18 @@ namespace trn {
 
 inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 inline constexpr std::size_t kHugePageMinBytes = 2 * kHugePageBytes;
+/// Freed blocks of kMinRetainedBlockBytes to kMaxRetainedBlockBytes are kept for reuse, at most
+/// kMaxRetainedBytes in all.
+inline constexpr std::size_t kMinRetainedBlockBytes = std::size_t{32} << 20;
+inline constexpr std::size_t kMaxRetainedBlockBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kMaxRetainedBytes = std::size_t{512} << 20;
 
 /// Memory for `bytes` (see above), freed with freeLargeBuffer(p, bytes). Throws std::bad_alloc.
+/// Thread-safe; a reused block's bytes are whatever its last owner left there.
 void* allocateLargeBuffer(std::size_t bytes);
 void freeLargeBuffer(void* p, std::size_t bytes) noexcept;
+/// The bytes of freed blocks now kept for reuse.
+std::size_t retainedLargeBufferBytes();
 
 /// A std::allocator that takes large blocks from allocateLargeBuffer, for vectors that grow to
 /// hundreds of megabytes (packed instruction streams, whole files). resize() default-initialises
