@@ -1,5 +1,6 @@
 #include "trn/base/huge_pages.h"
 
+#include <malloc.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -17,6 +18,9 @@ struct Block {
   void* start = nullptr;
   std::size_t capacity = 0;
 };
+
+/// glibc's largest dynamic mmap threshold (mallopt(3): DEFAULT_MMAP_THRESHOLD_MAX on 64-bit).
+constexpr int kMallocMmapThreshold = 32 << 20;
 
 std::size_t roundUpToHugePages(std::size_t bytes) {
   if (bytes > std::size_t(-1) - 2 * kHugePageBytes) {  // room for the alignment slack too
@@ -102,9 +106,14 @@ void* mapHugePageAligned(std::size_t capacity) {
   return block;
 }
 
-/// Never destroyed: vectors in static storage may free their blocks after exit begins.
+/// Never destroyed: vectors in static storage may free their blocks after exit begins. Made
+/// with the first large block, when malloc is also set to its steady state (see the header).
 RetainedBlocks& retainedBlocks() {
-  static auto* blocks = new RetainedBlocks;
+  static auto* blocks = [] {
+    (void)::mallopt(M_MMAP_THRESHOLD, kMallocMmapThreshold);
+    (void)::mallopt(M_TRIM_THRESHOLD, 2 * kMallocMmapThreshold);
+    return new RetainedBlocks;
+  }();
   return *blocks;
 }
 
@@ -115,12 +124,6 @@ void* allocateLargeBuffer(std::size_t bytes) {
     return ::operator new(bytes);
   }
   const std::size_t capacity = roundUpToHugePages(bytes);
-  if (capacity < kMinRetainedBlockBytes) {
-    void* p = ::operator new (capacity, std::align_val_t{kHugePageBytes});
-    // Advice only: without THP (or with it set to "never") the memory is ordinary, which is fine.
-    (void)::madvise(p, capacity, MADV_HUGEPAGE);
-    return p;
-  }
   if (void* reused = retainedBlocks().take(capacity)) {
     return reused;
   }
@@ -128,16 +131,12 @@ void* allocateLargeBuffer(std::size_t bytes) {
 }
 
 void freeLargeBuffer(void* p, std::size_t bytes) noexcept {
-  // The unsized forms: clang does not declare sized deallocation without -fsized-deallocation.
+  // The unsized form: clang does not declare sized deallocation without -fsized-deallocation.
   if (bytes < kHugePageMinBytes) {
     ::operator delete(p);
     return;
   }
   const std::size_t capacity = roundUpToHugePages(bytes);
-  if (capacity < kMinRetainedBlockBytes) {
-    ::operator delete(p, std::align_val_t{kHugePageBytes});
-    return;
-  }
   try {
     if (retainedBlocks().keep(p, capacity)) {
       return;

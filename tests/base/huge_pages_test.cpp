@@ -35,7 +35,7 @@ TEST(LargeBuffers, AVectorKeepsItsContentsAsItGrowsLarge) {
 }
 
 TEST(LargeBuffers, AFreedBlockIsReusedForTheSameOrASlightlySmallerSize) {
-  const std::size_t bytes = kMinRetainedBlockBytes + 3 * kHugePageBytes;
+  const std::size_t bytes = 11 * kHugePageBytes;
   void* first = allocateLargeBuffer(bytes);
   freeLargeBuffer(first, bytes);
   void* again = allocateLargeBuffer(bytes - kHugePageBytes / 2);
@@ -48,21 +48,12 @@ TEST(LargeBuffers, AFreedBlockIsReusedForTheSameOrASlightlySmallerSize) {
 }
 
 TEST(LargeBuffers, ABlockMuchLargerThanAskedForIsNotReused) {
-  const std::size_t bytes = 2 * kMinRetainedBlockBytes;
+  const std::size_t bytes = 16 * kHugePageBytes;
   void* large = allocateLargeBuffer(bytes);
   freeLargeBuffer(large, bytes);
-  void* small = allocateLargeBuffer(kMinRetainedBlockBytes);
+  void* small = allocateLargeBuffer(8 * kHugePageBytes);
   EXPECT_NE(small, large);
-  freeLargeBuffer(small, kMinRetainedBlockBytes);
-}
-
-TEST(LargeBuffers, BlocksBelowTheRetainedSizeAreNotKept) {
-  const std::size_t before = retainedLargeBufferBytes();
-  const std::size_t bytes = kMinRetainedBlockBytes - kHugePageBytes;
-  void* block = allocateLargeBuffer(bytes);
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(block) % kHugePageBytes, 0u);
-  freeLargeBuffer(block, bytes);
-  EXPECT_EQ(retainedLargeBufferBytes(), before);
+  freeLargeBuffer(small, 8 * kHugePageBytes);
 }
 
 TEST(LargeBuffers, NoMoreThanTheLimitsAreRetained) {
@@ -74,7 +65,7 @@ TEST(LargeBuffers, NoMoreThanTheLimitsAreRetained) {
   EXPECT_EQ(retainedLargeBufferBytes(), before);
 
   // Enough blocks to pass kMaxRetainedBytes, all held at once and then freed.
-  const std::size_t bytes = kMinRetainedBlockBytes * 2;
+  const std::size_t bytes = kMaxRetainedBlockBytes / 4;
   std::vector<void*> blocks;
   for (std::size_t held = 0; held <= kMaxRetainedBytes; held += bytes) {
     blocks.push_back(allocateLargeBuffer(bytes));

@@ -3,11 +3,13 @@
 // much as reading it; 2 MiB pages cut the faults 512-fold. Buffers of at least
 // kHugePageMinBytes are aligned to 2 MiB and madvise(MADV_HUGEPAGE)d before first use; smaller
 // ones, and hosts without THP, get ordinary memory. Contents are the same either way.
-// Blocks below kMinRetainedBlockBytes come from malloc, which keeps them in its heap once freed
-// (glibc's dynamic mmap threshold, mallopt(3), rises to 32 MiB); larger ones it would give back to
-// the kernel at every free, so they are mapped here and, once freed, kept (up to
-// kMaxRetainedBytes) and handed out again: a compile or a run that follows another then finds its
-// pages already faulted in instead of zero-filling them anew.
+// Large blocks are mapped here and, once freed, kept (up to kMaxRetainedBytes) and handed out
+// again: a compile or a run that follows another then finds its pages already faulted in instead
+// of zero-filling them anew. glibc would otherwise give such blocks back to the kernel at every
+// free; for the smaller ones malloc serves, the first large block sets malloc's mmap and trim
+// thresholds to the values glibc's dynamic thresholds (mallopt(3)) settle at once a 32 MiB block
+// has been freed, as they did when large blocks came from malloc, so that freed ones stay in its
+// heap from the start.
 #pragma once
 
 #include <cstddef>
@@ -21,9 +23,8 @@ namespace trn {
 
 inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 inline constexpr std::size_t kHugePageMinBytes = 2 * kHugePageBytes;
-/// Freed blocks of kMinRetainedBlockBytes to kMaxRetainedBlockBytes are kept for reuse, at most
-/// kMaxRetainedBytes in all.
-inline constexpr std::size_t kMinRetainedBlockBytes = std::size_t{32} << 20;
+/// Freed blocks up to kMaxRetainedBlockBytes are kept for reuse, at most kMaxRetainedBytes in
+/// all.
 inline constexpr std::size_t kMaxRetainedBlockBytes = std::size_t{256} << 20;
 inline constexpr std::size_t kMaxRetainedBytes = std::size_t{512} << 20;
 
