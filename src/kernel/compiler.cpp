@@ -185,7 +185,7 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
   TRN_ASSIGN_OR_RETURN(const SyncSummary sync, synchronise(ir, deps, limits));
   TRN_RETURN_IF_ERROR(afterPass(ir, "synchronise", limits, options));
 
-  TRN_ASSIGN_OR_RETURN(out.program, lowerToProgram(ir, limits));
+  TRN_ASSIGN_OR_RETURN(out.program, lowerToProgram(ir, limits, options.verifyEachPass));
   if (options.dumpAfter && *options.dumpAfter == "lower" && options.dumpStream != nullptr) {
     *options.dumpStream << "// after pass 'lower'\n" << isa::formatProgramText(out.program);
   }

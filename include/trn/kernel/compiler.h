@@ -55,7 +55,8 @@ inline constexpr std::array<std::string_view, 5> kPassNames = {"trace", "allocat
 struct CompileOptions {
   /// Multi-buffering depth for tiles declared inside loops (1 = reuse at once).
   int bufs = 2;
-  /// Verify the IR after every pass (on by default in debug builds).
+  /// Verify the IR after every pass and the lowered Program (on by default in debug builds;
+  /// without it the Program is verified when a core loads it to run).
 #ifdef NDEBUG
   bool verifyEachPass = false;
 #else
