@@ -63,6 +63,19 @@ isa::SourceLocation KernelIR::location(Site site) const {
   return isa::SourceLocation{std::string(file(site)), site.line};
 }
 
+isa::SyncView OpSemaphores::of(std::size_t op, isa::SemaphoreUpdate& update) const {
+  if (op + 1 >= waitsFrom.size()) {
+    return {};
+  }
+  const std::span<const isa::SemaphoreWait> opWaits(waits.data() + waitsFrom[op],
+                                                    waitsFrom[op + 1] - waitsFrom[op]);
+  if (signals[op] < 0) {
+    return isa::SyncView(opWaits, {});
+  }
+  update = isa::SemaphoreUpdate{signals[op], isa::SemaphoreUpdateOp::kAdd, 1};
+  return isa::SyncView(opWaits, std::span(&update, 1));
+}
+
 namespace {
 
 Buffer makeBuffer(std::string name, isa::Memory memory, DType dtype,

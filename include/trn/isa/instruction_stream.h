@@ -39,9 +39,11 @@ class InstructionStream {
 
   /// Appends `instr`, packed.
   void push_back(const Instruction& instr);
-  /// Appends `instr`, packed, located at `file`:`line` instead of at instr.location (for builders
-  /// that keep source locations apart from their instructions, as the kernel IR does).
-  void push_back(const Instruction& instr, std::string_view file, std::int32_t line);
+  /// Appends the instruction `body` on `engine` with semaphores `sync`, packed, located at
+  /// `file`:`line` (for builders that keep semaphores and source locations apart from their
+  /// instructions, as the kernel IR does).
+  void push_back(Engine engine, const InstructionBody& body, const SyncView& sync,
+                 std::string_view file, std::int32_t line);
   /// Appends `instr` whose fields are already packed: `fields` must be exactly the bytes that
   /// packing instr.body writes (the compact program decoder, which has checked them, passes the
   /// file's bytes through). Debug builds check it.
@@ -131,8 +133,10 @@ class InstructionStream {
 
   /// Stores all of `instr` but its fields, which the caller appends to fields_, located at
   /// `file`:`line`.
-  Entry packShell(const Instruction& instr, std::string_view file, std::int32_t line);
-  Entry pack(const Instruction& instr, std::string_view file, std::int32_t line);
+  Entry packShell(Engine engine, std::size_t type, const SyncView& sync, std::string_view file,
+                  std::int32_t line);
+  Entry pack(Engine engine, const InstructionBody& body, const SyncView& sync,
+             std::string_view file, std::int32_t line);
 
   // Large vectors: a loaded chip program's streams take about a gigabyte.
   LargeVector<Entry> entries_;

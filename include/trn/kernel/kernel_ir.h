@@ -57,8 +57,8 @@ enum class EngineOrigin : std::uint8_t {
 
 /// One traced instruction.
 struct Op {
-  /// Engine, body with buffer-relative operands, synchronisation; its `location` stays empty
-  /// (the lowering pass writes `site` into the Program).
+  /// Engine and body with buffer-relative operands. Its `sync` and `location` stay empty: the
+  /// semaphores are in KernelIR::semaphores, and the lowering pass writes `site` into the Program.
   isa::Instruction instr;
   EngineOrigin origin = EngineOrigin::kRule;
   Site site;  ///< the kernel source line that created it
@@ -73,6 +73,20 @@ struct DynamicLoop {
   isa::SourceLocation location;
 };
 
+/// The semaphores the synchronise pass gives the ops, kept apart from them so that an op holds no
+/// vectors of its own (two allocations an instruction): op i waits for
+/// waits[waitsFrom[i], waitsFrom[i + 1]) and, when signals[i] >= 0, adds 1 to semaphore
+/// signals[i] as it completes. Empty before that pass.
+struct OpSemaphores {
+  LargeVector<isa::SemaphoreWait> waits;
+  LargeVector<std::size_t> waitsFrom;
+  LargeVector<std::int32_t> signals;
+
+  /// Op `op`'s semaphores (none before the synchronise pass). The view stays valid while this
+  /// table and `update` live.
+  [[nodiscard]] isa::SyncView of(std::size_t op, isa::SemaphoreUpdate& update) const;
+};
+
 struct KernelIR {
   std::string name;
   /// The distinct source file names that Sites index, each once.
@@ -85,6 +99,7 @@ struct KernelIR {
   std::vector<std::int32_t> inputs;   ///< buffer indices, in argument order
   std::vector<std::int32_t> outputs;  ///< buffer indices, in return order
   std::vector<DynamicLoop> loops;     ///< in trace order, not nested
+  OpSemaphores semaphores;            ///< by op, from the synchronise pass on
   /// True once the allocation pass has rebased on-chip operands onto physical addresses.
   bool allocated = false;
 

@@ -30,7 +30,12 @@ std::string printIR(const KernelIR& ir) {
   }
   for (std::size_t i = 0; i < ir.ops.size(); ++i) {
     const Op& op = ir.ops[i];
-    out += fmt::format("  [{}] {}{}  # {}\n", i, isa::formatInstruction(op.instr, names),
+    isa::Instruction shown = op.instr;
+    isa::SemaphoreUpdate signal;
+    const isa::SyncView sync = ir.semaphores.of(i, signal);
+    shown.sync.waits.assign(sync.waits.begin(), sync.waits.end());
+    shown.sync.updates.assign(sync.updates.begin(), sync.updates.end());
+    out += fmt::format("  [{}] {}{}  # {}\n", i, isa::formatInstruction(shown, names),
                        op.origin == EngineOrigin::kPinned ? " (engine pinned)" : "",
                        formatLocation(ir, op.site));
   }

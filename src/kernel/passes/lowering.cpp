@@ -64,7 +64,10 @@ Result<isa::Program> lowerToProgram(KernelIR& ir, const isa::CoreLimits& limits,
       ap.tensor =
           ap.memory == isa::Memory::kHbm ? tensorOf[static_cast<std::size_t>(ap.tensor)] : -1;
     });
-    program.stream(op.instr.engine).push_back(op.instr, ir.file(op.site), op.site.line);
+    isa::SemaphoreUpdate signal;
+    program.stream(op.instr.engine)
+        .push_back(op.instr.engine, op.instr.body, ir.semaphores.of(i, signal), ir.file(op.site),
+                   op.site.line);
     if (loop && loop->end == static_cast<std::int64_t>(i) + 1) {
       control(isa::RegAdd{kLoopRegister, -1});
       control(isa::BranchNonZero{kLoopRegister, bodyStart});
