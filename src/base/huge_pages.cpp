@@ -46,16 +46,17 @@ class RetainedBlocks {
     if (best == retained_.end()) {
       return nullptr;
     }
+    inUse_.push_back(*best);  // if this throws, the block stays retained
     const Block block = *best;
     retained_.erase(best);
     retainedBytes_ -= block.capacity;
-    inUse_.push_back(block);
     return block.start;
   }
 
-  /// Keeps the block at `start` (asked for as `capacity` bytes, rounded) for reuse; false when
-  /// it is too large or the cache is full, so that the caller must free it.
-  bool keep(void* start, std::size_t capacity) {
+  /// Takes back the block at `start` (asked for as `capacity` bytes, rounded): keeps it for
+  /// reuse, unmapping the longest-kept blocks if the cache would pass kMaxRetainedBytes, or
+  /// unmaps it if it is larger than kMaxRetainedBlockBytes.
+  void giveBack(void* start, std::size_t capacity) noexcept {
     const std::lock_guard<std::mutex> lock(mutex_);
     const auto reused = std::find_if(inUse_.begin(), inUse_.end(),
                                      [&](const Block& b) { return b.start == start; });
@@ -63,12 +64,21 @@ class RetainedBlocks {
       capacity = reused->capacity;
       inUse_.erase(reused);
     }
-    if (capacity > kMaxRetainedBlockBytes || retainedBytes_ + capacity > kMaxRetainedBytes) {
-      return false;
+    if (capacity > kMaxRetainedBlockBytes) {
+      (void)::munmap(start, capacity);
+      return;
     }
-    retained_.push_back(Block{start, capacity});
-    retainedBytes_ += capacity;
-    return true;
+    while (retainedBytes_ + capacity > kMaxRetainedBytes) {
+      (void)::munmap(retained_.front().start, retained_.front().capacity);
+      retainedBytes_ -= retained_.front().capacity;
+      retained_.erase(retained_.begin());
+    }
+    try {
+      retained_.push_back(Block{start, capacity});
+      retainedBytes_ += capacity;
+    } catch (const std::bad_alloc&) {
+      (void)::munmap(start, capacity);  // no room to note it
+    }
   }
 
   std::size_t retainedBytes() {
@@ -136,15 +146,7 @@ void freeLargeBuffer(void* p, std::size_t bytes) noexcept {
     ::operator delete(p);
     return;
   }
-  const std::size_t capacity = roundUpToHugePages(bytes);
-  try {
-    if (retainedBlocks().keep(p, capacity)) {
-      return;
-    }
-  } catch (const std::bad_alloc&) {
-    // No room to note the block: unmap it.
-  }
-  (void)::munmap(p, capacity);
+  retainedBlocks().giveBack(p, roundUpToHugePages(bytes));
 }
 
 std::size_t retainedLargeBufferBytes() { return retainedBlocks().retainedBytes(); }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -75,6 +76,18 @@ TEST(LargeBuffers, NoMoreThanTheLimitsAreRetained) {
   }
   EXPECT_LE(retainedLargeBufferBytes(), kMaxRetainedBytes);
   EXPECT_GE(retainedLargeBufferBytes(), kMaxRetainedBytes - bytes);
+
+  // The longest-kept made way: the block freed last is among those handed out again, the block
+  // freed first is not.
+  std::vector<void*> again;
+  for (std::size_t held = bytes; held <= kMaxRetainedBytes; held += bytes) {
+    again.push_back(allocateLargeBuffer(bytes));
+  }
+  EXPECT_NE(std::find(again.begin(), again.end(), blocks.back()), again.end());
+  EXPECT_EQ(std::find(again.begin(), again.end(), blocks.front()), again.end());
+  for (void* block : again) {
+    freeLargeBuffer(block, bytes);
+  }
 }
 
 }  // namespace

@@ -3,13 +3,12 @@
 // much as reading it; 2 MiB pages cut the faults 512-fold. Buffers of at least
 // kHugePageMinBytes are aligned to 2 MiB and madvise(MADV_HUGEPAGE)d before first use; smaller
 // ones, and hosts without THP, get ordinary memory. Contents are the same either way.
-// Large blocks are mapped here and, once freed, kept (up to kMaxRetainedBytes) and handed out
-// again: a compile or a run that follows another then finds its pages already faulted in instead
-// of zero-filling them anew. glibc would otherwise give such blocks back to the kernel at every
-// free; for the smaller ones malloc serves, the first large block sets malloc's mmap and trim
-// thresholds to the values glibc's dynamic thresholds (mallopt(3)) settle at once a 32 MiB block
-// has been freed, as they did when large blocks came from malloc, so that freed ones stay in its
-// heap from the start.
+// Large blocks are mapped here and, once freed, kept (up to kMaxRetainedBytes; the longest-kept
+// make way for newly freed ones) and handed out again: a compile or a run that follows another
+// then finds its pages already faulted in instead of zero-filling them anew. glibc would give
+// such blocks back to the kernel at every free; for the smaller ones malloc serves, the first
+// large block sets malloc's mmap and trim thresholds to the values glibc's dynamic thresholds
+// (mallopt(3)) settle at once a 32 MiB block has been freed, so that freed ones stay in its heap.
 #pragma once
 
 #include <cstddef>
