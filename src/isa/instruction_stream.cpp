@@ -31,45 +31,54 @@ std::uint32_t offset32(const Vector& v) {
 
 }  // namespace
 
-InstructionStream::Entry InstructionStream::packShell(const Instruction& instr) {
+InstructionStream::Entry InstructionStream::packShell(Engine engine, std::size_t type,
+                                                      const SyncView& sync, std::string_view file,
+                                                      std::int32_t line) {
   Entry e;
-  TRN_CHECK(instr.sync.waits.size() <= kMaxSyncEntries &&
-            instr.sync.updates.size() <= kMaxSyncEntries)
-      << "an instruction with " << instr.sync.waits.size() << " waits and "
-      << instr.sync.updates.size() << " updates cannot be packed";
-  e.type = static_cast<std::uint16_t>(instr.body.index());
-  e.engine = instr.engine;
+  TRN_CHECK(sync.waits.size() <= kMaxSyncEntries && sync.updates.size() <= kMaxSyncEntries)
+      << "an instruction with " << sync.waits.size() << " waits and " << sync.updates.size()
+      << " updates cannot be packed";
+  e.type = static_cast<std::uint16_t>(type);
+  e.engine = engine;
   e.firstWait = offset32(waits_);
-  e.waitCount = static_cast<std::uint16_t>(instr.sync.waits.size());
-  waits_.insert(waits_.end(), instr.sync.waits.begin(), instr.sync.waits.end());
+  e.waitCount = static_cast<std::uint16_t>(sync.waits.size());
+  waits_.insert(waits_.end(), sync.waits.begin(), sync.waits.end());
   e.firstUpdate = offset32(updates_);
-  e.updateCount = static_cast<std::uint16_t>(instr.sync.updates.size());
-  updates_.insert(updates_.end(), instr.sync.updates.begin(), instr.sync.updates.end());
-  const std::string& file = instr.location.file;
+  e.updateCount = static_cast<std::uint16_t>(sync.updates.size());
+  updates_.insert(updates_.end(), sync.updates.begin(), sync.updates.end());
   if (!files_.empty() && files_[lastFile_] == file) {
     e.file = lastFile_;
   } else if (const auto found = fileIndex_.find(file); found != fileIndex_.end()) {
     e.file = found->second;
   } else {
     e.file = offset32(files_);
-    files_.push_back(file);
+    files_.emplace_back(file);
     fileIndex_.emplace(file, e.file);
   }
   lastFile_ = e.file;
-  e.line = instr.location.line;
+  e.line = line;
   e.fields = offset32(fields_);
   return e;
 }
 
-InstructionStream::Entry InstructionStream::pack(const Instruction& instr) {
-  const Entry e = packShell(instr);
-  packBody(instr.body, fields_);
+InstructionStream::Entry InstructionStream::pack(Engine engine, const InstructionBody& body,
+                                                 const SyncView& sync, std::string_view file,
+                                                 std::int32_t line) {
+  const Entry e = packShell(engine, body.index(), sync, file, line);
+  packBody(body, fields_);
   offset32(fields_);
   return e;
 }
 
+void InstructionStream::push_back(Engine engine, const InstructionBody& body,
+                                  const SyncView& sync, std::string_view file,
+                                  std::int32_t line) {
+  entries_.push_back(pack(engine, body, sync, file, line));
+}
+
 void InstructionStream::pushPacked(const Instruction& instr, std::span<const std::byte> fields) {
-  const Entry e = packShell(instr);
+  const Entry e = packShell(instr.engine, instr.body.index(), SyncView(instr.sync),
+                            instr.location.file, instr.location.line);
   fields_.insert(fields_.end(), fields.begin(), fields.end());
   offset32(fields_);
 #ifndef NDEBUG
@@ -81,11 +90,15 @@ void InstructionStream::pushPacked(const Instruction& instr, std::span<const std
   entries_.push_back(e);
 }
 
-void InstructionStream::push_back(const Instruction& instr) { entries_.push_back(pack(instr)); }
+void InstructionStream::push_back(const Instruction& instr) {
+  push_back(instr.engine, instr.body, SyncView(instr.sync), instr.location.file,
+            instr.location.line);
+}
 
 void InstructionStream::set(std::size_t index, const Instruction& instr) {
   TRN_CHECK(index < entries_.size()) << "set(" << index << ") of a stream of " << entries_.size();
-  entries_[index] = pack(instr);
+  entries_[index] = pack(instr.engine, instr.body, SyncView(instr.sync), instr.location.file,
+                         instr.location.line);
 }
 
 void InstructionStream::reserve(std::size_t instructions, std::optional<std::size_t> fieldBytes) {

@@ -185,10 +185,11 @@ Result<CompiledKernel> compile(const KernelDef& kernel, std::span<const TensorSp
   TRN_ASSIGN_OR_RETURN(const SyncSummary sync, synchronise(ir, deps, limits));
   TRN_RETURN_IF_ERROR(afterPass(ir, "synchronise", limits, options));
 
-  TRN_ASSIGN_OR_RETURN(out.program, lowerToProgram(ir, limits));
+  TRN_ASSIGN_OR_RETURN(out.program, lowerToProgram(ir, limits, options.verifyEachPass));
   if (options.dumpAfter && *options.dumpAfter == "lower" && options.dumpStream != nullptr) {
     *options.dumpStream << "// after pass 'lower'\n" << isa::formatProgramText(out.program);
   }
+  out.files = ir.files;
   out.tiles.reserve(allocation.tiles.size());
   for (const TilePlacement& t : allocation.tiles) {
     const Buffer& b = ir.buffers[static_cast<std::size_t>(t.buffer)];

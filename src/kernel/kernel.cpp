@@ -31,6 +31,51 @@ std::string formatLocation(const isa::SourceLocation& location) {
                      location.line);
 }
 
+std::string formatLocation(const KernelIR& ir, Site site) {
+  return formatLocation(ir.location(site));
+}
+
+Site KernelIR::site(const isa::SourceLocation& location) {
+  return site(location.file, location.line);
+}
+
+Site KernelIR::site(std::string_view file, std::int32_t line) {
+  if (file.empty()) {
+    return Site{-1, line};
+  }
+  // A kernel names a few files, mostly the same one op after op: the latest is tried first.
+  if (latestFile_ < 0 || files[static_cast<std::size_t>(latestFile_)] != file) {
+    auto known = std::find(files.begin(), files.end(), file);
+    if (known == files.end()) {
+      files.emplace_back(file);
+      known = files.end() - 1;
+    }
+    latestFile_ = static_cast<std::int32_t>(known - files.begin());
+  }
+  return Site{latestFile_, line};
+}
+
+std::string_view KernelIR::file(Site site) const {
+  return site.file < 0 ? std::string_view() : files[static_cast<std::size_t>(site.file)];
+}
+
+isa::SourceLocation KernelIR::location(Site site) const {
+  return isa::SourceLocation{std::string(file(site)), site.line};
+}
+
+isa::SyncView OpSemaphores::of(std::size_t op, isa::SemaphoreUpdate& update) const {
+  if (op + 1 >= waitsFrom.size()) {
+    return {};
+  }
+  const std::span<const isa::SemaphoreWait> opWaits(waits.data() + waitsFrom[op],
+                                                    waitsFrom[op + 1] - waitsFrom[op]);
+  if (signals[op] < 0) {
+    return isa::SyncView(opWaits, {});
+  }
+  update = isa::SemaphoreUpdate{signals[op], isa::SemaphoreUpdateOp::kAdd, 1};
+  return isa::SyncView(opWaits, std::span(&update, 1));
+}
+
 namespace {
 
 Buffer makeBuffer(std::string name, isa::Memory memory, DType dtype,
@@ -77,6 +122,19 @@ isa::SourceLocation toLocation(const std::source_location& loc) {
     latest.path = loc.file_name();
   }
   return isa::SourceLocation{latest.storable, static_cast<std::int32_t>(loc.line())};
+}
+
+Site Kernel::site(Loc loc) {
+  if (const isa::SourceLocation* call = CallSite::active()) {
+    return ir_.site(*call);
+  }
+  // Each file is named by one static string: its file index is kept for the latest one, so that
+  // tracing converts and looks up a name once per file, not per op.
+  if (latestPath_ != loc.file_name()) {
+    latestPathFile_ = ir_.site(locationFile(loc.file_name()), 0).file;
+    latestPath_ = loc.file_name();
+  }
+  return Site{latestPathFile_, static_cast<std::int32_t>(loc.line())};
 }
 
 std::string locationFile(std::string_view path) {
@@ -147,7 +205,7 @@ std::int64_t Kernel::numPrograms(int axis, Loc loc) const {
 }
 
 Tensor Kernel::declare(Buffer buffer, Loc loc) {
-  buffer.site = toLocation(loc);
+  buffer.site = site(loc);
   const bool onChip = buffer.memory != isa::Memory::kHbm;
   if (buffer.shape.empty() || (onChip && buffer.shape.size() < 2)) {
     fail(ErrorCode::kInvalidArgument,
@@ -243,17 +301,20 @@ Tensor Kernel::declare(Buffer buffer, Loc loc) {
         fail(ErrorCode::kInvalidArgument,
              fmt::format("HBM tensor '{}' is already declared (at {}); HBM tensor names must be "
                          "unique",
-                         buffer.name, formatLocation(other.site)),
+                         buffer.name, formatLocation(ir_, other.site)),
              loc);
       }
     }
   }
-  // Only HBM operands consult the probe's tensors (by buffer index); on-chip buffers hold a place.
-  makeRoomForOne(probe_.tensors);
+  // Only HBM operands consult the probe's tensors (by buffer index): an on-chip buffer holds a
+  // place only when an HBM tensor is declared after it, so the many tiles a kernel declares after
+  // its inputs and outputs take none.
+  if (!onChip) {
+    probe_.tensors.resize(static_cast<std::size_t>(id));
+    probe_.tensors.push_back(
+        isa::TensorDecl{buffer.name, buffer.hbmKind, buffer.dtype, buffer.shape});
+  }
   makeRoomForOne(ir_.buffers);
-  probe_.tensors.push_back(onChip ? isa::TensorDecl{}
-                                  : isa::TensorDecl{buffer.name, buffer.hbmKind, buffer.dtype,
-                                                    buffer.shape});
   ir_.buffers.push_back(std::move(buffer));
   return wholeView(id);
 }
@@ -360,7 +421,7 @@ void Kernel::markOutput(const Tensor& t, Loc loc) {
         fmt::format(
             "{}: kernel '{}' returns '{}', declared here, which is {}; a kernel returns "
             "HBM outputs (Kernel::output)",
-            formatLocation(b.site), ir_.name, b.name,
+            formatLocation(ir_, b.site), ir_.name, b.name,
             b.memory == isa::Memory::kHbm ? "an HBM input or scratch tensor" : "an on-chip tile"))};
   }
   ir_.outputs.push_back(t.buffer());
@@ -396,10 +457,11 @@ void Kernel::dynamicLoop(std::int64_t trips, const std::function<void()>& body, 
   }
   std::vector<std::string> engines;
   for (std::int64_t i = loop.begin; i < loop.end; ++i) {
-    const isa::Instruction& instr = ir_.ops[static_cast<std::size_t>(i)].instr;
+    const Op& op = ir_.ops[static_cast<std::size_t>(i)];
+    const isa::Instruction& instr = op.instr;
     const std::string here =
         fmt::format("{} on {} at {}", isa::info(instr.body).mnemonic, isa::engineName(instr.engine),
-                    formatLocation(instr.location));
+                    formatLocation(ir_, op.site));
     if (isa::info(instr.body).viaDma) {
       fail(ErrorCode::kUnsupported,
            fmt::format("a dynamic loop cannot start DMA transfers ({}): move the transfer out of "
@@ -408,12 +470,13 @@ void Kernel::dynamicLoop(std::int64_t trips, const std::function<void()>& body, 
            loc);
     }
     if (instr.engine != ir_.ops[static_cast<std::size_t>(loop.begin)].instr.engine) {
-      const isa::Instruction& first = ir_.ops[static_cast<std::size_t>(loop.begin)].instr;
+      const Op& firstOp = ir_.ops[static_cast<std::size_t>(loop.begin)];
+      const isa::Instruction& first = firstOp.instr;
       fail(ErrorCode::kUnsupported,
            fmt::format("a dynamic loop runs on one sequencer, but its instructions use two "
                        "engines ({} on {} at {}; {}): pin them to one engine or unroll the loop",
                        isa::info(first.body).mnemonic, isa::engineName(first.engine),
-                       formatLocation(first.location), here),
+                       formatLocation(ir_, firstOp.site), here),
            loc);
     }
   }
@@ -454,8 +517,8 @@ void Kernel::emit(isa::InstructionBody body, std::optional<isa::Engine> engine, 
       }
       // Built in place: a default Op zero-fills its ~0.7 KiB body only for it to be overwritten.
       makeRoomForOne(ir_.ops);
-      ir_.ops.emplace_back(isa::Instruction{e, std::move(body), {}, toLocation(loc)},
-                           engine ? EngineOrigin::kPinned : EngineOrigin::kRule);
+      ir_.ops.emplace_back(isa::Instruction{e, std::move(body), {}, {}},
+                           engine ? EngineOrigin::kPinned : EngineOrigin::kRule, site(loc));
       return;
     }
     if (first.ok()) {

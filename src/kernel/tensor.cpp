@@ -10,7 +10,7 @@
 
 namespace trn::kernel {
 
-Tensor::Tensor(Kernel* kernel, const isa::AccessPattern& base, std::vector<std::int64_t> shape)
+Tensor::Tensor(Kernel* kernel, const isa::AccessPattern& base, std::span<const std::int64_t> shape)
     : kernel_(kernel), ap_(base), rank_(static_cast<int>(shape.size())) {
   // Row-major strides; on chip the partition dimension has no element stride.
   std::int64_t stride = 1;

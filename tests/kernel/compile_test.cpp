@@ -253,7 +253,7 @@ std::set<std::int64_t> blockSlots(bool matmul) {
   auto compiled = compile(kernel, specs, limits());
   EXPECT_TRUE(compiled.ok()) << compiled.status().toString();
   std::set<std::int64_t> offsets;
-  for (const CompiledTile& tile : compiled.ok() ? compiled->tiles : std::vector<CompiledTile>{}) {
+  for (const CompiledTile& tile : compiled.ok() ? compiled->tiles : LargeVector<CompiledTile>{}) {
     if (tile.name == "block") {
       offsets.insert(tile.byte);
     }

@@ -62,8 +62,8 @@ TEST(Nisa, MatmulRecordsOperandsEngineAndLine) {
   EXPECT_FALSE(mm.isTranspose);
   EXPECT_EQ(op.instr.engine, Engine::kPe);
   EXPECT_EQ(op.origin, EngineOrigin::kRule);
-  EXPECT_EQ(op.instr.location.line, line);
-  EXPECT_NE(op.instr.location.file.find("nisa_test.cpp"), std::string::npos);
+  EXPECT_EQ(op.site.line, line);
+  EXPECT_NE(k.ir().file(op.site).find("nisa_test.cpp"), std::string::npos);
 }
 
 TEST(Nisa, AMultiLineCallReportsTheLineWhereItStarts) {
@@ -72,7 +72,7 @@ TEST(Nisa, AMultiLineCallReportsTheLineWhereItStarts) {
   const int line = __LINE__ + 1;
   nisa::tensorScalar(a, a, AluOp::kMultiply, 2, false, AluOp::kAdd, 0.25,
                      /*reverse1=*/false, Engine::kAct);
-  EXPECT_EQ(k.ir().ops.back().instr.location.line, line);
+  EXPECT_EQ(k.ir().ops.back().site.line, line);
   EXPECT_EQ(std::get<float>(lastAs<isa::TensorScalar>(k).operand0), 2.0f);
   EXPECT_EQ(std::get<float>(lastAs<isa::TensorScalar>(k).operand1), 0.25f);
 }

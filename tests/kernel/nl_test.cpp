@@ -33,7 +33,7 @@ TEST(Nl, EveryInstructionAndTileCarriesTheCallersLine) {
   const Tensor r = nl::rmsNorm(x, w);
   ASSERT_GT(k.ir().ops.size(), firstOp + 4);
   for (std::size_t i = firstOp; i < k.ir().ops.size(); ++i) {
-    const isa::SourceLocation& at = k.ir().ops[i].instr.location;
+    const isa::SourceLocation at = k.ir().location(k.ir().ops[i].site);
     EXPECT_EQ(at.line, line) << "op " << i;
     EXPECT_NE(at.file.find("nl_test.cpp"), std::string::npos) << at.file;
   }

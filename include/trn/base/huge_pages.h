@@ -3,6 +3,12 @@
 // much as reading it; 2 MiB pages cut the faults 512-fold. Buffers of at least
 // kHugePageMinBytes are aligned to 2 MiB and madvise(MADV_HUGEPAGE)d before first use; smaller
 // ones, and hosts without THP, get ordinary memory. Contents are the same either way.
+// Large blocks are mapped here and, once freed, kept (up to kMaxRetainedBytes; the longest-kept
+// make way for newly freed ones) and handed out again: a compile or a run that follows another
+// then finds its pages already faulted in instead of zero-filling them anew. glibc would give
+// such blocks back to the kernel at every free; for the smaller ones malloc serves, the first
+// large block sets malloc's mmap and trim thresholds to the values glibc's dynamic thresholds
+// (mallopt(3)) settle at once a 32 MiB block has been freed, so that freed ones stay in its heap.
 #pragma once
 
 #include <cstddef>
@@ -16,10 +22,17 @@ namespace trn {
 
 inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 inline constexpr std::size_t kHugePageMinBytes = 2 * kHugePageBytes;
+/// Freed blocks up to kMaxRetainedBlockBytes are kept for reuse, at most kMaxRetainedBytes in
+/// all.
+inline constexpr std::size_t kMaxRetainedBlockBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kMaxRetainedBytes = std::size_t{512} << 20;
 
 /// Memory for `bytes` (see above), freed with freeLargeBuffer(p, bytes). Throws std::bad_alloc.
+/// Thread-safe; a reused block's bytes are whatever its last owner left there.
 void* allocateLargeBuffer(std::size_t bytes);
 void freeLargeBuffer(void* p, std::size_t bytes) noexcept;
+/// The bytes of freed blocks now kept for reuse.
+std::size_t retainedLargeBufferBytes();
 
 /// A std::allocator that takes large blocks from allocateLargeBuffer, for vectors that grow to
 /// hundreds of megabytes (packed instruction streams, whole files). resize() default-initialises

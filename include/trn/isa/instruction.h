@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,16 @@ struct Sync {
   std::vector<SemaphoreWait> waits;
   std::vector<SemaphoreUpdate> updates;
   friend bool operator==(const Sync&, const Sync&) = default;
+};
+
+/// A Sync's semaphores held elsewhere (the kernel IR keeps its ops' in flat arrays).
+struct SyncView {
+  SyncView() = default;
+  SyncView(std::span<const SemaphoreWait> w, std::span<const SemaphoreUpdate> u)
+      : waits(w), updates(u) {}
+  explicit SyncView(const Sync& sync) : waits(sync.waits), updates(sync.updates) {}
+  std::span<const SemaphoreWait> waits;
+  std::span<const SemaphoreUpdate> updates;
 };
 
 /// Where an instruction came from: a kernel source line, or a line of program text.

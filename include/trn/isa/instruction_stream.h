@@ -39,6 +39,11 @@ class InstructionStream {
 
   /// Appends `instr`, packed.
   void push_back(const Instruction& instr);
+  /// Appends the instruction `body` on `engine` with semaphores `sync`, packed, located at
+  /// `file`:`line` (for builders that keep semaphores and source locations apart from their
+  /// instructions, as the kernel IR does).
+  void push_back(Engine engine, const InstructionBody& body, const SyncView& sync,
+                 std::string_view file, std::int32_t line);
   /// Appends `instr` whose fields are already packed: `fields` must be exactly the bytes that
   /// packing instr.body writes (the compact program decoder, which has checked them, passes the
   /// file's bytes through). Debug builds check it.
@@ -126,9 +131,12 @@ class InstructionStream {
   };
   static_assert(sizeof(Entry) == 28);
 
-  /// Stores all of `instr` but its fields, which the caller appends to fields_.
-  Entry packShell(const Instruction& instr);
-  Entry pack(const Instruction& instr);
+  /// Stores all of `instr` but its fields, which the caller appends to fields_, located at
+  /// `file`:`line`.
+  Entry packShell(Engine engine, std::size_t type, const SyncView& sync, std::string_view file,
+                  std::int32_t line);
+  Entry pack(Engine engine, const InstructionBody& body, const SyncView& sync,
+             std::string_view file, std::int32_t line);
 
   // Large vectors: a loaded chip program's streams take about a gigabyte.
   LargeVector<Entry> entries_;
@@ -136,7 +144,14 @@ class InstructionStream {
   LargeVector<SemaphoreWait> waits_;
   LargeVector<SemaphoreUpdate> updates_;
   std::vector<std::string> files_;
-  std::unordered_map<std::string, std::uint32_t> fileIndex_;
+  /// Hashes a name given as any string type, so that a string_view is looked up without a copy.
+  struct FileHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const {
+      return std::hash<std::string_view>{}(name);
+    }
+  };
+  std::unordered_map<std::string, std::uint32_t, FileHash, std::equal_to<>> fileIndex_;
   std::uint32_t lastFile_ = 0;  ///< the file of the latest packed instruction, tried first
 };
 

@@ -55,7 +55,8 @@ inline constexpr std::array<std::string_view, 5> kPassNames = {"trace", "allocat
 struct CompileOptions {
   /// Multi-buffering depth for tiles declared inside loops (1 = reuse at once).
   int bufs = 2;
-  /// Verify the IR after every pass (on by default in debug builds).
+  /// Verify the IR after every pass and the lowered Program (on by default in debug builds;
+  /// without it the Program is verified when a core loads it to run).
 #ifdef NDEBUG
   bool verifyEachPass = false;
 #else
@@ -100,7 +101,7 @@ struct CompiledTile {
   std::int64_t bytes = 0;      ///< per partition
   std::int64_t firstOp = 0;
   std::int64_t lastOp = 0;
-  isa::SourceLocation site;
+  Site site;  ///< where the kernel declared it; its file is one of CompiledKernel::files
 };
 
 struct CompiledKernel {
@@ -109,7 +110,9 @@ struct CompiledKernel {
   std::vector<TensorSpec> inputs;   ///< program tensors 0..inputs-1
   std::vector<TensorSpec> outputs;  ///< the next program tensors, in return order
   CompileSummary summary;
-  std::vector<CompiledTile> tiles;  ///< every on-chip tile the kernel uses
+  /// Every on-chip tile the kernel uses; huge-page backed, as a kernel may have 100,000.
+  LargeVector<CompiledTile> tiles;
+  std::vector<std::string> files;   ///< the source file names the tiles' sites index
 };
 
 /// Traces `kernel` for `inputs` into kernel IR, the first step of compile, without the backend

@@ -153,6 +153,8 @@ class Kernel {
 
  private:
   Tensor declare(Buffer buffer, Loc loc);
+  /// Where `loc` is, as the IR keeps it (the active CallSite's location if there is one).
+  Site site(Loc loc);
   Tensor wholeView(std::int32_t buffer);
 
   isa::CoreLimits limits_;
@@ -165,6 +167,8 @@ class Kernel {
   /// The buffers as program tensors, so HBM operands can be verified while tracing.
   isa::Program probe_;
   bool inDynamicLoop_ = false;
+  const char* latestPath_ = nullptr;  ///< the std::source_location file name site() saw last
+  std::int32_t latestPathFile_ = -1;  ///< its index in ir_.files
   std::optional<std::vector<OutputRedirect>> outputRedirects_;
   std::size_t nextOutputRedirect_ = 0;
 };

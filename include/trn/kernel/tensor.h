@@ -112,7 +112,7 @@ class Tensor {
 
  private:
   friend class Kernel;
-  Tensor(Kernel* kernel, const isa::AccessPattern& base, std::vector<std::int64_t> shape);
+  Tensor(Kernel* kernel, const isa::AccessPattern& base, std::span<const std::int64_t> shape);
 
   /// Rebuilds ap_ from dims_/rank_ (the partition dim and free dims); fails at `loc` when the
   /// view needs more free dimensions than the hardware has.

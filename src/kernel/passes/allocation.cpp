@@ -148,6 +148,7 @@ std::int64_t ringSlots(const std::vector<std::int32_t>& members, const LiveRange
 }
 
 /// A tile's declaration site, memory, shape and dtype, compared in place (no copy per tile).
+/// Only equal keys matter (the map is looked up, not walked), so sites compare by file index.
 struct SiteKey {
   const Buffer* buffer;
   bool operator<(const SiteKey& other) const {
@@ -542,7 +543,7 @@ class Placer {
       live.push_back(fmt::format("'{}' [{}] {}{} at bytes {}..{} ({})", other.name,
                                  fmt::join(other.shape, ", "), dtypeName(other.dtype),
                                  b.slots > 1 ? fmt::format(" x{} buffers", b.slots) : "", b.lo,
-                                 b.hi, formatLocation(other.site)));
+                                 b.hi, formatLocation(ir_, other.site)));
       total += b.hi - b.lo;
     }
     const std::string ring =
@@ -552,7 +553,7 @@ class Placer {
                   fmt::format("{}: {} is full: tile '{}' [{}] {} needs {} bytes per partition{}, "
                               "and {} of the {} bytes per partition are held by {} live tiles "
                               "with no large enough gap: {}",
-                              formatLocation(buf.site), isa::memoryName(memory_), buf.name,
+                              formatLocation(ir_, buf.site), isa::memoryName(memory_), buf.name,
                               fmt::join(buf.shape, ", "), dtypeName(buf.dtype), size, ring, total,
                               capacity_, live.size(), fmt::join(live, "; ")));
   }

@@ -332,8 +332,9 @@ class Analysis {
   std::vector<std::int32_t> ends_;       ///< accesses its operands end, operand by operand:
   std::vector<std::size_t> endsFrom_;    ///< operand k's are ends_[endsFrom_[k], endsFrom_[k + 1])
   LargeVector<Access> accesses_;
-  std::vector<TensorAccesses> tensors_;  ///< by HBM tensor (buffer index)
-  std::vector<Region> regions_;          ///< kFirstHbmRegion + buffer index for HBM
+  // Per buffer, and so huge-page backed: a kernel may declare 100,000 tiles.
+  LargeVector<TensorAccesses> tensors_;  ///< by HBM tensor (buffer index)
+  LargeVector<Region> regions_;          ///< kFirstHbmRegion + buffer index for HBM
   std::uint32_t stamp_ = 0;
   std::int32_t lastBarrier_ = -1;           ///< the latest core barrier
   std::vector<std::int32_t> sinceBarrier_;  ///< ops touching HBM after it

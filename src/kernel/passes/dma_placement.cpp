@@ -95,7 +95,7 @@ QueueRange issuerQueues(isa::Engine issuer, int queues) {
 void placeDmas(KernelIR& ir, const Dependencies& deps, int queues) {
   std::array<int, isa::kNumEngines> next{};
   // Per declaration site of the tiles loads fill: the queue its loads run on.
-  std::map<std::pair<int, std::string_view>, int> siteQueue;
+  std::map<std::pair<std::int32_t, std::int32_t>, int> siteQueue;
   for (std::size_t i = 0; i < ir.ops.size(); ++i) {
     Op& op = ir.ops[i];
     if (!isa::info(op.instr.body).viaDma) {
@@ -119,7 +119,7 @@ void placeDmas(KernelIR& ir, const Dependencies& deps, int queues) {
     const std::int32_t dst =
         op.instr.engine == isa::Engine::kSp ? loadDestination(op.instr.body) : -1;
     if (dst >= 0) {
-      const isa::SourceLocation& site = ir.buffers[static_cast<std::size_t>(dst)].site;
+      const Site site = ir.buffers[static_cast<std::size_t>(dst)].site;
       const auto [it, added] = siteQueue.try_emplace({site.line, site.file}, turn);
       if (added) {
         turn = (turn + 1) % range.count;

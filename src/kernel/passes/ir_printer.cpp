@@ -26,13 +26,18 @@ std::string printIR(const KernelIR& ir) {
     }
     out += fmt::format("  %{} {} '{}' [{}] {} {}  # {}\n", b, isa::memoryName(buf.memory), buf.name,
                        fmt::join(buf.shape, ", "), dtypeName(buf.dtype), where,
-                       formatLocation(buf.site));
+                       formatLocation(ir, buf.site));
   }
   for (std::size_t i = 0; i < ir.ops.size(); ++i) {
     const Op& op = ir.ops[i];
-    out += fmt::format("  [{}] {}{}  # {}\n", i, isa::formatInstruction(op.instr, names),
+    isa::Instruction shown = op.instr;
+    isa::SemaphoreUpdate signal;
+    const isa::SyncView sync = ir.semaphores.of(i, signal);
+    shown.sync.waits.assign(sync.waits.begin(), sync.waits.end());
+    shown.sync.updates.assign(sync.updates.begin(), sync.updates.end());
+    out += fmt::format("  [{}] {}{}  # {}\n", i, isa::formatInstruction(shown, names),
                        op.origin == EngineOrigin::kPinned ? " (engine pinned)" : "",
-                       formatLocation(op.instr.location));
+                       formatLocation(ir, op.site));
   }
   return out;
 }

@@ -57,7 +57,8 @@ Status verifyIR(const KernelIR& ir, const isa::CoreLimits& limits, std::string_v
         runs = loop.trips;
       }
     }
-    for (const isa::SemaphoreUpdate& u : ir.ops[i].instr.sync.updates) {
+    isa::SemaphoreUpdate signal;
+    for (const isa::SemaphoreUpdate& u : ir.semaphores.of(i, signal).updates) {
       updates[u.semaphore] += u.value * runs;
     }
   }
@@ -72,7 +73,8 @@ Status verifyIR(const KernelIR& ir, const isa::CoreLimits& limits, std::string_v
     if (status.ok()) {
       status = isa::verifyInstructionBody(op.instr.body, op.instr.engine, probe, limits);
     }
-    for (const isa::SemaphoreWait& w : op.instr.sync.waits) {
+    isa::SemaphoreUpdate signal;
+    for (const isa::SemaphoreWait& w : ir.semaphores.of(i, signal).waits) {
       if (status.ok() &&
           (w.semaphore < 0 || w.semaphore >= limits.semaphores || w.value > updates[w.semaphore])) {
         status = Status(ErrorCode::kFailedPrecondition,
@@ -82,7 +84,7 @@ Status verifyIR(const KernelIR& ir, const isa::CoreLimits& limits, std::string_v
     }
     if (!status.ok()) {
       return status.withContext(fmt::format("kernel IR after pass '{}', instruction [{}] ({})",
-                                            afterPass, i, formatLocation(op.instr.location)));
+                                            afterPass, i, formatLocation(ir, op.site)));
     }
   }
   return {};

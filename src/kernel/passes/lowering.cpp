@@ -10,7 +10,7 @@
 
 namespace trn::kernel {
 
-Result<isa::Program> lowerToProgram(KernelIR& ir, const isa::CoreLimits& limits) {
+Result<isa::Program> lowerToProgram(KernelIR& ir, const isa::CoreLimits& limits, bool verify) {
   TRN_CHECK(ir.allocated) << "lowering needs allocated IR";
   isa::Program program;
   std::vector<std::int32_t> tensorOf(ir.buffers.size(), -1);
@@ -64,12 +64,18 @@ Result<isa::Program> lowerToProgram(KernelIR& ir, const isa::CoreLimits& limits)
       ap.tensor =
           ap.memory == isa::Memory::kHbm ? tensorOf[static_cast<std::size_t>(ap.tensor)] : -1;
     });
-    program.stream(op.instr.engine).push_back(op.instr);
+    isa::SemaphoreUpdate signal;
+    program.stream(op.instr.engine)
+        .push_back(op.instr.engine, op.instr.body, ir.semaphores.of(i, signal), ir.file(op.site),
+                   op.site.line);
     if (loop && loop->end == static_cast<std::int64_t>(i) + 1) {
       control(isa::RegAdd{kLoopRegister, -1});
       control(isa::BranchNonZero{kLoopRegister, bodyStart});
       ++nextLoop;
     }
+  }
+  if (!verify) {
+    return program;
   }
   const Status status = isa::verifyProgram(program, limits);
   if (!status.ok()) {

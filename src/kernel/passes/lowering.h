@@ -7,7 +7,9 @@
 // HBM operands are renumbered in place, so that no instruction is copied before it is packed:
 // afterwards the IR's buffers and op count still hold, but its HBM operands name program tensors.
 //
-// Guarantees: the Program passes isa::verifyProgram; tensor names are unique.
+// Guarantees: the Program passes isa::verifyProgram (checked here when `verify`, as in debug
+// builds; every program is verified again before it runs, by core::NeuronCore::create, so release
+// builds do not verify each instruction a second time here); tensor names are unique.
 #pragma once
 
 #include "trn/base/status.h"
@@ -17,6 +19,6 @@
 
 namespace trn::kernel {
 
-Result<isa::Program> lowerToProgram(KernelIR& ir, const isa::CoreLimits& limits);
+Result<isa::Program> lowerToProgram(KernelIR& ir, const isa::CoreLimits& limits, bool verify);
 
 }  // namespace trn::kernel

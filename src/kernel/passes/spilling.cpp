@@ -43,14 +43,14 @@ std::string unusedName(const KernelIR& ir, const std::string& base, const std::s
   return name;
 }
 
-Op dmaOp(isa::AccessPattern dst, isa::AccessPattern src, const isa::SourceLocation& site) {
+Op dmaOp(isa::AccessPattern dst, isa::AccessPattern src, Site site) {
   isa::DmaCopy copy;
   copy.dst = std::move(dst);
   copy.src = std::move(src);
   Op op;
   op.instr.engine = isa::Engine::kSp;  // provisional, as for any DMA (the placement pass moves it)
   op.instr.body = copy;
-  op.instr.location = site;
+  op.site = site;
   op.origin = EngineOrigin::kRule;
   return op;
 }

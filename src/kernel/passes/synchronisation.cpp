@@ -77,7 +77,8 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
   }
   const std::size_t n = ir.ops.size();
   const auto width = static_cast<std::size_t>(agents);
-  std::vector<std::int32_t> clocks(n * width, 0);
+  // Huge-page backed: n x width clocks are tens of megabytes for a large kernel.
+  LargeVector<std::int32_t> clocks(n * width, 0);
   std::vector<std::int32_t> engineKnows(isa::kNumEngines * width, 0);
   std::vector<std::int32_t> queueKnows(static_cast<std::size_t>(queues) * width, 0);
   std::vector<int> agentOf(n);
@@ -165,21 +166,25 @@ Result<SyncSummary> synchronise(KernelIR& ir, const Dependencies& deps,
 
   // Semaphore values count only the instructions that signal.
   const std::vector<std::int32_t> signalRank = ranks(ir, agentOf, agents, signals);
+  OpSemaphores& table = ir.semaphores;
+  table.waits.clear();
+  table.waits.reserve(waitsOn.size());
+  table.waitsFrom.assign(n + 1, 0);
+  table.signals.assign(n, -1);
   for (std::size_t i = 0; i < n; ++i) {
-    isa::Sync& sync = ir.ops[i].instr.sync;
     if (signals[i]) {
-      sync.updates.push_back(isa::SemaphoreUpdate{agentOf[i], isa::SemaphoreUpdateOp::kAdd, 1});
+      table.signals[i] = agentOf[i];
     }
     const std::span<const std::int32_t> producers =
         std::span(waitsOn).subspan(waitsFrom[i], waitsFrom[i + 1] - waitsFrom[i]);
-    sync.waits.reserve(sync.waits.size() + producers.size());
     for (const std::int32_t p : producers) {
       const auto producer = static_cast<std::size_t>(p);
-      sync.waits.push_back(isa::SemaphoreWait{agentOf[producer], isa::WaitCompare::kGreaterEqual,
-                                              signalRank[producer]});
-      ++summary.waits;
+      table.waits.push_back(isa::SemaphoreWait{agentOf[producer], isa::WaitCompare::kGreaterEqual,
+                                               signalRank[producer]});
     }
+    table.waitsFrom[i + 1] = table.waits.size();
   }
+  summary.waits = static_cast<std::int64_t>(table.waits.size());
   return summary;
 }
 

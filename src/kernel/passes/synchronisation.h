@@ -1,5 +1,5 @@
 // Pass: synchronisation. Turns the dependencies between instructions on different engines and
-// DMA queues into semaphore waits and updates.
+// DMA queues into semaphore waits and updates, kept in KernelIR::semaphores.
 //
 // Scheme: every agent (the five engine streams, then the DMA queues) owns semaphore number
 // <agent>. An instruction that some other agent waits for increments its agent's semaphore when
