@@ -131,8 +131,8 @@ class InstructionStream {
   };
   static_assert(sizeof(Entry) == 28);
 
-  /// Stores all of `instr` but its fields, which the caller appends to fields_, located at
-  /// `file`:`line`.
+  /// Stores an instruction's engine, type (its InstructionBody alternative), semaphores and
+  /// location, but not its fields, which the caller appends to fields_.
   Entry packShell(Engine engine, std::size_t type, const SyncView& sync, std::string_view file,
                   std::int32_t line);
   Entry pack(Engine engine, const InstructionBody& body, const SyncView& sync,
