@@ -20,6 +20,8 @@ using isa::firstOverlap;
 namespace {
 
 constexpr std::uint64_t kPruneInterval = 256;
+/// Entries an agent's history holds at first.
+constexpr std::size_t kMinHistory = 32;
 /// Cell geometry: bands of 128 partitions, or of at least 64 HBM rows (at most 16 bands per
 /// tensor); column granules of at least 512 bytes (at most 512 per partition, 64 per HBM row).
 constexpr int kPartitionBandShift = 7;
@@ -479,7 +481,7 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
   const History& h = history_[static_cast<std::size_t>(other)];
   const std::uint32_t seen = now[static_cast<std::size_t>(other)];
   Footprint earlierFootprint;
-  for (std::uint64_t i = h.end(); i-- > h.start() && h.at(i).epoch > seen;) {
+  for (std::size_t i = h.end(); i-- > h.start() && h.at(i).epoch > seen;) {
     const Entry& o = h.at(i);
     bool earlierFootprintComputed = false;
     for (std::size_t k = 0; k < operands.size(); ++k) {
@@ -536,7 +538,7 @@ void HazardDetector::prune() {
   dead_ = low;
   for (int a = 0; a < agents_; ++a) {
     History& h = history_[static_cast<std::size_t>(a)];
-    std::uint64_t start = anyLive ? h.start() : h.end();
+    std::size_t start = anyLive ? h.start() : h.end();
     while (start < h.end() && h.at(start).epoch <= low[static_cast<std::size_t>(a)]) {
       ++start;
     }
@@ -544,13 +546,15 @@ void HazardDetector::prune() {
   }
 }
 
+void HazardDetector::History::dropBefore(std::size_t position) {
+  std::copy(entries_.begin() + static_cast<std::ptrdiff_t>(position),
+            entries_.begin() + static_cast<std::ptrdiff_t>(end_), entries_.begin());
+  end_ -= position;
+  start_ = 0;
+}
+
 void HazardDetector::History::grow() {
-  std::vector<Entry> grown(std::max<std::size_t>(64, entries_.size() * 2));
-  for (std::uint64_t i = start_; i < end_; ++i) {
-    grown[i & (grown.size() - 1)] = at(i);
-  }
-  entries_ = std::move(grown);
-  capacity_ = entries_.size();
+  entries_.resize(std::max<std::size_t>(kMinHistory, entries_.size() * 2));
 }
 
 }  // namespace trn::core

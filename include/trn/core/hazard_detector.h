@@ -161,32 +161,30 @@ class HazardDetector {
 
     [[nodiscard]] AccessOwner owner() const { return {engine, index}; }
   };
-  /// An agent's recorded operands in epoch order: a ring buffer that grows when full, so that
-  /// a long run reuses the same memory. Positions count every entry ever recorded.
+  /// An agent's recorded operands in epoch order. Pruning moves the live entries (a few) to the
+  /// front, so that the entries recorded between two prunes reuse the same few cache lines
+  /// instead of cycling through a larger buffer.
   class History {
    public:
-    [[nodiscard]] std::uint64_t start() const { return start_; }
-    [[nodiscard]] std::uint64_t end() const { return end_; }
-    [[nodiscard]] const Entry& at(std::uint64_t position) const {
-      return entries_[position & (capacity_ - 1)];
-    }
+    [[nodiscard]] std::size_t start() const { return start_; }
+    [[nodiscard]] std::size_t end() const { return end_; }
+    [[nodiscard]] const Entry& at(std::size_t position) const { return entries_[position]; }
     /// A new last entry, for the caller to fill.
     Entry& push() {
-      if (end_ - start_ == capacity_) {
+      if (end_ == entries_.size()) {
         grow();
       }
-      return entries_[end_++ & (capacity_ - 1)];
+      return entries_[end_++];
     }
-    /// Drops the entries before `position`.
-    void dropBefore(std::uint64_t position) { start_ = position; }
+    /// Drops the entries before `position` and moves the others to the front (positions change).
+    void dropBefore(std::size_t position);
 
    private:
     void grow();
 
-    std::vector<Entry> entries_;  ///< a power of two in size (or empty)
-    std::uint64_t capacity_ = 0;  ///< entries_.size()
-    std::uint64_t start_ = 0;     ///< first live entry
-    std::uint64_t end_ = 0;
+    std::vector<Entry> entries_;
+    std::size_t start_ = 0;  ///< first live entry
+    std::size_t end_ = 0;
   };
 
   /// The cells of one memory region (SBUF, PSUM or one HBM tensor): `bands` bands of
