@@ -131,13 +131,14 @@ struct Planned {
 /// work. The window is reused, so a long program costs no memory per instruction.
 struct PlanWindow {
   /// Plans per window for one core run alone. Cores run together share the cache, and a plan
-  /// and its decoded body take about 840 bytes: 8 cores x 5 engines x 256 would be 8.6 MB.
-  /// Together their windows hold kSharedSize plans per engine in all (32 each for 8 cores,
-  /// 1.1 MB), at least kMinSize each. Measured on 8 trn2 cores (BM_ChipTimingOnly, alternating
-  /// builds pinned to one CPU, 2026-12-07): 32 plans a window ran 3 % faster than 8 and 128
-  /// plans 2 % slower than 32 (on a host loaded 8-16, 2026-12-03, 8 had measured best).
+  /// and its decoded body take 840 bytes: 8 cores x 5 engines x 256 would be 8.6 MB. Together
+  /// their windows hold kSharedSize plans per engine in all (8 each for 8 cores: 270 KB), at
+  /// least kMinSize each. Measured on 8 trn2 cores (BM_ChipTimingOnly, alternating builds): 8
+  /// plans a window ran faster than 16 or 4, 16 faster than 32 and 32 faster than 64 on a host
+  /// loaded 8-16 (2026-12-03); pinned to one CPU on 2026-12-07, 32 ran 3 % faster than 8 on a
+  /// quiet host but 25 % slower with two memory-streaming processes beside it (docs/timing.md).
   static constexpr std::size_t kSize = 256;
-  static constexpr std::size_t kSharedSize = 256;
+  static constexpr std::size_t kSharedSize = 64;
   static constexpr std::size_t kMinSize = 4;
   [[nodiscard]] static std::size_t windowSize(std::size_t cores) {
     return cores <= 1 ? kSize : std::max(kMinSize, kSharedSize / cores);
