@@ -1,6 +1,7 @@
 // The scheduler's event queue (src/core/event_queue.h) against a reference: every event in one
-// priority queue ordered by (time, kind, sequence). Random schedules over 1 to 9 cores, with the
-// rule the scheduler keeps (at most one ready event per engine), must pop in the same order.
+// priority queue ordered by (time, kind, sequence). Random schedules over 1 to 9, 16, 17 and 64
+// cores (full and partial tournament trees), with the rule the scheduler keeps (at most one ready
+// event per engine), must pop in the same order.
 #include "event_queue.h"
 
 #include <gtest/gtest.h>
@@ -28,7 +29,7 @@ struct Expected {
 
 TEST(EventQueue, PopsInTimeKindSequenceOrderForAnyNumberOfCores) {
   std::mt19937_64 rng(7);
-  for (std::uint32_t cores = 1; cores <= 9; ++cores) {
+  for (const std::uint32_t cores : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 16u, 17u, 64u}) {
     EventQueue queue;
     queue.reset(cores);
     std::priority_queue<Expected, std::vector<Expected>, std::greater<>> reference;
