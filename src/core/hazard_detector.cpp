@@ -481,7 +481,7 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
   const History& h = history_[static_cast<std::size_t>(other)];
   const std::uint32_t seen = now[static_cast<std::size_t>(other)];
   Footprint earlierFootprint;
-  for (std::size_t i = h.end(); i-- > h.start() && h.at(i).epoch > seen;) {
+  for (std::size_t i = h.size(); i-- > 0 && h.at(i).epoch > seen;) {
     const Entry& o = h.at(i);
     bool earlierFootprintComputed = false;
     for (std::size_t k = 0; k < operands.size(); ++k) {
@@ -538,19 +538,18 @@ void HazardDetector::prune() {
   dead_ = low;
   for (int a = 0; a < agents_; ++a) {
     History& h = history_[static_cast<std::size_t>(a)];
-    std::size_t start = anyLive ? h.start() : h.end();
-    while (start < h.end() && h.at(start).epoch <= low[static_cast<std::size_t>(a)]) {
-      ++start;
+    std::size_t dead = anyLive ? 0 : h.size();
+    while (dead < h.size() && h.at(dead).epoch <= low[static_cast<std::size_t>(a)]) {
+      ++dead;
     }
-    h.dropBefore(start);
+    h.dropFirst(dead);
   }
 }
 
-void HazardDetector::History::dropBefore(std::size_t position) {
-  std::copy(entries_.begin() + static_cast<std::ptrdiff_t>(position),
-            entries_.begin() + static_cast<std::ptrdiff_t>(end_), entries_.begin());
-  end_ -= position;
-  start_ = 0;
+void HazardDetector::History::dropFirst(std::size_t count) {
+  std::copy(entries_.begin() + static_cast<std::ptrdiff_t>(count),
+            entries_.begin() + static_cast<std::ptrdiff_t>(size_), entries_.begin());
+  size_ -= count;
 }
 
 void HazardDetector::History::grow() {

@@ -166,25 +166,23 @@ class HazardDetector {
   /// instead of cycling through a larger buffer.
   class History {
    public:
-    [[nodiscard]] std::size_t start() const { return start_; }
-    [[nodiscard]] std::size_t end() const { return end_; }
-    [[nodiscard]] const Entry& at(std::size_t position) const { return entries_[position]; }
+    [[nodiscard]] std::size_t size() const { return size_; }
+    [[nodiscard]] const Entry& at(std::size_t i) const { return entries_[i]; }
     /// A new last entry, for the caller to fill.
     Entry& push() {
-      if (end_ == entries_.size()) {
+      if (size_ == entries_.size()) {
         grow();
       }
-      return entries_[end_++];
+      return entries_[size_++];
     }
-    /// Drops the entries before `position` and moves the others to the front (positions change).
-    void dropBefore(std::size_t position);
+    /// Drops the first `count` entries; the others move to the front.
+    void dropFirst(std::size_t count);
 
    private:
     void grow();
 
     std::vector<Entry> entries_;
-    std::size_t start_ = 0;  ///< first live entry
-    std::size_t end_ = 0;
+    std::size_t size_ = 0;  ///< entries in use, at the front of entries_
   };
 
   /// The cells of one memory region (SBUF, PSUM or one HBM tensor): `bands` bands of
