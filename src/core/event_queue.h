@@ -45,7 +45,6 @@ class EventQueue {
     for (std::size_t c = 0; c < cores; ++c) {
       for (std::size_t e = 0; e < isa::kNumEngines; ++e) {
         ready_[c * isa::kNumEngines + e].core = static_cast<std::uint32_t>(c);
-        ready_[c * isa::kNumEngines + e].payload = static_cast<std::uint32_t>(e);
       }
     }
     leaves_ = std::bit_ceil(std::max<std::size_t>(cores, 1));
