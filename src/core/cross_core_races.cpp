@@ -123,14 +123,19 @@ Status CrossCoreRaces::access(std::uint32_t core, int agent, AccessOwner owner,
                               const VectorClock& clock, std::span<const Operand> operands,
                               std::span<const std::uint8_t> checked) {
   const std::uint32_t barriers = clock[static_cast<std::size_t>(kBarrierSlot)];
+  bool decoded = false;
   for (const Operand& o : operands) {
     if (o.memory != isa::Memory::kHbm || o.tensor < 0 ||
         static_cast<std::size_t>(o.tensor) >= checked.size() ||
         checked[static_cast<std::size_t>(o.tensor)] == 0) {
       continue;
     }
+    if (!decoded) {
+      cores_[core]->program().stream(owner.engine).decodeBody(owner.index, body_);
+      decoded = true;
+    }
     Entry entry;
-    entry.footprint = isa::Footprint::of(*o.pattern, o.write);
+    entry.footprint = isa::Footprint::of(operandPattern(body_, o.ordinal), o.write);
     entry.base = cores_[core]->tensorAddress(o.tensor);
     entry.core = core;
     entry.epoch = clock[static_cast<std::size_t>(agent)];

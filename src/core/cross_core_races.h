@@ -94,6 +94,8 @@ class CrossCoreRaces {
   std::int64_t lastPage_ = -1;
   std::uint32_t* lastPageSlots_ = nullptr;
   std::function<std::string(std::uint32_t, AccessOwner)> describe_;
+  /// The instruction being checked, decoded again for its operands' patterns.
+  isa::InstructionBody body_;
 };
 
 }  // namespace trn::core

@@ -6,7 +6,6 @@
 #include <bit>
 #include <cstring>
 #include <limits>
-#include <optional>
 #include <variant>
 
 #include "trn/base/check.h"
@@ -114,24 +113,28 @@ TRN_CLOCK_LOOP std::uint32_t unseen(const VectorClock& epochs, const VectorClock
 
 }  // namespace
 
-isa::AccessPattern operandPattern(const isa::Program& program, AccessOwner owner,
-                                  std::uint8_t ordinal) {
-  const isa::InstructionBody body = program.stream(owner.engine)[owner.index].body;
-  std::optional<isa::AccessPattern> found;
+const isa::AccessPattern& operandPattern(const isa::InstructionBody& body, std::uint8_t ordinal) {
+  const isa::AccessPattern* found = nullptr;
   std::size_t k = 0;
   std::visit(
       [&](const auto& instr) {
         isa::forEachAccessPattern(
             instr, [&](std::string_view, isa::FieldRole, const isa::AccessPattern& ap) {
               if (k++ == ordinal) {
-                found = ap;
+                found = &ap;
               }
             });
       },
       body);
-  TRN_CHECK(found.has_value()) << "instruction " << isa::engineName(owner.engine) << "#"
-                               << owner.index << " has no operand " << int{ordinal};
+  TRN_CHECK(found != nullptr) << "an instruction has no operand " << int{ordinal};
   return *found;
+}
+
+isa::AccessPattern operandPattern(const isa::Program& program, AccessOwner owner,
+                                  std::uint8_t ordinal) {
+  isa::InstructionBody body;
+  program.stream(owner.engine).decodeBody(owner.index, body);
+  return operandPattern(body, ordinal);
 }
 
 HazardDetector::HazardDetector(const isa::CoreLimits& limits, const isa::Program& program,
@@ -218,7 +221,6 @@ AccessSpan HazardDetector::prepare(const isa::InstructionBody& body, PreparedAcc
 void HazardDetector::prepareOperand(const isa::AccessPattern& ap, bool write, std::uint8_t ordinal,
                                     PreparedAccesses& out) {
   Operand operand;
-  operand.pattern = &ap;
   operand.ordinal = ordinal;
   operand.memory = ap.memory;
   operand.write = write;
@@ -461,11 +463,15 @@ Status HazardDetector::access(int agent, AccessOwner owner, const PreparedAccess
   return {};
 }
 
-const Footprint& HazardDetector::footprint(std::span<const Operand> operands, std::size_t i) {
+const Footprint& HazardDetector::footprint(AccessOwner owner, std::span<const Operand> operands,
+                                           std::size_t i) {
   Footprint& f = footprints_[i];
   const std::uint64_t bit = std::uint64_t{1} << i;
   if ((footprintsComputed_ & bit) == 0) {
-    f = Footprint::of(*operands[i].pattern, operands[i].write);
+    if (footprintsComputed_ == 0) {
+      program_.stream(owner.engine).decodeBody(owner.index, currentBody_);
+    }
+    f = Footprint::of(operandPattern(currentBody_, operands[i].ordinal), operands[i].write);
     footprintsComputed_ |= bit;
   }
   return f;
@@ -497,7 +503,7 @@ Status HazardDetector::scan(int other, const VectorClock& now, AccessOwner owner
         earlierFootprintComputed = true;
       }
       const Footprint& e = earlierFootprint;
-      const Footprint& f = footprint(operands, k);
+      const Footprint& f = footprint(owner, operands, k);
       const auto overlap = firstOverlap(e, f);
       if (!overlap) {
         continue;

@@ -114,8 +114,8 @@ inline int updatingAgent(Engine engine, Kind kind) {
   return kind.dma ? HazardDetector::queueAgent(kind.queue) : HazardDetector::engineAgent(engine);
 }
 
-/// What the scheduler needs of one instruction: its fields decoded (PlanWindow::bodies), and in
-/// timed modes its cost.
+/// What the scheduler needs of one instruction: its kind, semaphores and accesses, and in timed
+/// modes its cost.
 struct Planned {
   InstructionCost cost;  ///< timed modes
   Kind kind;
@@ -131,12 +131,13 @@ struct Planned {
 /// work. The window is reused, so a long program costs no memory per instruction.
 struct PlanWindow {
   /// Plans per window for one core run alone. Cores run together share the cache, and a plan
-  /// and its decoded body take 840 bytes: 8 cores x 5 engines x 256 would be 8.6 MB. Together
-  /// their windows hold kSharedSize plans per engine in all (8 each for 8 cores: 270 KB), at
-  /// least kMinSize each. Measured on 8 trn2 cores (BM_ChipTimingOnly, alternating builds): 8
-  /// plans a window ran faster than 16 or 4, 16 faster than 32 and 32 faster than 64 on a host
-  /// loaded 8-16 (2026-12-03); pinned to one CPU on 2026-12-07, 32 ran 3 % faster than 8 on a
-  /// quiet host but 25 % slower with two memory-streaming processes beside it (docs/timing.md).
+  /// takes 208 bytes (and 632 more for its decoded body in modes with data): 8 cores x 5 engines
+  /// x 256 would be 2.1 MB (8.6 MB with bodies). Together their windows hold kSharedSize plans
+  /// per engine in all (8 each for 8 cores: 67 KB, 270 KB with bodies), at least kMinSize each.
+  /// Measured with bodies on 8 trn2 cores (BM_ChipTimingOnly, alternating builds): 8 plans a
+  /// window ran faster than 16 or 4, 16 faster than 32 and 32 faster than 64 on a host loaded
+  /// 8-16 (2026-12-03); pinned to one CPU on 2026-12-07, 32 ran 3 % faster than 8 on a quiet
+  /// host but 25 % slower with two memory-streaming processes beside it (docs/timing.md).
   static constexpr std::size_t kSize = 256;
   static constexpr std::size_t kSharedSize = 64;
   static constexpr std::size_t kMinSize = 4;
@@ -144,8 +145,11 @@ struct PlanWindow {
     return cores <= 1 ? kSize : std::max(kMinSize, kSharedSize / cores);
   }
   std::vector<Planned> plans;  ///< windowSize entries, of which the first `count` are planned
-  /// The decoded fields of the plans' instructions. Each keeps the alternative it last held, so
-  /// decoding an instruction of the same type reuses it.
+  /// In modes with data, the decoded fields of the plans' instructions, which the engines
+  /// execute at issue. Without data, one body that every plan is decoded into: only control
+  /// instructions execute, and they are decoded into it again at issue (a smaller working set
+  /// for eight cores' windows; kernels branch rarely). Each body keeps the alternative it last
+  /// held, so decoding an instruction of the same type reuses it.
   std::vector<isa::InstructionBody> bodies;
   std::size_t count = 0;
   PreparedAccesses accesses;  ///< operands of the plans and their cells, when races are checked

@@ -289,9 +289,10 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
       chip_ != nullptr ? chip_->core.dma.descriptors.maxBufferBytes.count() : 0;
   CostCalculator* costs = cr.costs ? &*cr.costs : nullptr;
   HazardDetector* hazards = cr.hazards ? &*cr.hazards : nullptr;
+  const bool keepBodies = hasData(mode_);
   if (window.plans.empty()) {
     window.plans.resize(windowSize);
-    window.bodies.resize(windowSize);
+    window.bodies.resize(keepBodies ? windowSize : 1);
   }
   Planned* plans = window.plans.data();
   isa::InstructionBody* bodies = window.bodies.data();
@@ -299,7 +300,7 @@ Result<const Planned*> Simulation::planned(std::uint32_t c, Engine engine, std::
   window.count = count;
   window.accesses.clear();
   for (std::size_t i = 0; i < count; ++i) {
-    isa::InstructionBody& body = bodies[i];
+    isa::InstructionBody& body = bodies[keepBodies ? i : 0];
     stream.decodeBody(pc + i, body);
     Planned& p = plans[i];
     p.kind = kindOf(body);
@@ -489,8 +490,14 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   // Data.
   std::int64_t jump = -1;
   if (kind.control || hasData(mode_)) {
-    const isa::InstructionBody& body = cr.windows[e].bodies[es.pc - cr.windows[e].first];
-    if (Status status = cr.core->execute(engine, body, es.seq, jump); !status.ok()) {
+    PlanWindow& planWindow = cr.windows[e];
+    isa::InstructionBody* body = &planWindow.bodies[0];
+    if (hasData(mode_)) {
+      body += es.pc - planWindow.first;
+    } else {
+      cr.core->program().stream(engine).decodeBody(es.pc, *body);
+    }
+    if (Status status = cr.core->execute(engine, *body, es.seq, jump); !status.ok()) {
       return status.withContext(describe(c, owner));
     }
   }

@@ -544,6 +544,12 @@ TEST(KernelCompile, DynamicLoopRunsOnTheSequencerWithoutUnrolling) {
   }
   EXPECT_EQ(run.stats.engines[static_cast<std::size_t>(Engine::kDve)].instructions,
             static_cast<std::uint64_t>(trips * 3 + 2));
+  // Without data the loop still runs (its control instructions are decoded again at issue):
+  // the same instructions in the same time.
+  const auto timed = runOrFail(*compiled, {}, core::RunMode::kTimingOnly);
+  EXPECT_EQ(timed.stats.engines[static_cast<std::size_t>(Engine::kDve)].instructions,
+            static_cast<std::uint64_t>(trips * 3 + 2));
+  EXPECT_EQ(timed.stats.total, run.stats.total);
 }
 
 TEST(KernelCompile, DynamicLoopRulesAreCheckedAtTheLoopLine) {

@@ -45,14 +45,12 @@ inline constexpr int kMaxAgents = 24;
 inline constexpr int kBarrierSlot = kMaxAgents - 1;
 using VectorClock = std::array<std::uint32_t, kMaxAgents>;
 
-/// An operand of an instruction: its access pattern, whether the instruction writes it, and the
-/// bounding box of its footprint (as in isa::boxesOverlap), which rules out most pairs before the
-/// exact test. Its footprint is computed only when that test needs it.
+/// An operand of an instruction: whether the instruction writes it, and the bounding box of its
+/// footprint (as in isa::boxesOverlap), which rules out most pairs before the exact test. The
+/// operand's access pattern is not kept (the scheduler decodes instructions into storage it
+/// reuses): the exact test, which few accesses reach, decodes it again by `ordinal`
+/// (operandPattern).
 struct Operand {
-  /// Valid only while the instruction is planned: the scheduler decodes instructions into storage
-  /// it reuses. What outlives the instruction finds its pattern again by `ordinal`
-  /// (operandPattern).
-  const isa::AccessPattern* pattern = nullptr;
   isa::ByteInterval bytes;
   std::int32_t tensor = -1;
   std::int32_t firstPartition = 0;
@@ -101,6 +99,9 @@ struct AccessOwner {
 
 /// The most operands an instruction may have for race detection (Operand::ordinal).
 inline constexpr std::size_t kMaxOperands = 64;
+
+/// The access pattern of operand `ordinal` of `body` (in the order of isa::forEachAccessPattern).
+const isa::AccessPattern& operandPattern(const isa::InstructionBody& body, std::uint8_t ordinal);
 
 /// The access pattern of operand `ordinal` of instruction `owner` of `program`, decoded again
 /// (for the exact test of an access whose instruction the scheduler no longer holds).
@@ -239,8 +240,9 @@ class HazardDetector {
   /// has not seen and conflicts with it; OK when there is none.
   [[nodiscard]] Status scan(int other, const VectorClock& now, AccessOwner owner,
                             std::span<const Operand> operands);
-  /// The footprint of `operands[i]`, computed on first use for the access being checked.
-  const Footprint& footprint(std::span<const Operand> operands, std::size_t i);
+  /// The footprint of `operands[i]` of instruction `owner`, computed on first use for the access
+  /// being checked (the instruction decoded again into currentBody_).
+  const Footprint& footprint(AccessOwner owner, std::span<const Operand> operands, std::size_t i);
   /// The footprint of a recorded operand (its pattern decoded into earlierPattern_).
   Footprint recordedFootprint(const Entry& entry);
   void prune();
@@ -259,6 +261,7 @@ class HazardDetector {
   /// of footprintsComputed_ is set.
   std::vector<Footprint> footprints_ = std::vector<Footprint>(kMaxOperands);
   std::uint64_t footprintsComputed_ = 0;
+  isa::InstructionBody currentBody_;   ///< the access being checked, once a footprint needs it
   isa::AccessPattern earlierPattern_;  ///< of the recorded operand being tested
   std::vector<VectorClock> clocks_;
   std::vector<VectorClock> semaphoreClocks_;
