@@ -386,7 +386,7 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
     return {};
   }
   // The plan is mostly in the window already: only a refill goes through a Result.
-  const PlanWindow& window = cr.windows[e];
+  PlanWindow& window = cr.windows[e];
   const Planned* plan = nullptr;
   if (es.pc - window.first < window.count) {
     plan = &window.plans[es.pc - window.first];
@@ -490,10 +490,9 @@ Status Simulation::tryIssue(std::uint32_t c, Engine engine, std::int64_t now,
   // Data.
   std::int64_t jump = -1;
   if (kind.control || hasData(mode_)) {
-    PlanWindow& planWindow = cr.windows[e];
-    isa::InstructionBody* body = &planWindow.bodies[0];
+    isa::InstructionBody* body = &window.bodies[0];
     if (hasData(mode_)) {
-      body += es.pc - planWindow.first;
+      body += es.pc - window.first;
     } else {
       cr.core->program().stream(engine).decodeBody(es.pc, *body);
     }
