@@ -333,64 +333,57 @@ std::uint32_t HazardDetector::filterAndRecordCell(Cell& cell, int agent, std::ui
     d.accessed[self] = epoch;
     return suspects;
   }
-  // Most calls find every other agent's slot live and only update this agent's: one pass that
-  // reads, and a compaction only when some slot has died.
+  // One pass that only reads. A slot every unfinished engine has seen (its last access at or
+  // before dead_) is never a suspect: the accessor is an unfinished engine, or a queue whose clock
+  // has just joined one's, so now >= dead_ for every agent. Such slots are reclaimed only when the
+  // cell is full and a new agent needs one; which cells move to dense clocks is the same as if
+  // they were reclaimed at once. This agent's own slot is never a suspect (its epochs are not
+  // after now's), and access() drops it anyway.
   std::uint32_t suspects = 0;
   std::uint8_t mine = Cell::kSlots;  // this agent's slot, if it has one
-  bool anyDead = false;
   const std::uint8_t count = cell.count;
   for (std::uint8_t i = 0; i < count; ++i) {
     const std::uint8_t other = cell.agents[i];
-    if (other == self) {
-      mine = i;
-      continue;
-    }
-    if (cell.lastAccess[i] <= dead_[other]) {
-      anyDead = true;
-      continue;
-    }
-    if ((write ? cell.lastAccess[i] : cell.lastWrite[i]) > now[other]) {
-      suspects |= std::uint32_t{1} << other;
-    }
-  }
-  std::uint8_t kept = count;
-  if (anyDead) {
-    kept = 0;
-    mine = Cell::kSlots;
-    for (std::uint8_t i = 0; i < count; ++i) {
-      const std::uint8_t other = cell.agents[i];
-      if (other != self && cell.lastAccess[i] <= dead_[other]) {
-        continue;  // every future access has seen it: the slot is free
-      }
-      if (other == self) {
-        mine = kept;
-      }
-      cell.agents[kept] = other;
-      cell.lastWrite[kept] = cell.lastWrite[i];
-      cell.lastAccess[kept] = cell.lastAccess[i];
-      ++kept;
-    }
-    for (std::uint8_t i = kept; i < count; ++i) {
-      cell.agents[i] = 0;
-      cell.lastWrite[i] = 0;
-      cell.lastAccess[i] = 0;
-    }
-    cell.count = kept;
+    const std::uint32_t last = write ? cell.lastAccess[i] : cell.lastWrite[i];
+    suspects |= last > now[other] ? kAgentBits[other] : 0;
+    mine = other == self ? i : mine;
   }
   if (mine == Cell::kSlots) {
-    if (kept == Cell::kSlots) {
+    if (count == Cell::kSlots && !reclaimDeadSlots(cell)) {
       moveToDense(cell, agent, epoch, write);
       return suspects;
     }
-    mine = kept;
+    mine = cell.count;
+    // Slots past count hold zero epochs (Cell{}, reclaimDeadSlots).
     cell.agents[mine] = static_cast<std::uint8_t>(agent);
-    cell.count = kept + 1;
+    cell.count = mine + 1;
   }
   if (write) {
     cell.lastWrite[mine] = epoch;
   }
   cell.lastAccess[mine] = epoch;
   return suspects;
+}
+
+bool HazardDetector::reclaimDeadSlots(Cell& cell) const {
+  std::uint8_t kept = 0;
+  for (std::uint8_t i = 0; i < cell.count; ++i) {
+    const std::uint8_t other = cell.agents[i];
+    if (cell.lastAccess[i] <= dead_[other]) {
+      continue;  // every future access has seen it: the slot is free
+    }
+    cell.agents[kept] = other;
+    cell.lastWrite[kept] = cell.lastWrite[i];
+    cell.lastAccess[kept] = cell.lastAccess[i];
+    ++kept;
+  }
+  for (std::uint8_t i = kept; i < cell.count; ++i) {
+    cell.agents[i] = 0;
+    cell.lastWrite[i] = 0;
+    cell.lastAccess[i] = 0;
+  }
+  cell.count = kept;
+  return kept < Cell::kSlots;
 }
 
 void HazardDetector::moveToDense(Cell& cell, int agent, std::uint32_t epoch, bool write) {

@@ -236,6 +236,9 @@ class HazardDetector {
   /// records `agent`'s access there (out of line: it is rare, and its clocks would otherwise
   /// give filterAndRecordCell a large stack frame).
   [[gnu::noinline]] void moveToDense(Cell& cell, int agent, std::uint32_t epoch, bool write);
+  /// Frees the slots of `cell` that every unfinished engine has seen (as of the last prune) and
+  /// zeroes them; returns whether a slot is free.
+  [[gnu::noinline]] bool reclaimDeadSlots(Cell& cell) const;
   /// The race between one of `operands` and the newest access in `other`'s history that `now`
   /// has not seen and conflicts with it; OK when there is none.
   [[nodiscard]] Status scan(int other, const VectorClock& now, AccessOwner owner,
