@@ -198,10 +198,11 @@ class HazardDetector {
     std::int32_t granules = 1;
     std::uint32_t firstBand = 0;
   };
-  /// The accesses recorded in one cell: per agent with a live access there (one that some
-  /// unfinished engine has not seen), the epochs of its last write and last access (0: none), in
-  /// one cache line for up to kSlots agents. A cell that needs more slots moves to a dense pair
-  /// of clocks (`dense`, an index into dense_) and stays there.
+  /// The accesses recorded in one cell: per agent with an access there, the epochs of its last
+  /// write and last access (0: none), in one cache line for up to kSlots agents. A slot whose
+  /// access every unfinished engine has seen is freed when a full cell needs it; a cell whose
+  /// kSlots slots are all live and needs another moves to a dense pair of clocks (`dense`, an
+  /// index into dense_) and stays there.
   struct alignas(64) Cell {
     static constexpr std::uint8_t kSlots = 6;
     static constexpr std::uint8_t kDense = 0xff;  ///< `count` of a cell kept in dense_
