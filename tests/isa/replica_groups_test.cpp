@@ -38,9 +38,11 @@ TEST(ReplicaGroups, TextAndBothBinaryFormsRoundTrip) {
       const Result<Program> back = decodeProgram(*binary, "g.tprog");
       ASSERT_TRUE(back.ok()) << back.status().toString();
       EXPECT_EQ(formatProgramText(*back), "# trnsim program\n" + text) << "version " << version;
-      const auto& instr = std::get<Collective>(back->stream(Engine::kPool)[0].body);
-      const auto& original = std::get<Collective>(program->stream(Engine::kPool)[0].body);
-      EXPECT_EQ(instr.groups, original.groups);
+      // A stream decodes an instruction into a new value: keep it, not a reference into it.
+      const Instruction decoded = back->stream(Engine::kPool)[0];
+      const Instruction expected = program->stream(Engine::kPool)[0];
+      EXPECT_EQ(std::get<Collective>(decoded.body).groups,
+                std::get<Collective>(expected.body).groups);
     }
   }
 }
