@@ -94,7 +94,7 @@ void encodeStreams(const Program& program, std::vector<std::byte>& out) {
         p.signedVarint(stream.locationLine(i));
       });
       stream.decodeBody(i, body);
-      packed::packBody(body, out);
+      packed::packBody(body, out, /*fileForm=*/true);
     }
   }
 }

@@ -36,9 +36,13 @@ namespace trn::isa::packed {
 constexpr std::size_t kMaxVarint = 10;
 
 /// Writes into a buffer sized beforehand for the worst case (maxPackedBytes).
+/// Writes packed values. In file form (the compact program format) a pattern's dimensions past
+/// its numDims are left out, as the fixed format and the text leave them out; in memory every
+/// field is kept, so that an instruction, even an unverified one, reads back as it was built.
 class Packer {
  public:
-  explicit Packer(std::byte* at) : at_(at) {}
+  explicit Packer(std::byte* at, bool fileForm = false) : at_(at), fileForm_(fileForm) {}
+  [[nodiscard]] bool fileForm() const { return fileForm_; }
   void byte(std::uint8_t v) { *at_++ = static_cast<std::byte>(v); }
   void varint(std::uint64_t v) {
     while (v >= 0x80) {
@@ -59,6 +63,7 @@ class Packer {
 
  private:
   std::byte* at_;
+  bool fileForm_;
 };
 
 class Unpacker {
@@ -69,7 +74,8 @@ class Unpacker {
   std::int32_t int32() { return static_cast<std::int32_t>(signedVarint()); }
   /// A count of at most `max` (trusted here; CheckedUnpacker checks it).
   std::uint8_t count(std::uint8_t /*max*/, const char* /*what*/ = nullptr) { return byte(); }
-  void checkStoredDims(const std::array<Dim, kMaxFreeDims>& /*dims*/, std::uint8_t /*stored*/) {}
+  void checkStoredDims(const std::array<Dim, kMaxFreeDims>& /*dims*/, std::uint8_t /*stored*/,
+                       std::int32_t /*numDims*/) {}
   [[gnu::always_inline]] std::uint64_t varint() {
     // Most values take one byte and most of the rest two: those without a loop.
     const auto b0 = static_cast<std::uint8_t>(at_[0]);
@@ -196,9 +202,12 @@ class CheckedUnpacker {
   }
 
   /// The encoder stores the dimensions up to the last that is not the default, no more.
-  void checkStoredDims(const std::array<Dim, kMaxFreeDims>& dims, std::uint8_t stored) {
+  void checkStoredDims(const std::array<Dim, kMaxFreeDims>& dims, std::uint8_t stored,
+                       std::int32_t numDims) {
     if (stored > 0 && dims[stored - 1] == Dim{}) [[unlikely]] {
       fail("a stored dimension that is the default, which the encoder leaves out");
+    } else if (stored > numDims) [[unlikely]] {
+      fail("a stored dimension past the pattern's dimensions, which the encoder leaves out");
     }
   }
 
@@ -273,9 +282,12 @@ template <typename U, typename E>
 requires std::is_enum_v<E>
 void unpack(U& u, E& v) { v = static_cast<E>(u.byte()); }
 
-/// How many leading entries of `dims` must be stored: up to the last that is not the default.
-inline std::uint8_t storedDims(const std::array<Dim, kMaxFreeDims>& dims) {
-  std::uint8_t n = kMaxFreeDims;
+/// How many leading entries of `dims` `p` stores: up to the last that is not the default, and in
+/// file form none past the first `numDims`.
+inline std::uint8_t storedDims(const std::array<Dim, kMaxFreeDims>& dims, std::int32_t numDims,
+                               const Packer& p) {
+  auto n = static_cast<std::uint8_t>(
+      p.fileForm() ? std::clamp<std::int32_t>(numDims, 0, kMaxFreeDims) : kMaxFreeDims);
   while (n > 0 && dims[n - 1] == Dim{}) {
     --n;
   }
@@ -290,7 +302,8 @@ inline void packDims(const std::array<Dim, kMaxFreeDims>& dims, std::uint8_t sto
 }
 
 template <typename U>
-void unpackDims(U& u, std::array<Dim, kMaxFreeDims>& dims, std::uint8_t stored) {
+void unpackDims(U& u, std::array<Dim, kMaxFreeDims>& dims, std::uint8_t stored,
+                std::int32_t numDims) {
   for (std::uint8_t d = 0; d < kMaxFreeDims; ++d) {
     if (d < stored) {
       dims[d].stride = u.signedVarint();
@@ -299,11 +312,11 @@ void unpackDims(U& u, std::array<Dim, kMaxFreeDims>& dims, std::uint8_t stored) 
       dims[d] = Dim{};
     }
   }
-  u.checkStoredDims(dims, stored);
+  u.checkStoredDims(dims, stored, numDims);
 }
 
 inline void pack(const AccessPattern& ap, Packer& p) {
-  const std::uint8_t stored = storedDims(ap.dims);
+  const std::uint8_t stored = storedDims(ap.dims, ap.numDims, p);
   pack(ap.memory, p);
   pack(ap.dtype, p);
   p.byte(stored);
@@ -327,7 +340,7 @@ template <typename U>
   ap.partitionCount = u.signedVarint();
   ap.partitionStride = u.signedVarint();
   ap.offset = u.signedVarint();
-  unpackDims(u, ap.dims, stored);
+  unpackDims(u, ap.dims, stored, ap.numDims);
 }
 template <typename U>
 void unpack(U& u, AccessPattern& ap) {
@@ -398,7 +411,7 @@ void unpack(U& u, std::array<std::int64_t, N>& v) {
 }
 
 inline void pack(const IndexPattern& pattern, Packer& p) {
-  const std::uint8_t stored = storedDims(pattern.dims);
+  const std::uint8_t stored = storedDims(pattern.dims, pattern.numDims, p);
   p.byte(stored);
   p.signedVarint(pattern.numDims);
   packDims(pattern.dims, stored, p);
@@ -407,7 +420,7 @@ template <typename U>
 void unpack(U& u, IndexPattern& pattern) {
   const std::uint8_t stored = u.count(kMaxFreeDims);
   pattern.numDims = u.int32();
-  unpackDims(u, pattern.dims, stored);
+  unpackDims(u, pattern.dims, stored, pattern.numDims);
 }
 
 // Replica groups: the group size (zigzag varint), the rank count (one byte, 0..kMaxRanks), then
@@ -470,11 +483,12 @@ constexpr std::size_t kMaxBodyBytes = []<std::size_t... K>(std::index_sequence<K
 }
 (std::make_index_sequence<std::variant_size_v<InstructionBody>>());
 
-/// Appends the packed fields of `body` to `out` (a vector of bytes).
+/// Appends the packed fields of `body` to `out` (a vector of bytes), in file form or in memory
+/// (Packer).
 template <typename Bytes>
-void packBody(const InstructionBody& body, Bytes& out) {
+void packBody(const InstructionBody& body, Bytes& out, bool fileForm = false) {
   std::array<std::byte, kMaxBodyBytes> scratch;  // written before it is read
-  Packer p(scratch.data());
+  Packer p(scratch.data(), fileForm);
   std::visit(
       [&](const auto& instr) {
         forEachFieldValue(instr, [&](const auto& /*desc*/, const auto& value) { pack(value, p); });

@@ -117,6 +117,30 @@ TEST(CompactFormat, CorruptionIsAnErrorAtItsByte) {
             "'\\xeb' at byte 0; file names are printable ASCII without spaces or '#'");
 }
 
+TEST(CompactFormat, KeepsNoDimensionPastAPatternsDimensions) {
+  // A pattern of one dimension whose second entry is stale: no form of a program keeps it (the
+  // fixed format and the text write numDims entries), so the compact one does not either, and
+  // its decoder refuses an encoding that stores it (fuzz regression
+  // compact_dims_stored_past_num_dims.tprog).
+  Memset memset;
+  memset.dst.partitionCount = 128;
+  memset.dst.dims[0] = {1, 64};
+  memset.dst.dims[1] = {64, 2};
+  memset.dst.numDims = 1;
+  Program stale;
+  stale.stream(Engine::kDve).push_back(Instruction{Engine::kDve, memset, {}, {"k.cpp", 1}});
+  memset.dst.dims[1] = Dim{};
+  Program clean;
+  clean.stream(Engine::kDve).push_back(Instruction{Engine::kDve, memset, {}, {"k.cpp", 1}});
+  const std::vector<std::byte> compact = encodeAs(clean, kCompactProgramFormatVersion);
+  EXPECT_EQ(encodeAs(stale, kCompactProgramFormatVersion), compact);
+  EXPECT_EQ(encodeAs(stale, kFixedProgramFormatVersion),
+            encodeAs(clean, kFixedProgramFormatVersion));
+  const Result<Program> decoded = decodeProgram(compact, "c.tprog");
+  ASSERT_TRUE(decoded.ok()) << decoded.status().toString();
+  EXPECT_EQ(std::get<Memset>(decoded->stream(Engine::kDve)[0].body).dst.dims[1], Dim{});
+}
+
 TEST(CompactFormat, TheFileTableListsEachNameOnceInFirstUseOrder) {
   Program p;
   p.stream(Engine::kSp).push_back(Instruction{Engine::kSp, Nop{}, {}, {"b.cpp", 1}});
