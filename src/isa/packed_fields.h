@@ -35,10 +35,10 @@ namespace trn::isa::packed {
 /// The bytes of the longest varint, a 64-bit value.
 constexpr std::size_t kMaxVarint = 10;
 
-/// Writes into a buffer sized beforehand for the worst case (maxPackedBytes).
-/// Writes packed values. In file form (the compact program format) a pattern's dimensions past
-/// its numDims are left out, as the fixed format and the text leave them out; in memory every
-/// field is kept, so that an instruction, even an unverified one, reads back as it was built.
+/// Writes into a buffer sized beforehand for the worst case (maxPackedBytes). In file form (the
+/// compact program format) a pattern's dimensions past its numDims are left out, as the fixed
+/// format and the text leave them out; in memory every field is kept, so that an instruction,
+/// even an unverified one, reads back as it was built.
 class Packer {
  public:
   explicit Packer(std::byte* at, bool fileForm = false) : at_(at), fileForm_(fileForm) {}
@@ -201,7 +201,8 @@ class CheckedUnpacker {
     return n;
   }
 
-  /// The encoder stores the dimensions up to the last that is not the default, no more.
+  /// The file encoder stores the dimensions up to the last that is not the default and none past
+  /// numDims, no more.
   void checkStoredDims(const std::array<Dim, kMaxFreeDims>& dims, std::uint8_t stored,
                        std::int32_t numDims) {
     if (stored > 0 && dims[stored - 1] == Dim{}) [[unlikely]] {
