@@ -138,7 +138,8 @@ TEST(CompactFormat, KeepsNoDimensionPastAPatternsDimensions) {
             encodeAs(clean, kFixedProgramFormatVersion));
   const Result<Program> decoded = decodeProgram(compact, "c.tprog");
   ASSERT_TRUE(decoded.ok()) << decoded.status().toString();
-  EXPECT_EQ(std::get<Memset>(decoded->stream(Engine::kDve)[0].body).dst.dims[1], Dim{});
+  const Instruction read = decoded->stream(Engine::kDve)[0];  // a value, not a reference into one
+  EXPECT_EQ(std::get<Memset>(read.body).dst.dims[1], Dim{});
 }
 
 TEST(CompactFormat, TheFileTableListsEachNameOnceInFirstUseOrder) {
